@@ -1,0 +1,41 @@
+"""The model backend interface: what a judge needs from a language model, and nothing more."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from localjudge.engine.hf import TreeLogprobs
+from localjudge.scoring.trie import TokenTree
+
+Progress = Callable[[int], None]
+
+
+class Backend(Protocol):
+    """A causal language model seen through token ids.
+
+    `HFBackend` (transformers) is the real one; `localjudge.testing.FakeBackend` is a scripted one
+    for fast tests.
+    """
+
+    max_context: int
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids exactly as the tokenizer gives them for `text` (default special tokens)."""
+
+    def token_surfaces(self) -> list[str]:
+        """Text each token id adds when it follows other text, indexed by token id."""
+
+    def tree_logprobs(
+        self, ids: Sequence[Sequence[int]], tree: TokenTree, progress: Progress | None = None
+    ) -> TreeLogprobs:
+        """Edge and end log-probabilities at every tree node for each prompt, in input order."""
+
+    def apply_chat_template(self, messages: list[dict[str, str]]) -> str:
+        """The conversation in the model's chat format, ending where the model's turn begins."""
+
+    def generate(self, prompts: Sequence[str], max_new_tokens: int, progress: Progress | None = None) -> list[str]:
+        """Greedy, deterministic continuations of each prompt."""
+
+    def continuation_nll(self, prefixes: Sequence[str], continuations: Sequence[str]) -> list[float]:
+        """Mean negative log-likelihood per token of each continuation given its prefix."""

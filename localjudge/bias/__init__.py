@@ -1,0 +1,71 @@
+"""Bias lab: self-preference, position and length bias of judges, from scored records.
+
+The analyses are pure functions of `PointwiseRecord` / `PairwiseRecord` lists; every estimate
+carries a percentile bootstrap interval over items and, where a test applies, a p-value. The
+report Holm-corrects all its tests and says in plain language which effects are significant.
+
+Examples:
+    >>> from localjudge.bias import analyze_pointwise, format_report, write_heatmap
+    >>> report = analyze_pointwise(records)
+    >>> print(format_report(report))
+    >>> write_heatmap(report, "bias_heatmap.png")
+"""
+
+from localjudge.bias.markdown import format_report
+from localjudge.bias.pairwise import (
+    equal_opportunity_pairwise,
+    pairwise_length_bias,
+    pairwise_self_preference,
+    position_bias,
+)
+from localjudge.bias.plots import write_heatmap
+from localjudge.bias.pointwise import equal_opportunity_pointwise, score_matrix, self_preference
+from localjudge.bias.records import PairwiseRecord, PointwiseRecord
+from localjudge.bias.regression import length_bias, perplexity_adjusted
+from localjudge.bias.report import analyze_pairwise, analyze_pointwise
+from localjudge.bias.results import (
+    BiasReport,
+    BiasSettings,
+    EqualOpportunity,
+    Estimate,
+    Finding,
+    LengthBias,
+    MatrixCell,
+    PairwiseLengthBias,
+    PairwiseSelfPreference,
+    PerplexityAdjusted,
+    PositionBias,
+    ScoreMatrix,
+    SelfPreference,
+)
+
+__all__ = [
+    "BiasReport",
+    "BiasSettings",
+    "EqualOpportunity",
+    "Estimate",
+    "Finding",
+    "LengthBias",
+    "MatrixCell",
+    "PairwiseLengthBias",
+    "PairwiseRecord",
+    "PairwiseSelfPreference",
+    "PerplexityAdjusted",
+    "PointwiseRecord",
+    "PositionBias",
+    "ScoreMatrix",
+    "SelfPreference",
+    "analyze_pairwise",
+    "analyze_pointwise",
+    "equal_opportunity_pairwise",
+    "equal_opportunity_pointwise",
+    "format_report",
+    "length_bias",
+    "pairwise_length_bias",
+    "pairwise_self_preference",
+    "perplexity_adjusted",
+    "position_bias",
+    "score_matrix",
+    "self_preference",
+    "write_heatmap",
+]

@@ -1,0 +1,246 @@
+"""Result models of the bias lab: estimates with intervals, per-judge effects and the report.
+
+Every model is frozen, forbids extra fields and never holds NaN: an undefined quantity is None,
+so a `BiasReport` always serialises to strict JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Result(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class BiasSettings(_Result):
+    """How estimates, intervals and tests of a bias analysis are computed."""
+
+    n_resamples: int = Field(default=1000, ge=1)
+    """Bootstrap resamples of items for the confidence intervals."""
+    n_permutations: int = Field(default=9999, ge=1)
+    """Random sign flips or permutations per test (small samples are enumerated exactly)."""
+    seed: int = Field(default=0, ge=0)
+    """Seed of every random draw; the same seed and records give the same report."""
+    confidence: float = Field(default=0.95, gt=0.0, lt=1.0)
+    """Coverage of the percentile bootstrap intervals."""
+    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
+    """Family-wise error rate of the Holm-corrected findings."""
+    length_unit: int = Field(default=100, ge=1)
+    """Length slopes are reported per this many characters or tokens."""
+
+
+class Estimate(_Result):
+    """A point estimate with its percentile bootstrap interval over items."""
+
+    value: float | None
+    """Point estimate; None when the data cannot define it."""
+    ci_low: float | None
+    """Lower end of the bootstrap interval; None with too few items."""
+    ci_high: float | None
+    """Upper end of the bootstrap interval."""
+    p_value: float | None = None
+    """Two-sided p-value of the test the analysis documents; None where no test applies."""
+    n: int
+    """Observations behind the estimate (records, responses or items, per analysis)."""
+    n_items: int
+    """Distinct items behind the estimate, the unit the bootstrap resamples."""
+
+
+class MatrixCell(_Result):
+    """Mean score one judge gives one generator."""
+
+    judge: str
+    """Judge name."""
+    generator: str
+    """Generator name."""
+    mean: Estimate
+    """Mean score over the scored responses; n counts them."""
+    n_unscored: int
+    """Records of this cell whose score was None (skipped)."""
+
+
+class ScoreMatrix(_Result):
+    """Judge × generator table of mean scores."""
+
+    judges: list[str]
+    """Row order."""
+    judge_families: list[str]
+    """Family of each judge, in row order."""
+    generators: list[str]
+    """Column order."""
+    generator_families: list[str]
+    """Family of each generator, in column order."""
+    cells: list[MatrixCell]
+    """One cell per (judge, generator), row-major."""
+
+
+class SelfPreference(_Result):
+    """Pointwise self-preference of one judge, controlled by the other families' judges."""
+
+    judge: str
+    """Judge name."""
+    judge_family: str
+    """The judge's family; 'own' responses come from generators of this family."""
+    did: Estimate
+    """Difference in differences, in score points; p from a sign-flip test over items."""
+    raw_gap: Estimate
+    """Own minus other families' mean score from this judge alone (no quality control)."""
+    reference_judges: list[str]
+    """Judges of other families used as the control."""
+    reference_excludes_own_family: bool
+    """True when no control judge was compared on its own family's responses (3+ families)."""
+
+
+class PairwiseSelfPreference(_Result):
+    """How often a judge prefers its own family's answer when exactly one of the pair is own."""
+
+    judge: str
+    """Judge name."""
+    judge_family: str
+    """The judge's family."""
+    own_rate: Estimate
+    """P(judge prefers the own-family answer), averaged over both orders."""
+    reference_rate: Estimate | None
+    """The same probability from other-family judges on the same pairs; None for chance (0.5)."""
+    difference: Estimate
+    """own_rate minus the reference; p from a sign-flip test over items."""
+    reference_excludes_own_family: bool
+    """True when no reference judge's own family was in the pair it was compared on."""
+
+
+class EqualOpportunity(_Result):
+    """Gap in how often a judge picks human-preferred answers of its own vs other families."""
+
+    judge: str
+    """Judge name."""
+    judge_family: str
+    """The judge's family."""
+    own: Estimate
+    """P(judge prefers r | human prefers r, r from the judge's family)."""
+    other: Estimate
+    """P(judge prefers r | human prefers r, r from another family)."""
+    gap: Estimate
+    """own minus other; p from a permutation of the own/other labels."""
+
+
+class PositionBias(_Result):
+    """Order effects of one pairwise judge."""
+
+    judge: str
+    """Judge name."""
+    flip_rate: Estimate
+    """Share of pairs whose verdict (p > 0.5) changes when the answers swap places."""
+    first_position: Estimate
+    """Mean probability given to the answer shown first; p tests 0.5 by sign flips over items."""
+    accuracy_a_first: Estimate | None
+    """Agreement with human_preferred with A shown first; None without labels."""
+    accuracy_a_second: Estimate | None
+    """Agreement with human_preferred with A shown second."""
+    accuracy_combined: Estimate | None
+    """Agreement of the verdict from the mean of both orders' probabilities."""
+
+
+class LengthBias(_Result):
+    """Within-item association of a judge's scores with response length."""
+
+    judge: str
+    """Judge name."""
+    slope: Estimate
+    """OLS score points per `length_unit`, item-demeaned; p from within-item permutation."""
+    spearman: Estimate
+    """Spearman rho of item-demeaned score and length; p from the same permutations."""
+
+
+class PairwiseLengthBias(_Result):
+    """How often a pairwise judge prefers the longer answer (not controlled for quality)."""
+
+    judge: str
+    """Judge name."""
+    prefers_longer: Estimate
+    """P(judge prefers the longer answer), both orders averaged; p tests 0.5 by sign flips."""
+
+
+class PerplexityAdjusted(_Result):
+    """Own-family effect of a judge before and after its perplexity of the text as covariate."""
+
+    judge: str
+    """Judge name."""
+    outcome: Literal["score_minus_reference", "score"]
+    """Regressed quantity: the score minus other-family judges' mean score of the same response,
+    or the raw score when there are no such judges."""
+    own_without: Estimate
+    """Own-family coefficient with item fixed effects only."""
+    own_with: Estimate
+    """Own-family coefficient with judge_logppl added; p from cluster-robust (item) t-test."""
+    logppl: Estimate
+    """Coefficient of judge_logppl; p from the same test."""
+
+
+TestName = Literal[
+    "self_preference",
+    "perplexity_adjusted_self_preference",
+    "equal_opportunity",
+    "length",
+    "pairwise_self_preference",
+    "position",
+    "pairwise_length",
+]
+
+
+class Finding(_Result):
+    """One test of a report after Holm correction across all tests of that report."""
+
+    test: TestName
+    """Which analysis the test belongs to."""
+    judge: str
+    """Judge tested."""
+    estimate: Estimate
+    """The tested estimate (its p_value is the uncorrected one)."""
+    p_holm: float
+    """Holm-adjusted p-value."""
+    significant: bool
+    """p_holm < alpha."""
+    sentence: str
+    """Plain-language statement of the effect."""
+
+
+class BiasReport(_Result):
+    """Everything the bias lab found for one set of records."""
+
+    kind: Literal["pointwise", "pairwise"]
+    """Which judging protocol the records come from."""
+    settings: BiasSettings
+    """How it was computed."""
+    judges: list[str]
+    """Judges analysed, sorted."""
+    n_records: int
+    """Records given."""
+    n_unscored: int
+    """Records skipped because the verdict was None."""
+    unscored_by_judge: dict[str, int]
+    """Skipped records per judge."""
+    n_items: int
+    """Distinct items."""
+    matrix: ScoreMatrix | None = None
+    """Judge × generator mean scores (pointwise only)."""
+    self_preference: list[SelfPreference] = []
+    """Pointwise difference-in-differences per judge."""
+    perplexity: list[PerplexityAdjusted] = []
+    """Own-family effect after the perplexity covariate (when judge_logppl is present)."""
+    pairwise_self_preference: list[PairwiseSelfPreference] = []
+    """Pairwise own-family preference per judge."""
+    equal_opportunity: list[EqualOpportunity] = []
+    """Equal-opportunity gaps (when human labels are present)."""
+    position: list[PositionBias] = []
+    """Position bias per pairwise judge."""
+    length: list[LengthBias] = []
+    """Pointwise length bias per judge."""
+    pairwise_length: list[PairwiseLengthBias] = []
+    """Pairwise preference for the longer answer (when lengths are present)."""
+    findings: list[Finding] = []
+    """Every test with its Holm-adjusted p-value."""
+    summary: list[str] = []
+    """Plain-language sentences on the significant effects (or that there are none)."""

@@ -1,0 +1,221 @@
+"""Reads (judge score, human score, group) pairs from a results file or a plain table.
+
+A `localjudge eval` results file (JSONL, one record per case and metric, with `case_id`,
+`metric` and `extra`) is detected automatically; anything else is a table: CSV/TSV, JSONL, or
+a JSON list of objects. A missing judge score marks an unscored item; a missing human score is
+an error naming the file and line.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from localjudge.calibration.models import InputInfo
+from localjudge.errors import ConfigError, DataError, unknown_name
+
+RESULTS_KEYS = ("case_id", "metric", "extra")
+"""Keys whose presence marks a record of a `localjudge eval` results file."""
+JUDGE_FIELDS = ("raw_score", "score")
+"""Judge score fields of a results record: on the metric's scale, or normalised to 0–1."""
+_MISSING = {"", "na", "nan", "null", "none"}
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Score pairs read from a file, ready for `calibrate`."""
+
+    judge: np.ndarray  # (n,) float, NaN = unscored
+    human: np.ndarray  # (n,) float, all finite
+    groups: np.ndarray | None  # (n,) str group ids, or None
+    info: InputInfo  # includes the count of unscored items per reason
+    judge_scale: tuple[float, float] | None  # (0, 1) for the normalised `score` field
+
+
+def _records(path: Path) -> Iterator[tuple[str, object]]:
+    """Yields (location, record) with a 1-based 'line N' or 'item N' location."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise DataError(f"cannot read {path}: {err}") from None
+    if path.suffix.lower() in (".csv", ".tsv"):
+        reader = csv.DictReader(text.splitlines(), delimiter="\t" if path.suffix == ".tsv" else ",")
+        for row in reader:
+            yield f"line {reader.line_num}", row
+        return
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, list):
+        for i, record in enumerate(whole, start=1):
+            yield f"item {i}", record
+        return
+    for i, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                yield f"line {i}", json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path}:line {i}: invalid JSON ({err.msg}); fix or remove it")
+
+
+def _number(value: object) -> float | None:
+    """A finite float, None when missing (null, empty, 'NaN'); ValueError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError
+    if isinstance(value, str) and value.strip().lower() in _MISSING:
+        return None
+    number = float(value)
+    if math.isnan(number):
+        return None
+    if math.isinf(number):
+        raise ValueError
+    return number
+
+
+def _lookup(record: dict, field: str) -> tuple[bool, object]:
+    """Finds `field` in a record's `extra` dict, then at its top level."""
+    extra = record.get("extra")
+    if isinstance(extra, dict) and field in extra:
+        return True, extra[field]
+    return (field in record), record.get(field)
+
+
+def _field(record: dict, field: str, is_results: bool) -> tuple[bool, object]:
+    """(found, value) of a field: results records look in `extra` first, tables by column."""
+    return _lookup(record, field) if is_results else (field in record, record.get(field))
+
+
+def _numeric_fields(record: dict) -> list[str]:
+    extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
+    return sorted(
+        k for k, v in extra.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+    )
+
+
+def load_pairs(
+    path: str | Path,
+    *,
+    human: str | None = None,
+    judge: str | None = None,
+    group: str | None = None,
+    metric: str | None = None,
+) -> Pairs:
+    """Reads score pairs from a results file or a table.
+
+    Args:
+        path: A `localjudge eval` results file, or a CSV/TSV/JSONL/JSON table.
+        human: Human score field: looked up in a record's `extra`, then top level (results;
+            required), or a column (tables; default "human").
+        judge: "raw_score" (default) or "score" for results files; a column for tables
+            (default "judge").
+        group: Optional group id field (results: `extra` then top level) or column.
+        metric: Metric to read from a results file; required when it holds several.
+
+    Raises:
+        DataError: For unreadable files, malformed rows, missing human scores, duplicates.
+        ConfigError: For a field or column that the file does not have.
+
+    Examples:
+        >>> pairs = load_pairs("runs/eval.jsonl", human="human_coherence")  # doctest: +SKIP
+    """
+    path = Path(path)
+    records = list(_records(path))
+    if not records:
+        raise DataError(f"{path} holds no records; pass a file with one row per judged item")
+    for loc, record in records:
+        if not isinstance(record, dict):
+            raise DataError(f"{path}:{loc}: expected an object with named fields")
+    is_results = all(k in records[0][1] for k in RESULTS_KEYS)
+
+    if is_results:
+        judge = judge or "raw_score"
+        if judge not in JUDGE_FIELDS:
+            raise ConfigError(f"--judge-field must be raw_score or score, got {judge!r}")
+        for loc, record in records:
+            missing = [k for k in RESULTS_KEYS if k not in record]
+            if missing:
+                raise DataError(f"{path}:{loc}: results record lacks {', '.join(missing)}")
+        metrics = list(dict.fromkeys(str(r["metric"]) for _, r in records))
+        if metric is None and len(metrics) > 1:
+            raise ConfigError(f"{path} holds metrics {', '.join(metrics)}; pick one with --metric")
+        metric = metric or metrics[0]
+        if metric not in metrics:
+            raise unknown_name("metric", metric, metrics, f"metrics present in {path}")
+        records = [(loc, r) for loc, r in records if str(r["metric"]) == metric]
+        if human is None:
+            fields = ", ".join(_numeric_fields(records[0][1])) or "none"
+            raise ConfigError(f"pass --human FIELD for the human score; numeric extra: {fields}")
+    else:
+        judge, human = judge or "judge", human or "human"
+        metric = None
+        first = records[0][1]
+        for column in (judge, human, group):
+            if column is not None and column not in first:
+                raise ConfigError(
+                    f"{path} has no column {column!r}; columns: {', '.join(map(str, first))} "
+                    "(pass --judge-col/--human-col/--group-col)"
+                )
+
+    judge_scores, human_scores, group_ids = [], [], []
+    reasons: Counter[str] = Counter()
+    seen: dict[str, str] = {}
+    for loc, record in records:
+        where = f"{path}:{loc}"
+        if is_results:
+            case = str(record["case_id"])
+            if case in seen:
+                raise DataError(
+                    f"{where}: case {case!r} appears again for metric {metric!r} (first at "
+                    f"{seen[case]}); split the file so each case is judged once"
+                )
+            seen[case] = loc
+        found, raw = _field(record, human, is_results)
+        if not found:
+            hint = ""
+            if is_results:
+                hint = f" (numeric extra fields: {', '.join(_numeric_fields(record)) or 'none'})"
+            raise DataError(f"{where}: no human score field {human!r}{hint}")
+        try:
+            human_value = _number(raw)
+        except ValueError:
+            raise DataError(f"{where}: human score {raw!r} in {human!r} is not a number") from None
+        if human_value is None:
+            raise DataError(f"{where}: human score {human!r} is missing; label the item or drop it")
+        if judge not in record:
+            raise DataError(f"{where}: no judge score field {judge!r}; write null if unscored")
+        try:
+            judge_value = _number(record[judge])
+        except ValueError:
+            bad = record[judge]
+            raise DataError(f"{where}: judge score {bad!r} in {judge!r} is not a number") from None
+        if judge_value is None:
+            reasons[str(record.get("unscored_reason") or "no reason given")] += 1
+        if group is not None:
+            found, gid = _field(record, group, is_results)
+            if not found or gid is None or gid == "":
+                raise DataError(f"{where}: group id {group!r} is missing")
+            group_ids.append(str(gid))
+        judge_scores.append(math.nan if judge_value is None else judge_value)
+        human_scores.append(human_value)
+
+    info = InputInfo(
+        path=str(path), kind="results" if is_results else "table", metric=metric,
+        judge_field=judge, human_field=human, group_field=group, unscored_reasons=dict(reasons),
+    )  # fmt: skip
+    return Pairs(
+        judge=np.array(judge_scores, dtype=float),
+        human=np.array(human_scores, dtype=float),
+        groups=np.array(group_ids) if group is not None else None,
+        info=info,
+        judge_scale=(0.0, 1.0) if is_results and judge == "score" else None,
+    )

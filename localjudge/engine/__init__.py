@@ -1,0 +1,1 @@
+"""The batching engine: token-budget batches, tree attention masks, the transformers backend."""

@@ -1,0 +1,233 @@
+"""The transformers backend: one batched forward over prompt + token tree per batch.
+
+For a batch of B prompts and a tree of N nodes (root + T tokens), the model sees the prompts
+left-padded to width P followed by the T tree tokens, with the mask of `masks.tree_mask`. The last
+T + 1 positions (`logits_to_keep`) hold the next-token distribution at the root and at every tree
+node, which is all the exact score math needs: no per-score or per-example forward pass.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from localjudge.engine import masks
+from localjudge.engine.batching import plan_batches
+from localjudge.engine.oom import run_with_backoff
+from localjudge.engine.vocab import token_surfaces
+from localjudge.errors import ContextLengthError, ModelUnavailableError
+from localjudge.scoring.trie import TokenTree
+
+log = logging.getLogger("localjudge")
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class TreeLogprobs:
+    """Per-node log-probabilities for a batch of prompts.
+
+    Attributes:
+        edge_logp: (B, N) log P(node token | parent context); column 0 unused.
+        end_logp: (B, N) log P(next token does not continue the outcome | node context).
+    """
+
+    edge_logp: np.ndarray
+    end_logp: np.ndarray
+
+
+class HFBackend:
+    """Runs a transformers causal LM for exact tree scoring, greedy generation and log-likelihoods.
+
+    Args:
+        model: a loaded `PreTrainedModel` in eval mode, on its device.
+        tokenizer: its tokenizer.
+        token_budget: padded tokens per forward batch (prompt + tree), sized for the device.
+        max_context: longest prompt allowed, in tokens.
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, token_budget: int, max_context: int):
+        import torch
+
+        self.model = model
+        self.tokenizer = tokenizer
+        self.token_budget = token_budget
+        self.max_context = max_context
+        self.device = next(model.parameters()).device
+        config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+        self._layer_types = tuple(getattr(config, "layer_types", None) or ())
+        self._window = getattr(config, "sliding_window", None)
+        unknown = set(self._layer_types) - {"full_attention", "sliding_attention"}
+        if unknown:
+            raise ModelUnavailableError(
+                f"attention layer types {sorted(unknown)} are not supported by the tree scorer; "
+                "use a model with full or sliding-window attention"
+            )
+        self._eager = getattr(config, "_attn_implementation", "sdpa") == "eager"
+        self._cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self._torch = torch
+        self._surfaces: list[str] | None = None
+
+    # -- tokens ---------------------------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids exactly as `tokenizer(text)` gives them (default special tokens)."""
+        return list(self.tokenizer(text)["input_ids"])
+
+    def token_surfaces(self) -> list[str]:
+        """Text each token id adds when it follows other text, indexed by token id."""
+        if self._surfaces is None:
+            self._surfaces = token_surfaces(self.tokenizer)
+        return self._surfaces
+
+    def apply_chat_template(self, messages: list[dict[str, str]]) -> str:
+        """The conversation rendered by the tokenizer's chat template, ready for the judge's turn."""
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        bos = self.tokenizer.bos_token
+        # tokenizer(text) adds BOS itself when the template also writes it: keep only one
+        if bos and text.startswith(bos) and self.encode("x")[:1] == [self.tokenizer.bos_token_id]:
+            text = text[len(bos):]
+        return text
+
+    def check_lengths(self, ids: Sequence[Sequence[int]], names: Sequence[str] | None = None) -> None:
+        """Raises `ContextLengthError` naming the first prompt that is empty or too long."""
+        for i, row in enumerate(ids):
+            label = names[i] if names else f"prompt {i}"
+            if not row:
+                raise ContextLengthError(f"{label} is empty after tokenisation; give it some text")
+            if len(row) > self.max_context:
+                raise ContextLengthError(
+                    f"{label} has {len(row)} tokens, more than the judge's context of "
+                    f"{self.max_context}; shorten it or pass --truncate"
+                )
+
+    # -- exact tree scoring -----------------------------------------------------------------------
+
+    def tree_logprobs(
+        self, ids: Sequence[Sequence[int]], tree: TokenTree, progress: Progress | None = None
+    ) -> TreeLogprobs:
+        """Edge and end log-probabilities at every tree node for every prompt, in input order."""
+        self.check_lengths(ids)
+        n = tree.n_nodes
+        ancestry = masks.tree_ancestry(tree)
+        cont = np.ones(len(self.tokenizer), dtype=bool)
+        cont[tree.continue_ids] = False  # True where a token ends the outcome
+        ends_mask = self._torch.from_numpy(cont).to(self.device)
+        # logits kept per row cost N × V floats: budget them like tokens of hidden state
+        vocab_rows = max(1, (64 * 2**20) // (n * len(self.tokenizer)))
+        plan = plan_batches([len(r) + n - 1 for r in ids], self.token_budget, max_batch=vocab_rows)
+        edge = np.zeros((len(ids), n))
+        end = np.zeros((len(ids), n))
+
+        def run(batch: Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+            return self._tree_batch([ids[i] for i in batch], tree, ancestry, ends_mask)
+
+        for batch in plan.batches:
+            rows = run_with_backoff(batch, run)
+            for i, (e, f) in zip(batch, rows):
+                edge[i], end[i] = e, f
+            if progress:
+                progress(len(batch))
+        return TreeLogprobs(edge, end)
+
+    def _tree_batch(self, rows, tree, ancestry, ends_mask) -> list[tuple[np.ndarray, np.ndarray]]:
+        torch = self._torch
+        lengths = [len(r) for r in rows]
+        width = max(lengths)
+        t = tree.n_nodes - 1
+        ids = torch.full((len(rows), width + t), self._pad_id, dtype=torch.long)
+        for b, r in enumerate(rows):
+            ids[b, width - len(r) : width] = torch.tensor(r)
+        ids[:, width:] = torch.from_numpy(tree.token_ids[1:])
+        positions, real = masks.layout(lengths, width, tree)
+        attn = self._attention(lengths, width, ancestry, positions, real)
+        with torch.inference_mode():
+            out = self.model(
+                input_ids=ids.to(self.device),
+                attention_mask=attn,
+                position_ids=positions.to(self.device),
+                use_cache=False,
+                logits_to_keep=t + 1,
+            )
+            logp = torch.log_softmax(out.logits.float(), dim=-1)  # (B, N, V)
+            parents = torch.from_numpy(tree.parents[1:]).to(self.device)
+            tokens = torch.from_numpy(tree.token_ids[1:]).to(self.device)
+            edge = torch.zeros(logp.shape[:2], dtype=torch.float64, device=self.device)
+            edge[:, 1:] = logp[:, parents, tokens].double()
+            end = torch.logsumexp(logp.masked_fill(~ends_mask, float("-inf")), dim=-1).double()
+        edge, end = edge.cpu().numpy(), end.cpu().numpy()
+        return [(edge[b], end[b]) for b in range(len(rows))]
+
+    def _attention(self, lengths, width, ancestry, positions, real):
+        """The mask in the form the model takes: one tensor, or one per attention layer type."""
+        def build(window):
+            m = masks.tree_mask(lengths, width, ancestry, positions, real, window)
+            m = masks.additive(m, self.model.dtype) if self._eager else m
+            return m.to(self.device)
+
+        kinds = set(self._layer_types)
+        if len(kinds) > 1:
+            return {"full_attention": build(None), "sliding_attention": build(self._window)}
+        if kinds == {"sliding_attention"} or (not kinds and self._window):
+            return build(self._window)
+        return build(None)
+
+    # -- generation and likelihood ----------------------------------------------------------------
+
+    def generate(
+        self, prompts: Sequence[str], max_new_tokens: int, progress: Progress | None = None
+    ) -> list[str]:
+        """Greedy continuations of each prompt (deterministic), in input order."""
+        torch = self._torch
+        ids = [self.encode(p) for p in prompts]
+        self.check_lengths(ids)
+        out: list[str] = [""] * len(ids)
+        plan = plan_batches([len(r) + max_new_tokens for r in ids], self.token_budget)
+
+        def run(batch: Sequence[int]) -> list[str]:
+            width = max(len(ids[i]) for i in batch)
+            x = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
+            attn = torch.zeros((len(batch), width), dtype=torch.long)
+            for b, i in enumerate(batch):
+                x[b, width - len(ids[i]) :] = torch.tensor(ids[i])
+                attn[b, width - len(ids[i]) :] = 1
+            with torch.inference_mode():
+                gen = self.model.generate(
+                    input_ids=x.to(self.device),
+                    attention_mask=attn.to(self.device),
+                    max_new_tokens=max_new_tokens,
+                    do_sample=False,
+                    pad_token_id=self._pad_id,
+                )
+            return self.tokenizer.batch_decode(gen[:, width:].cpu(), skip_special_tokens=True)
+
+        for batch in plan.batches:
+            for i, text in zip(batch, run_with_backoff(batch, run)):
+                out[i] = text
+            if progress:
+                progress(len(batch))
+        return out
+
+    def continuation_nll(self, prefixes: Sequence[str], continuations: Sequence[str]) -> list[float]:
+        """Mean negative log-likelihood per token of each continuation given its prefix."""
+        torch = self._torch
+        result = []
+        for prefix, cont in zip(prefixes, continuations):
+            head = self.encode(prefix)
+            full = self.encode(prefix + cont)
+            k = len(full) - len(head)
+            if k <= 0:
+                result.append(float("nan"))
+                continue
+            with torch.inference_mode():
+                logits = self.model(input_ids=torch.tensor([full], device=self.device), use_cache=False).logits
+            logp = torch.log_softmax(logits[0, -k - 1 : -1].float(), dim=-1)
+            target = torch.tensor(full[-k:], device=self.device)
+            result.append(float(-logp[torch.arange(k), target].mean()))
+        return result

