@@ -127,6 +127,11 @@ def test_planted_self_preference_is_detected_and_others_are_not_flagged():
     assert did["a1"].did.ci_low > 0
     assert did["a1"].reference_excludes_own_family
     assert significant(report, "self_preference") == {"a1"}
+    # The regression form agrees with the DiD and, like it, keeps controls' own families out.
+    ppl = by_judge(report.perplexity)
+    assert ppl["a1"].own_without.value == pytest.approx(did["a1"].did.value, abs=0.1)
+    assert significant(report, "perplexity_adjusted_self_preference") == {"a1"}
+    assert not any(s.startswith("With only two model families") for s in report.summary)
     assert any(s.startswith("a1 judge favours its own family (alpha) by +") for s in report.summary)
 
 
@@ -140,6 +145,7 @@ def test_two_families_fair_same_family_judge_not_flagged_and_contamination_docum
     # so half of a1's bonus shows up in b1's DiD, and the report says so.
     assert not did["b1"].reference_excludes_own_family
     assert did["b1"].did.ci_low < 0.5 < did["b1"].did.ci_high
+    assert any(s.startswith("With only two model families") for s in report.summary)
 
 
 def test_pairwise_self_preference_detected_against_other_judges_and_chance():
@@ -149,6 +155,7 @@ def test_pairwise_self_preference_detected_against_other_judges_and_chance():
     pref = by_judge(report.pairwise_self_preference)
     assert pref["a1"].difference.value > 0.1
     assert significant(report, "pairwise_self_preference") == {"a1"}
+    assert pref["b1"].reference_excludes_own_family
     alone = analyze_pairwise(pairwise_data(3, (("a1", "alpha"),), own_bonus={"a1": 1.5}), FAST)
     assert alone.pairwise_self_preference[0].reference_rate is None
     assert alone.pairwise_self_preference[0].difference.p_value < 0.01
@@ -217,6 +224,13 @@ def test_genuine_self_preference_survives_perplexity_covariate():
     records = pointwise_data(7, own_bonus={"a1": 1.0}, ppl_own_drop=0.5)
     ppl = by_judge(analyze_pointwise(records, FAST).perplexity)["a1"]
     assert ppl.own_with.value == pytest.approx(1.0, abs=0.35) and ppl.own_with.p_value < 0.01
+
+
+def test_too_few_items_give_no_spurious_perplexity_significance():
+    # Two items fit two regressors exactly; a cluster-robust variance would be ~0.
+    report = analyze_pointwise(pointwise_data(16, n_items=2), FAST)
+    assert all(q.own_with.p_value is None for q in report.perplexity)
+    assert not any(f.significant for f in report.findings)
 
 
 # (f) equal opportunity -------------------------------------------------------------------------

@@ -31,7 +31,7 @@ class PointwiseRecord(BaseModel):
     response_length: int = Field(ge=0)
     """Length of the response, in characters or in the judge's tokens (one unit per run)."""
     judge_logppl: float | None = None
-    """The judge's mean negative log-likelihood per token of the response (its perplexity, logged)."""
+    """The judge's mean negative log-likelihood per token of the response (log perplexity)."""
     human_score: float | None = None
     """A human's score of the response, on any scale; the same for every judge of the response."""
 

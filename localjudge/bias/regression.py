@@ -18,6 +18,9 @@ from localjudge.bias.results import BiasSettings, Estimate, LengthBias, Perplexi
 from localjudge.bias.tables import pointwise_table
 
 _DEFAULT = BiasSettings()
+# A cluster-robust variance from a handful of items is far too small; below this many
+# informative items the perplexity coefficients get no p-value.
+_MIN_CLUSTERS = 8
 
 
 def _demean(item: np.ndarray, x: np.ndarray, n_items: int) -> np.ndarray:
@@ -125,7 +128,7 @@ def perplexity_adjusted(
     item fixed effects. Without the covariate the own coefficient is the DiD's counterpart; if
     it vanishes with the covariate, J's self-preference is explained by how familiar (low
     perplexity) its own family's text is to it. p-values use a cluster-robust (by item, CR1)
-    t-test with items - 1 degrees of freedom.
+    t-test with items - 1 degrees of freedom, and need at least 8 informative items.
 
     Args:
         records: Pointwise records; only judges with `judge_logppl` get a result.
@@ -176,7 +179,7 @@ def perplexity_adjusted(
         groups = int(np.sum(per_item(o * o + z * z) > 0))  # items that carry information
         n_responses = int(np.sum(~np.isnan(t.score[j]) & ~np.isnan(t.logppl[j])))
         p0 = p_own = p_ppl = None
-        if groups >= 2 and A[0] > 0:
+        if groups >= _MIN_CLUSTERS and A[0] > 0:
             e0 = y - own_without[0] * o
             p0 = _cluster_p(own_without[0], per_item(o * e0)[:, None],
                             np.array([[1 / A[0]]]), 0, groups)

@@ -1,4 +1,4 @@
-"""Resampling statistics shared by the bias analyses: item bootstrap, sign flips, permutations, Holm.
+"""Resampling statistics of the bias analyses: item bootstrap, sign flips, permutations, Holm.
 
 The bootstrap resamples items with replacement. Drawing items is the same as giving each item a
 multinomial count, so every statistic that is a ratio of per-item sums (means, within-item OLS

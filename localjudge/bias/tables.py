@@ -180,7 +180,8 @@ def pairwise_table(records: Sequence[PairwiseRecord]) -> PairwiseTable:
         judge_families=tuple(judge_fam[j] for j in judges),
         item=col([ii[r.item_id] for r in rows], int),
         judge=col([jj[r.judge] for r in rows], int),
-        pair=col([pairs[(r.item_id, frozenset((r.generator_a, r.generator_b)))] for r in rows], int),
+        pair=col([pairs[(r.item_id, frozenset((r.generator_a, r.generator_b)))]
+                  for r in rows], int),
         family_a=col([r.family_a for r in rows], object),
         family_b=col([r.family_b for r in rows], object),
         p_a_first=col([r.p_a_first for r in rows]),

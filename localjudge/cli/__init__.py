@@ -1,0 +1,57 @@
+"""The `localjudge` command line. Errors become one-line messages: exit 2 for user errors, 1 otherwise."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import click
+
+from localjudge import __version__
+from localjudge.errors import LocalJudgeError
+
+
+class _Group(click.Group):
+    """Turns localjudge's errors into messages at the boundary, never tracebacks."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except LocalJudgeError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            ctx.exit(2)
+        except KeyboardInterrupt:
+            click.echo("Interrupted; results written so far are kept (rerun with --resume).", err=True)
+            ctx.exit(130)
+        except Exception as exc:  # noqa: BLE001 - the boundary: report, exit 1
+            if os.environ.get("LOCALJUDGE_DEBUG"):
+                raise
+            click.echo(f"Error: {type(exc).__name__}: {exc} (set LOCALJUDGE_DEBUG=1 for a traceback)", err=True)
+            ctx.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="localjudge")
+@click.option("-v", "--verbose", is_flag=True, help="Log what the engine does.")
+def main(verbose: bool) -> None:
+    """Trustworthy LLM-as-a-judge scoring with local models (exact score distributions)."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    if not verbose:
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+
+def _register() -> None:
+    from localjudge.cli.calibrate import calibrate
+    from localjudge.cli.commands import eval_cmd, metrics_cmd, models_cmd, score_cmd, steps_cmd
+
+    for cmd in (models_cmd, metrics_cmd, score_cmd, eval_cmd, steps_cmd, calibrate):
+        main.add_command(cmd)
+
+
+_register()
+
+if __name__ == "__main__":
+    sys.exit(main())

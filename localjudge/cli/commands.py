@@ -1,0 +1,162 @@
+"""Commands: models, metrics, score, eval, steps."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from localjudge.cli.options import judge_options, load_from_options
+
+
+@click.command("models")
+@click.option("--models", "registry", type=click.Path(dir_okay=False), default=None, help="A models.yaml other than the bundled one.")
+def models_cmd(registry: str | None) -> None:
+    """List the judge registry: family, source and whether each judge is available here."""
+    from localjudge.registry import availability, load_registry
+
+    reg = load_registry(Path(registry)) if registry else load_registry()
+    rows = [(("*" if j.name == reg.default else " ") + j.name, j.family, j.source.describe(), availability(j)) for j in reg.judges]
+    _table(["judge", "family", "source", "available here"], rows)
+    click.echo("\n* default judge")
+
+
+@click.command("metrics")
+def metrics_cmd() -> None:
+    """List the built-in metrics with their scales and fields."""
+    from localjudge.metrics import builtin_metric, builtin_names
+
+    rows = []
+    for name in builtin_names():
+        m = builtin_metric(name, style_guide="(yours)")
+        scale = f"{m.low}-{m.high}" if m.kind == "geval" else "A/B, both orders"
+        fields = ", ".join(m.fields if m.kind == "geval" else m.output_fields)
+        rows.append((name, scale, fields))
+    _table(["metric", "scale", "fields"], rows)
+
+
+@click.command("score")
+@click.argument("texts", nargs=-1)
+@click.option("--file", "file", type=click.Path(exists=True, dir_okay=False), help="Read prompts from a JSONL file of strings or {'text': ...}.")
+@click.option("--low", type=int, default=None, help="Lowest score of the scale.")
+@click.option("--high", type=int, default=None, help="Highest score of the scale.")
+@click.option("--labels", default=None, help="Comma-separated label scale instead of scores, e.g. A,B.")
+@judge_options
+def score_cmd(texts, file, low, high, labels, **judge_kw) -> None:
+    """Print exact score distributions at the end of already-rendered prompts."""
+    from localjudge.errors import ConfigError
+
+    prompts = list(texts)
+    if file:
+        for line in Path(file).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                item = json.loads(line)
+                prompts.append(item["text"] if isinstance(item, dict) else str(item))
+    if not prompts:
+        raise ConfigError("give prompts as arguments or with --file")
+    if labels is None and (low is None or high is None):
+        raise ConfigError("give a scale with --low and --high, or labels with --labels")
+    judge = load_from_options(**judge_kw)
+    if labels:
+        dists = judge.score_labels(prompts, [s.strip() for s in labels.split(",")])
+    else:
+        dists = judge.score_texts(prompts, low, high)
+    for p, d in zip(prompts, dists):
+        click.echo(json.dumps({"prompt": p[-60:], **d.model_dump(mode="json")}, default=str))
+
+
+@click.command("steps")
+@click.option("--metric", "metric_name", required=True, help="Built-in metric name or metric file.")
+@click.option("--out", type=click.Path(dir_okay=False), required=True, help="Write the metric with its steps pinned to this .yaml file.")
+@click.option("--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric).")
+@click.option("--regenerate", is_flag=True, help="Ignore built-in or pinned steps and let the judge write them.")
+@judge_options
+def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
+    """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
+    from localjudge.metrics import resolve_metric
+    from localjudge.metrics.spec import dump_metric
+    from localjudge.metrics.steps import resolve_steps
+
+    guide = Path(style_guide).read_text(encoding="utf-8") if style_guide else None
+    metric = resolve_metric(metric_name, style_guide=guide)
+    if metric.kind != "geval":
+        raise click.UsageError("only G-Eval metrics have evaluation steps")
+    if regenerate:
+        metric = metric.model_copy(update={"steps": None})
+    judge = load_from_options(**judge_kw)
+    steps, source = resolve_steps(judge, metric)
+    Path(out).write_text(dump_metric(metric.model_copy(update={"steps": steps})), encoding="utf-8")
+    click.echo(f"{len(steps)} steps ({source}) written to {out}:")
+    for i, s in enumerate(steps, 1):
+        click.echo(f"  {i}. {s}")
+
+
+@click.command("eval")
+@click.argument("data", type=click.Path(dir_okay=False))
+@click.option("--metric", "metric_names", multiple=True, required=True, help="Built-in metric name or metric file; repeatable.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Stream result records to this JSONL file.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run in --out without redoing finished items.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
+@click.option("--reasoning", type=click.Choice(["none", "before", "after"]), default=None, help="Override the metrics' reasoning mode.")
+@click.option("--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric).")
+@click.option("--truncate", is_flag=True, help="Cut content longer than the judge's context (recorded) instead of failing.")
+@click.option("--skip-invalid", is_flag=True, help="Skip malformed rows of DATA, listing each one.")
+@click.option("--limit", type=int, default=None, help="Judge only the first N cases.")
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
+@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@judge_options
+def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide, truncate, skip_invalid, limit,
+             as_json, no_progress, **judge_kw) -> None:
+    """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
+    from localjudge.data import load_cases
+    from localjudge.errors import ConfigError
+    from localjudge.metrics import resolve_metric
+    from localjudge.metrics.builtin import with_reasoning
+    from localjudge.runs.evaluate import evaluate
+
+    if resume and overwrite:
+        raise ConfigError("--resume and --overwrite exclude each other")
+    if resume and not out:
+        raise ConfigError("--resume needs --out")
+    skipped: list[str] | None = [] if skip_invalid else None
+    cases = load_cases(data, skipped)
+    for msg in skipped or []:
+        click.echo(f"skipped: {msg}", err=True)
+    cases = cases[:limit] if limit else cases
+    guide = Path(style_guide).read_text(encoding="utf-8") if style_guide else None
+    metrics = [with_reasoning(resolve_metric(n, style_guide=guide), reasoning) for n in metric_names]
+    judge = load_from_options(**judge_kw)
+    result = evaluate(cases, metrics, judge, out=out, resume=resume, overwrite=overwrite, truncate=truncate,
+                      progress=not no_progress)
+    if as_json:
+        click.echo(json.dumps({"judge": judge.info.model_dump(), "out": out, "skipped_rows": skipped or [],
+                               "summaries": [s.model_dump() for s in result.summaries]}, indent=1))
+        return
+    rows = []
+    for r in result.records:
+        score = "unscored" if r.score is None else f"{r.score:.3f}"
+        raw = "" if r.raw_score is None else f"{r.raw_score:.2f}"
+        rows.append((r.case_id, r.metric, score, raw, "" if r.passed is None else ("pass" if r.passed else "FAIL"),
+                     (r.unscored_reason or "")[:60]))
+    _table(["case", "metric", "score", "raw", "verdict", "note"], rows)
+    click.echo("")
+    _table(["metric", "n", "mean score", "pass rate", "unscored", "valid mass"], [
+        (s.metric, s.n, _f(s.mean_score), _f(s.pass_rate), s.unscored, _f(s.mean_valid_mass)) for s in result.summaries
+    ])
+    if out:
+        click.echo(f"\nresults: {out}")
+
+
+def _f(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def _table(header: list[str], rows: list[tuple]) -> None:
+    cells = [header] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    for k, row in enumerate(cells):
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        if k == 0:
+            click.echo("  ".join("-" * w for w in widths))

@@ -1,0 +1,173 @@
+"""Test cases and the data files they come from (JSONL, a JSON list, CSV).
+
+Field names follow DeepEval: `input`, `actual_output`, `expected_output`, `context`,
+`retrieval_context`, plus `id`. Any other field is kept in `extra` and copied to the results
+(human scores, document ids...). Errors name the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from localjudge.errors import DataError
+
+TEXT_FIELDS = ("input", "actual_output", "expected_output")
+LIST_FIELDS = ("context", "retrieval_context")
+CASE_FIELDS = TEXT_FIELDS + LIST_FIELDS
+
+
+class TestCase(BaseModel):
+    """One item to judge."""
+
+    __test__ = False  # not a pytest class
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Unique id of the case within its file.")
+    input: str | None = Field(default=None, description="The user input or question.")
+    actual_output: str | None = Field(default=None, description="The output being judged.")
+    expected_output: str | None = Field(default=None, description="A reference output.")
+    context: list[str] | None = Field(default=None, description="Ground-truth context passages.")
+    retrieval_context: list[str] | None = Field(default=None, description="Passages a RAG system retrieved.")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Other fields, copied to results.")
+
+    def get(self, field: str) -> Any:
+        """A standard field, or an extra one; None when absent or empty."""
+        value = getattr(self, field) if field in CASE_FIELDS else self.extra.get(field)
+        return None if value in ("", [], None) else value
+
+
+def case_from_row(row: Any, where: str, index: int) -> TestCase:
+    """Validates one raw record into a `TestCase`; `where` is "file:line" for messages."""
+    if not isinstance(row, dict):
+        raise DataError(f"{where}: expected an object with fields, got {type(row).__name__}")
+    row = dict(row)
+    raw_id = row.pop("id", None)
+    if raw_id is None or raw_id == "":
+        case_id = f"case-{index + 1}"
+    elif isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
+        case_id = str(raw_id)
+    else:
+        raise DataError(f"{where}: field 'id' must be a string or integer, got {raw_id!r}")
+    known: dict[str, Any] = {}
+    for field in TEXT_FIELDS:
+        value = row.pop(field, None)
+        if value is not None and not isinstance(value, str):
+            raise DataError(f"{where}: field {field!r} must be a string, got {type(value).__name__}")
+        known[field] = value
+    for field in LIST_FIELDS:
+        value = row.pop(field, None)
+        if isinstance(value, str):
+            value = [value]
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise DataError(f"{where}: field {field!r} must be a list of strings or a string")
+        known[field] = value
+    return TestCase(id=case_id, extra=row, **known)
+
+
+def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestCase]:
+    """Reads test cases from a .jsonl, .json (a list) or .csv file.
+
+    Args:
+        path: the data file.
+        skipped: when given, malformed rows are skipped and their error messages appended here
+            (the `--skip-invalid` policy) instead of raising.
+
+    Raises:
+        DataError: unreadable file, malformed record, wrong field type, duplicate id.
+
+    Examples:
+        >>> cases = load_cases("localjudge/examples/rag_demo.jsonl")  # doctest: +SKIP
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read data file {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8") from None
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        rows = list(_jsonl_rows(text, path, skipped))
+    elif suffix == ".json":
+        rows = _json_rows(text, path)
+    elif suffix == ".csv":
+        rows = list(_csv_rows(text, path))
+    else:
+        raise DataError(f"{path}: unknown data format {suffix!r}; use .jsonl, .json or .csv")
+    if not rows:
+        raise DataError(f"{path}: no test cases in the file")
+    cases, seen = [], {}
+    for i, (line, row) in enumerate(rows):
+        try:
+            case = case_from_row(row, f"{path}:{line}", i)
+            if case.id in seen:
+                raise DataError(f"{path}:{line}: duplicate id {case.id!r} (first on line {seen[case.id]}); ids must be unique")
+        except DataError as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
+            continue
+        seen[case.id] = line
+        cases.append(case)
+    if not cases:
+        raise DataError(f"{path}: no valid test cases in the file")
+    return cases
+
+
+def _jsonl_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tuple[int, Any]]:
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as exc:
+            msg = f"{path}:{n}: invalid JSON ({exc.msg} at column {exc.colno})"
+            if skipped is None:
+                raise DataError(msg) from None
+            skipped.append(msg)
+
+
+def _json_rows(text: str, path: Path) -> list[tuple[int, Any]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, list):
+        raise DataError(f"{path}: a .json data file must hold a list of test cases")
+    return [(i + 1, row) for i, row in enumerate(data)]  # item numbers stand in for lines
+
+
+def _csv_rows(text: str, path: Path) -> Iterable[tuple[int, Any]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        for row in reader:
+            if None in row:
+                raise DataError(f"{path}:{reader.line_num}: more values than header columns")
+            yield reader.line_num, {k: _csv_value(k, v) for k, v in row.items() if v is not None}
+    except csv.Error as exc:
+        raise DataError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
+
+
+def _csv_value(key: str, value: str) -> Any:
+    """CSV cells are text; list fields may hold a JSON array; numbers in extra fields are parsed."""
+    if key in LIST_FIELDS and value.startswith("["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    if key not in CASE_FIELDS and key != "id":
+        try:
+            return float(value) if any(c in value for c in ".eE") else int(value)
+        except ValueError:
+            return value
+    return value

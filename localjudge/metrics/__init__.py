@@ -1,0 +1,15 @@
+"""G-Eval and pairwise metrics: definitions, prompts, evaluation steps and scoring."""
+
+from localjudge.metrics.builtin import builtin_metric, builtin_names, resolve_metric
+from localjudge.metrics.spec import GEvalMetric, Metric, PairwiseMetric, RubricRange, load_metric_file
+
+__all__ = [
+    "GEvalMetric",
+    "Metric",
+    "PairwiseMetric",
+    "RubricRange",
+    "builtin_metric",
+    "builtin_names",
+    "load_metric_file",
+    "resolve_metric",
+]

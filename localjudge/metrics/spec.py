@@ -1,0 +1,137 @@
+"""Metric definitions: G-Eval metrics and pairwise comparisons, in Python or YAML/JSON files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from localjudge.errors import ConfigError
+
+FieldName = Literal["input", "actual_output", "expected_output", "context", "retrieval_context"]
+Reasoning = Literal["none", "before", "after"]
+
+
+class RubricRange(BaseModel):
+    """Scores low..high (inclusive) and what they mean."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    low: int = Field(description="Lowest score of the range.")
+    high: int = Field(description="Highest score of the range (equal to low for a single point).")
+    description: str = Field(min_length=1, description="What an output in this range looks like.")
+
+
+class GEvalMetric(BaseModel):
+    """A G-Eval metric: task, criteria, evaluation steps, optional rubric, fields and scale.
+
+    Examples:
+        >>> m = GEvalMetric(name="clarity", task="Judge an answer.", criteria="Is it clear?",
+        ...                 fields=["input", "actual_output"], low=1, high=5)
+        >>> m.normalize(4.0)
+        0.75
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["geval"] = Field(default="geval", description="Metric kind.")
+    name: str = Field(min_length=1, description="Metric name, used in results.")
+    task: str = Field(min_length=1, description="What the judge is shown and asked to do.")
+    criteria: str = Field(min_length=1, description="Precise definition of the quality judged.")
+    steps: list[str] | None = Field(default=None, description="Evaluation steps; None: generated once by the judge and cached.")
+    rubric: list[RubricRange] = Field(default_factory=list, description="Optional score ranges with descriptions.")
+    fields: list[FieldName] = Field(min_length=1, description="Test-case fields the judge reads.")
+    required: list[FieldName] | None = Field(default=None, description="Fields that must be present (default: all of `fields`).")
+    field_labels: dict[str, str] = Field(default_factory=dict, description="Headings shown for fields, e.g. {'input': 'Source document'}.")
+    low: int = Field(default=1, description="Lowest score.")
+    high: int = Field(default=5, description="Highest score.")
+    threshold: float = Field(default=0.5, ge=0, le=1, description="Pass threshold on the normalised 0-1 score.")
+    reasoning: Reasoning = Field(default="none", description="none: score only; before: analysis then score; after: score then explanation.")
+
+    @model_validator(mode="after")
+    def _check(self) -> GEvalMetric:
+        if not 0 <= self.low < self.high <= 100:
+            raise ValueError(f"invalid scale {self.low}..{self.high}: need 0 <= low < high <= 100")
+        if self.steps is not None and (not self.steps or any(not s.strip() for s in self.steps)):
+            raise ValueError("steps must be a non-empty list of non-empty strings (or omitted to generate them)")
+        for r in self.rubric:
+            if r.low > r.high:
+                raise ValueError(f"rubric range {r.low}-{r.high} is reversed")
+            if r.low < self.low or r.high > self.high:
+                raise ValueError(f"rubric range {r.low}-{r.high} lies outside the scale {self.low}..{self.high}")
+        ranges = sorted(self.rubric, key=lambda r: r.low)
+        for a, b in zip(ranges, ranges[1:]):
+            if b.low <= a.high:
+                raise ValueError(f"rubric ranges {a.low}-{a.high} and {b.low}-{b.high} overlap")
+        if len(set(self.fields)) != len(self.fields):
+            raise ValueError("fields are repeated")
+        if self.required is not None and not set(self.required) <= set(self.fields):
+            raise ValueError("required fields must be among fields")
+        return self
+
+    @property
+    def required_fields(self) -> list[str]:
+        """Fields a case must have to be scored."""
+        return list(self.required if self.required is not None else self.fields)
+
+    def rubric_gaps(self) -> list[int]:
+        """Scores of the scale no rubric range covers (empty when there is no rubric)."""
+        if not self.rubric:
+            return []
+        covered = {s for r in self.rubric for s in range(r.low, r.high + 1)}
+        return [s for s in range(self.low, self.high + 1) if s not in covered]
+
+    def normalize(self, expected: float) -> float:
+        """Maps a raw score on low..high to 0..1."""
+        return (expected - self.low) / (self.high - self.low)
+
+
+class PairwiseMetric(BaseModel):
+    """Which of two outputs for the same input is better, judged in both presentation orders."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["pairwise"] = Field(default="pairwise", description="Metric kind.")
+    name: str = Field(min_length=1, description="Metric name, used in results.")
+    task: str = Field(min_length=1, description="What the judge is shown and asked to do.")
+    criteria: str = Field(min_length=1, description="What makes one output better than the other.")
+    output_fields: tuple[str, str] = Field(default=("output_1", "output_2"), description="The two case fields compared.")
+    allow_tie: bool = Field(default=False, description="Offer a third label, a tie.")
+    threshold: float = Field(default=0.5, ge=0, le=1, description="P(first output better) at or above which it 'passes'.")
+
+
+Metric = GEvalMetric | PairwiseMetric
+
+
+def metric_from_dict(data: dict, source: str = "<dict>") -> Metric:
+    """Validates a metric definition (as read from YAML/JSON)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: a metric definition must be a mapping")
+    cls = PairwiseMetric if data.get("kind") == "pairwise" else GEvalMetric
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "metric"
+        raise ConfigError(f"{source}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
+
+
+def load_metric_file(path: str | Path) -> Metric:
+    """Reads a metric definition from a .yaml/.yml/.json file."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read metric file {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}{line}: invalid YAML ({getattr(exc, 'problem', exc)})") from None
+    return metric_from_dict(data, str(path))
+
+
+def dump_metric(metric: Metric) -> str:
+    """The metric as YAML, e.g. to pin generated steps."""
+    return yaml.safe_dump(metric.model_dump(mode="json", exclude_none=True), sort_keys=False, allow_unicode=True, width=100)

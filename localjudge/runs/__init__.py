@@ -1,0 +1,1 @@
+"""Evaluation runs: scoring cases with metrics, streaming results to disk, resuming, summaries."""

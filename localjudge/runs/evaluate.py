@@ -1,0 +1,181 @@
+"""`evaluate`: judge test cases with metrics, streaming results, resumable, with a summary."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from localjudge.data import TestCase
+from localjudge.errors import ConfigError
+from localjudge.judge import Judge
+from localjudge.metrics.spec import GEvalMetric, Metric
+from localjudge.metrics.steps import resolve_steps
+from localjudge.runs.records import ResultRecord
+from localjudge.runs.results_file import ResultsWriter, read_results
+from localjudge.runs.scoring import MetricContext, missing_fields, score_chunk, unscored_record
+
+log = logging.getLogger("localjudge")
+
+
+class MetricSummary(BaseModel):
+    """Aggregate of one metric over a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str = Field(description="Metric name.")
+    n: int = Field(description="Cases judged.")
+    scored: int = Field(description="Cases with a score.")
+    unscored: int = Field(description="Cases without a score (missing fields, too little valid mass).")
+    mean_score: float | None = Field(description="Mean normalised score over scored cases.")
+    pass_rate: float | None = Field(description="Share of scored cases that passed.")
+    mean_valid_mass: float | None = Field(description="Mean probability on valid scores.")
+
+
+class EvaluationResult(BaseModel):
+    """All records of a run, cases in input order and metrics in the order given, plus summaries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    records: list[ResultRecord] = Field(description="One record per (case, metric).")
+    summaries: list[MetricSummary] = Field(description="One summary per metric.")
+
+    def get(self, case_id: str, metric: str) -> ResultRecord:
+        """The record of one case and metric."""
+        for r in self.records:
+            if r.case_id == case_id and r.metric == metric:
+                return r
+        raise KeyError((case_id, metric))
+
+
+def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[MetricSummary]:
+    """Per-metric means, pass rates and unscored counts."""
+    out = []
+    for name in metrics:
+        rs = [r for r in records if r.metric == name]
+        scored = [r for r in rs if r.score is not None]
+        masses = [r.valid_mass for r in rs if r.valid_mass is not None]
+        out.append(MetricSummary(
+            metric=name, n=len(rs), scored=len(scored), unscored=len(rs) - len(scored),
+            mean_score=sum(r.score for r in scored) / len(scored) if scored else None,
+            pass_rate=sum(bool(r.passed) for r in scored) / len(scored) if scored else None,
+            mean_valid_mass=sum(masses) / len(masses) if masses else None,
+        ))
+    return out
+
+
+def evaluate(
+    cases: Sequence[TestCase],
+    metrics: Sequence[Metric],
+    judge: Judge,
+    *,
+    out: str | Path | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    hardened: bool = True,
+    truncate: bool = False,
+    chunk_size: int | None = None,
+    progress: bool = True,
+    steps_cache: Path | None = None,
+) -> EvaluationResult:
+    """Judges every case with every metric.
+
+    Args:
+        cases: the test cases (ids unique).
+        metrics: G-Eval or pairwise metrics (names unique).
+        judge: a loaded judge (`load_judge`).
+        out: JSONL file to stream records to as they complete.
+        resume: continue an existing `out`, skipping (case, metric) pairs already there.
+        overwrite: replace an existing `out`.
+        hardened: fence content and restate instructions after it (default; see prompts.py).
+        truncate: cut over-long content to fit the context (recorded) instead of failing.
+        chunk_size: cases per scoring call; each chunk is written as soon as it is scored.
+        progress: show a progress bar (items/s, ETA).
+        steps_cache: directory for generated evaluation steps (default ~/.cache/localjudge).
+
+    Examples:
+        >>> from localjudge import load_judge
+        >>> from localjudge.data import load_cases
+        >>> from localjudge.metrics import builtin_metric
+        >>> result = evaluate(load_cases("cases.jsonl"), [builtin_metric("correctness")],
+        ...                   load_judge())  # doctest: +SKIP
+        >>> result.summaries[0].mean_score  # doctest: +SKIP
+    """
+    names = [m.name for m in metrics]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"metric names repeated: {names}")
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise ConfigError("case ids repeated; give every case a unique id")
+    done: dict[tuple[str, str], ResultRecord] = {}
+    if out is not None and resume and Path(out).exists():
+        for r in read_results(out, repair=True):
+            _check_same_run(r, judge, out)
+            done[(r.case_id, r.metric)] = r
+    chunk = chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
+    todo = {(c.id, m.name) for c in cases for m in metrics} - set(done)
+    bar = _progress_bar(len(todo), progress)
+    mode = "resume" if resume else ("overwrite" if overwrite else "new")
+    writer = ResultsWriter(out, mode) if out is not None else None
+    fresh: dict[tuple[str, str], ResultRecord] = {}
+    try:
+        for metric in metrics:
+            pending = [c for c in cases if (c.id, metric.name) not in done]
+            if not pending:
+                continue
+            ctx = _context(judge, metric, truncate, hardened, steps_cache)
+            ready = []
+            for case in pending:
+                lacking = missing_fields(metric, case)
+                if lacking:
+                    rec = unscored_record(ctx, judge, case, f"case has no {', '.join(lacking)}")
+                    fresh[(case.id, metric.name)] = rec
+                    writer and writer.write(rec)
+                    bar.update(1)
+                else:
+                    ready.append(case)
+            ready.sort(key=lambda c: -sum(len(str(c.get(f) or "")) for f in _fields(metric)))
+            for start in range(0, len(ready), chunk):
+                for rec in score_chunk(judge, ctx, ready[start : start + chunk]):
+                    fresh[(rec.case_id, rec.metric)] = rec
+                    writer and writer.write(rec)
+                bar.update(len(ready[start : start + chunk]))
+            if writer:
+                writer.sync()
+    finally:
+        bar.close()
+        if writer:
+            writer.close()
+    allrec = {**done, **fresh}
+    records = [allrec[(c.id, m.name)] for c in cases for m in metrics]
+    return EvaluationResult(records=records, summaries=summarize(records, names))
+
+
+def _fields(metric: Metric) -> list[str]:
+    return list(metric.fields) if isinstance(metric, GEvalMetric) else list(metric.output_fields)
+
+
+def _context(judge: Judge, metric: Metric, truncate: bool, hardened: bool, cache: Path | None) -> MetricContext:
+    if isinstance(metric, GEvalMetric):
+        gaps = metric.rubric_gaps()
+        if gaps:
+            log.warning("metric %s: rubric covers no range for scores %s", metric.name, gaps)
+        steps, source = resolve_steps(judge, metric, cache)
+        return MetricContext(metric, tuple(steps), source, hardened, truncate)
+    return MetricContext(metric, (), None, hardened, truncate)
+
+
+def _check_same_run(r: ResultRecord, judge: Judge, out) -> None:
+    if r.judge.get("name") != judge.info.name or r.judge.get("provenance") != judge.info.provenance:
+        raise ConfigError(
+            f"{out} holds results of judge {r.judge.get('name')} ({r.judge.get('provenance')}); "
+            "resume with the same judge or write to a new --out"
+        )
+
+
+def _progress_bar(total: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, disable=None if enabled else True, unit="item", desc="judging", dynamic_ncols=True)

@@ -1,0 +1,54 @@
+"""Result records: one JSON line per (case, metric), carrying everything needed to reproduce it."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class PairwiseDetail(BaseModel):
+    """How a pairwise verdict came about, order by order."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    p_first_better_shown_first: float = Field(description="P(output 1 better) with output 1 shown as A.")
+    p_first_better_shown_second: float = Field(description="P(output 1 better) with output 1 shown as B.")
+    p_tie: float | None = Field(default=None, description="Mean probability of a tie over both orders.")
+    disagreement: float = Field(description="|difference| between the two orders' P(output 1 better).")
+    flipped: bool = Field(description="Whether the preferred output changes with the presentation order.")
+
+
+class ResultRecord(BaseModel):
+    """The judgment of one case by one metric."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str = Field(description="Id of the test case.")
+    metric: str = Field(description="Metric name.")
+    kind: Literal["geval", "pairwise"] = Field(description="Metric kind.")
+    score: float | None = Field(description="Normalised score in [0, 1] (pairwise: P(output 1 better)); null when unscored.")
+    raw_score: float | None = Field(description="Expected score on the metric's scale; null when unscored or pairwise.")
+    passed: bool | None = Field(description="score >= threshold; null when unscored.")
+    threshold: float = Field(description="Pass threshold on the normalised score.")
+    distribution: dict[str, float] | None = Field(description="Score (or label) -> probability, normalised.")
+    valid_mass: float | None = Field(description="Probability on valid scores before normalising.")
+    mode: str | None = Field(default=None, description="Most probable score or label.")
+    std: float | None = Field(default=None, description="Standard deviation of the score distribution.")
+    unscored_reason: str | None = Field(default=None, description="Why there is no score, or null.")
+    reasoning: str | None = Field(default=None, description="The judge's analysis (before) or explanation (after).")
+    pairwise: PairwiseDetail | None = Field(default=None, description="Order-by-order detail of a pairwise verdict.")
+    prompt_tokens: int | None = Field(default=None, description="Tokens of the scoring prompt.")
+    truncated: str | None = Field(default=None, description="What --truncate cut, or null.")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Extra fields of the case (human scores...).")
+    judge: dict[str, Any] = Field(description="Judge name, family, source, file hash or revision, dtype, device.")
+    metric_spec: dict[str, Any] = Field(description="The full metric definition used, steps included.")
+    steps_source: str | None = Field(default=None, description="pinned, cache or generated.")
+    template_version: str = Field(description="Version of the prompt template.")
+    localjudge_version: str = Field(description="Version of localjudge that produced the record.")
+
+
+def clean_float(x: float | None) -> float | None:
+    """NaN and None both become None, so JSON stays valid."""
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)

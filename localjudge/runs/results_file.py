@@ -1,0 +1,65 @@
+"""The results file: JSON lines, append-only, flushed per record, safe to resume after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from localjudge.errors import ConfigError, DataError
+from localjudge.runs.records import ResultRecord
+
+
+def read_results(path: str | Path, repair: bool = False) -> list[ResultRecord]:
+    """Records of a results file; a torn last line (a killed writer) is dropped, or cut if `repair`."""
+    path = Path(path)
+    raw = path.read_bytes()
+    good_end = raw.rfind(b"\n") + 1  # everything after the last newline is a torn write
+    if repair and good_end < len(raw):
+        with path.open("r+b") as f:
+            f.truncate(good_end)
+    records = []
+    for n, line in enumerate(raw[:good_end].decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(ResultRecord.model_validate_json(line))
+        except ValueError as exc:
+            raise DataError(f"{path}:{n}: not a localjudge result record ({str(exc).splitlines()[0]})") from None
+    return records
+
+
+class ResultsWriter:
+    """Appends records to a JSONL file, one line each, flushed as soon as written."""
+
+    def __init__(self, path: str | Path, mode: str):
+        """Opens the file.
+
+        Args:
+            path: the results file.
+            mode: "new" (must not exist), "overwrite", or "resume" (append after the existing lines).
+        """
+        self.path = Path(path)
+        if mode == "new" and self.path.exists() and self.path.stat().st_size > 0:
+            raise ConfigError(f"{self.path} already exists; pass --resume to continue it or --overwrite to replace it")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._f = self.path.open("w" if mode == "overwrite" else "a", encoding="utf-8")
+
+    def write(self, record: ResultRecord) -> None:
+        line = json.dumps(record.model_dump(mode="json"), ensure_ascii=False, allow_nan=False)
+        self._f.write(line + "\n")
+        self._f.flush()
+
+    def sync(self) -> None:
+        """Forces written records to disk."""
+        os.fsync(self._f.fileno())
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.sync()
+        self.close()

@@ -1,0 +1,170 @@
+"""Scores one chunk of cases with one metric: prompts, reasoning modes, pairwise orders."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from localjudge import __version__
+from localjudge.data import TestCase
+from localjudge.errors import ContextLengthError
+from localjudge.judge import Judge
+from localjudge.metrics import prompts as P
+from localjudge.metrics.spec import GEvalMetric, Metric, PairwiseMetric
+from localjudge.runs.records import PairwiseDetail, ResultRecord, clean_float
+
+REASONING_TOKENS = 128
+EXPLANATION_TOKENS = 64
+
+
+@dataclass(frozen=True)
+class MetricContext:
+    """What is fixed for all cases of one metric in one run.
+
+    Attributes:
+        metric: the metric.
+        steps: its evaluation steps (pinned or generated once).
+        steps_source: "pinned", "cache" or "generated".
+        hardened: whether the hardened template is used.
+        truncate: cut over-long content to fit the context instead of failing.
+    """
+
+    metric: Metric
+    steps: tuple[str, ...]
+    steps_source: str | None
+    hardened: bool = True
+    truncate: bool = False
+
+    @property
+    def template_version(self) -> str:
+        return P.TEMPLATE_VERSION if self.hardened else P.PLAIN_TEMPLATE_VERSION
+
+
+def missing_fields(metric: Metric, case: TestCase) -> list[str]:
+    """Fields the metric needs that the case lacks."""
+    needed = metric.required_fields if isinstance(metric, GEvalMetric) else list(metric.output_fields)
+    return [f for f in needed if case.get(f) is None]
+
+
+def _base(ctx: MetricContext, judge: Judge, case: TestCase) -> dict:
+    spec = ctx.metric.model_dump(mode="json")
+    if isinstance(ctx.metric, GEvalMetric):
+        spec["steps"] = list(ctx.steps)
+    return dict(
+        case_id=case.id, metric=ctx.metric.name, kind=ctx.metric.kind, threshold=ctx.metric.threshold,
+        extra=case.extra, judge=judge.info.model_dump(), metric_spec=spec, steps_source=ctx.steps_source,
+        template_version=ctx.template_version, localjudge_version=__version__,
+    )
+
+
+def unscored_record(ctx: MetricContext, judge: Judge, case: TestCase, reason: str) -> ResultRecord:
+    """A record with no score and the reason why (never 0, never a guess)."""
+    return ResultRecord(**_base(ctx, judge, case), score=None, raw_score=None, passed=None,
+                        distribution=None, valid_mass=None, unscored_reason=reason)
+
+
+def _fit(judge: Judge, ctx: MetricContext, case: TestCase, render) -> tuple[TestCase, str, str | None]:
+    """The prompt for a case, truncating content under --truncate, else failing when too long."""
+    prompt = render(case)
+    n = judge.count_tokens(prompt)
+    limit = judge.info.context_length
+    if n <= limit:
+        return case, prompt, None
+    if not ctx.truncate:
+        raise ContextLengthError(
+            f"case {case.id!r}: the {ctx.metric.name} prompt has {n} tokens, more than the judge's "
+            f"context of {limit}; shorten the case or pass --truncate"
+        )
+    notes, current = [], case
+    for _ in range(8):  # shrink the longest text field until the prompt fits
+        field = max(("input", "actual_output", "expected_output"), key=lambda f: len(current.get(f) or ""))
+        text = current.get(field) or ""
+        keep = int(len(text) * min(0.95, limit / n * 0.95))
+        notes.append(f"{field} cut from {len(text)} to {keep} characters")
+        current = current.model_copy(update={field: text[:keep]})
+        prompt = render(current)
+        n = judge.count_tokens(prompt)
+        if n <= limit:
+            return current, prompt, "; ".join(notes)
+    raise ContextLengthError(f"case {case.id!r}: cannot truncate the {ctx.metric.name} prompt to {limit} tokens")
+
+
+def score_chunk(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[ResultRecord]:
+    """Scores cases that have every field the metric needs; returns records in input order."""
+    if isinstance(ctx.metric, PairwiseMetric):
+        return _pairwise(judge, ctx, cases)
+    return _geval(judge, ctx, cases)
+
+
+def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[ResultRecord]:
+    m: GEvalMetric = ctx.metric
+    before = m.reasoning == "before"
+
+    def render(case: TestCase) -> str:
+        user = P.user_message(m, list(ctx.steps), case, ctx.hardened, reasoning_first=before)
+        return judge.render(P.SYSTEM, user, "Analysis:" if before else P.SCORE_PREFILL)
+
+    fitted = [_fit(judge, ctx, c, render) for c in cases]
+    prompts = [p for _, p, _ in fitted]
+    reasoning: list[str | None] = [None] * len(cases)
+    if before:
+        analyses = judge.generate(prompts, REASONING_TOKENS)
+        # never read a score from the middle of the reasoning: cut it at its own "Score"
+        reasoning = [a.split("Score")[0].rstrip() for a in analyses]
+        prompts = [p + r + "\n" + P.SCORE_PREFILL for p, r in zip(prompts, reasoning)]
+    dists = judge.score_texts(prompts, m.low, m.high)
+    if m.reasoning == "after":
+        follow = [p + f" {d.mode}\nExplanation:" for p, d in zip(prompts, dists)]
+        explained = judge.generate(follow, EXPLANATION_TOKENS)
+        reasoning = [e.strip() if d.scored else None for e, d in zip(explained, dists)]
+    out = []
+    for (case, prompt, cut), d, why in zip(fitted, dists, reasoning):
+        out.append(ResultRecord(
+            **_base(ctx, judge, case),
+            score=clean_float(d.normalized), raw_score=clean_float(d.expected),
+            passed=None if not d.scored else d.normalized >= m.threshold,
+            distribution={str(k): v for k, v in d.probs.items()} if d.valid_mass > 0 else None,
+            valid_mass=d.valid_mass, mode=None if d.mode is None else str(d.mode), std=clean_float(d.std),
+            unscored_reason=d.unscored_reason, reasoning=why, prompt_tokens=judge.count_tokens(prompt),
+            truncated=cut,
+        ))
+    return out
+
+
+def _pairwise(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[ResultRecord]:
+    m: PairwiseMetric = ctx.metric
+    labels = ["A", "B", "Tie"] if m.allow_tie else ["A", "B"]
+    f1, f2 = m.output_fields
+
+    def prompt(case: TestCase, first: str, second: str) -> str:
+        user = P.pairwise_message(m, case, str(case.get(first)), str(case.get(second)), ctx.hardened)
+        return judge.render(P.SYSTEM, user, P.PAIRWISE_PREFILL)
+
+    texts = [prompt(c, f1, f2) for c in cases] + [prompt(c, f2, f1) for c in cases]
+    for c, t in zip(cases * 2, texts):
+        if judge.count_tokens(t) > judge.info.context_length:
+            raise ContextLengthError(f"case {c.id!r}: the pairwise prompt is longer than the judge's context")
+    dists = judge.score_labels(texts, labels)
+    n = len(cases)
+    out = []
+    for i, case in enumerate(cases):
+        d1, d2 = dists[i], dists[n + i]
+        if not (d1.scored and d2.scored):
+            reason = d1.unscored_reason or d2.unscored_reason
+            out.append(unscored_record(ctx, judge, case, f"pairwise: {reason}"))
+            continue
+        p1, p2 = d1.probs["A"], d2.probs["B"]  # P(output 1 better) shown first / shown second
+        q1, q2 = d1.probs["B"], d2.probs["A"]
+        tie = (d1.probs["Tie"] + d2.probs["Tie"]) / 2 if m.allow_tie else None
+        win = (p1 + p2) / 2
+        dist = {f1: win, f2: (q1 + q2) / 2} | ({"tie": tie} if tie is not None else {})
+        out.append(ResultRecord(
+            **_base(ctx, judge, case), score=win, raw_score=None, passed=win >= m.threshold,
+            distribution=dist, valid_mass=min(d1.valid_mass, d2.valid_mass), mode=max(dist, key=dist.get),
+            pairwise=PairwiseDetail(
+                p_first_better_shown_first=p1, p_first_better_shown_second=p2, p_tie=tie,
+                disagreement=abs(p1 - p2), flipped=(p1 > q1) != (p2 > q2),
+            ),
+            prompt_tokens=judge.count_tokens(texts[i]),
+        ))
+    return out

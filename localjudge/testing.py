@@ -1,0 +1,105 @@
+"""A scripted fake backend for fast tests, yours and ours, with no model weights.
+
+The fake tokenizer has one token per printable ASCII character, so every outcome has exactly one
+token path per spelling. A *policy* maps a prompt to the probabilities of whole outcomes
+(e.g. ``{"7": 0.6, " 8": 0.3}``); the fake turns them into consistent next-token probabilities
+at every node of a token tree, and the rest of the mass goes to a non-outcome token.
+
+Examples:
+    >>> from localjudge.testing import fake_judge
+    >>> judge = fake_judge(lambda prompt: {"4": 0.5, "5": 0.5})
+    >>> judge.score_texts(["Score:"], low=1, high=5)[0].expected
+    4.5
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from localjudge.engine.hf import TreeLogprobs
+from localjudge.judge import Judge, JudgeInfo
+from localjudge.scoring.trie import TokenTree
+
+Policy = Callable[[str], dict[str, float]]
+_VOCAB = [chr(c) for c in range(32, 127)] + ["\n", "<other>"]
+_OTHER = len(_VOCAB) - 1
+
+
+class FakeBackend:
+    """A backend whose outcome probabilities come from a policy function.
+
+    Args:
+        policy: prompt -> {outcome text: probability}; probabilities may sum to less than 1.
+        generator: prompt -> generated text, for reasoning and step generation.
+        max_context: longest prompt in characters.
+    """
+
+    def __init__(self, policy: Policy, generator: Callable[[str], str] | None = None, max_context: int = 100_000):
+        self.policy = policy
+        self.generator = generator or (lambda prompt: "The answer is adequate.")
+        self.max_context = max_context
+        self.calls: list[str] = []  # prompts seen, in order, so tests can count model calls
+
+    def encode(self, text: str) -> list[int]:
+        return [_VOCAB.index(c) if c in _VOCAB else _OTHER for c in text]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return "".join(_VOCAB[i] for i in ids)
+
+    def token_surfaces(self) -> list[str]:
+        return list(_VOCAB)
+
+    def apply_chat_template(self, messages: list[dict[str, str]]) -> str:
+        return "".join(f"<{m['role']}>\n{m['content']}\n" for m in messages) + "<assistant>\n"
+
+    def tree_logprobs(self, ids, tree: TokenTree, progress=None) -> TreeLogprobs:
+        edge = np.zeros((len(ids), tree.n_nodes))
+        end = np.zeros((len(ids), tree.n_nodes))
+        for b, row in enumerate(ids):
+            prompt = self.decode(row)
+            self.calls.append(prompt)
+            outcomes = self.policy(prompt)
+            for node in range(tree.n_nodes):
+                text = tree.texts[node]
+                here = sum(p for o, p in outcomes.items() if o.startswith(text)) if node else 1.0
+                if node:
+                    parent = sum(p for o, p in outcomes.items() if o.startswith(tree.texts[tree.parents[node]])) \
+                        if tree.parents[node] else 1.0
+                    edge[b, node] = _log(here / parent) if parent > 0 else -math.inf
+                # the outcome ends here unless a longer outcome continues with a word/digit char
+                cont = sum(p for o, p in outcomes.items() if o.startswith(text) and len(o) > len(text)
+                           and _VOCAB.index(o[len(text)]) in set(tree.continue_ids.tolist()))
+                end[b, node] = _log(1 - cont / here) if here > 0 else 0.0
+            if progress:
+                progress(1)
+        return TreeLogprobs(edge, end)
+
+    def generate(self, prompts, max_new_tokens, progress=None) -> list[str]:
+        self.calls.extend(prompts)
+        return [self.generator(p) for p in prompts]
+
+    def continuation_nll(self, prefixes, continuations) -> list[float]:
+        return [float(len(c) % 7) / 7 + 1.0 for c in continuations]
+
+
+def _log(x: float) -> float:
+    return math.log(x) if x > 0 else -math.inf
+
+
+def fake_judge(
+    policy: Policy,
+    generator: Callable[[str], str] | None = None,
+    *,
+    name: str = "fake",
+    family: str = "fake",
+    chat_template: bool = True,
+) -> Judge:
+    """A `Judge` around a `FakeBackend`, for tests that need no model."""
+    info = JudgeInfo(
+        name=name, family=family, source="fake", provenance="fake", dtype="float32", device="cpu",
+        chat_template=chat_template, context_length=100_000,
+    )
+    return Judge(FakeBackend(policy, generator), info)

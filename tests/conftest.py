@@ -1,0 +1,113 @@
+"""Shared fixtures: the embedded judges (loaded once per session) and a tiny trained tokenizer.
+
+Tests that load a real model carry the `slow` marker; `pytest -m "not slow"` skips them.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: loads a real (embedded) judge model; minutes on CPU")
+
+
+@pytest.fixture(scope="session")
+def smollm_judge():
+    """The embedded SmolLM2-135M-Instruct judge, fp32 on CPU (~25 s to load)."""
+    from localjudge import load_judge
+
+    return load_judge("smollm2-135m", device="cpu", dtype="float32")
+
+
+@pytest.fixture(scope="session")
+def gemma_judge():
+    """The embedded Gemma 3 270M base judge, fp32 on CPU (~75 s to load)."""
+    from localjudge import load_judge
+
+    return load_judge("gemma3-270m", device="cpu", dtype="float32")
+
+
+_WORDS = "the answer is good bad score rating quality fluent helpful response yes no maybe Yes No A B".split()
+
+
+def _number_corpus(seed: int = 0) -> list[str]:
+    """Synthetic text full of numbers so BPE learns merged numerals ("10", "100", " 10")."""
+    rng = random.Random(seed)
+    lines = []
+    for _ in range(3000):
+        n = rng.choice([rng.randint(0, 10), 10, 100, rng.randint(0, 100), 7])
+        words = " ".join(rng.choices(_WORDS, k=rng.randint(2, 6)))
+        lines += [f"{words} Score: {n}. Rating {rng.randint(0, 10)}/10 and {n}", str(n), f"Total {rng.randint(0, 100)}"]
+    return lines
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer():
+    """A byte-level BPE tokenizer trained on the fly (digits not split), shared by the session."""
+    return build_tiny_tokenizer()
+
+
+def build_tiny_tokenizer():
+    """A byte-level BPE tokenizer trained on the fly, digits NOT split, as `PreTrainedTokenizerFast`."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600, min_frequency=2, special_tokens=["<|endoftext|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator(_number_corpus(), trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
+
+
+def tiny_llama(vocab_size: int, seed: int = 0, attn: str = "sdpa"):
+    """A random-weight 2-layer Llama (hidden 64, 4 heads, 2 kv heads), fp32, eval mode."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
+        pad_token_id=0, bos_token_id=0, eos_token_id=0, tie_word_embeddings=False,
+        attn_implementation=attn,
+    )
+    model = LlamaForCausalLM(config).eval()
+    _sharpen(model)
+    return model
+
+
+def tiny_gemma3(vocab_size: int, seed: int = 0, attn: str = "sdpa", window: int = 8):
+    """A random-weight Gemma 3 text model mixing sliding-window (`window`) and full attention."""
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    torch.manual_seed(seed)
+    config = Gemma3TextConfig(
+        vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=3,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=1024,
+        sliding_window=window, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        pad_token_id=0, bos_token_id=0, eos_token_id=0, tie_word_embeddings=False,
+        attn_implementation=attn,
+    )
+    model = Gemma3ForCausalLM(config).eval()
+    _sharpen(model)
+    return model
+
+
+def _sharpen(model) -> None:
+    """Scales the output head up so next-token distributions are far from uniform.
+
+    With default init a random model is almost uniform over ~600 tokens, so every score would get
+    ~1/600 of the mass and differences between contexts would be invisible at 1e-5.
+    """
+    import torch
+
+    with torch.no_grad():
+        model.lm_head.weight.mul_(40.0)
