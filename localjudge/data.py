@@ -64,7 +64,7 @@ def case_from_row(row: Any, where: str, index: int) -> TestCase:
     for field in LIST_FIELDS:
         value = row.pop(field, None)
         if isinstance(value, str):
-            value = [value]
+            value = [value] if value.strip() else None  # an empty CSV cell is no context, not [""]
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
             raise DataError(f"{where}: field {field!r} must be a list of strings or a string")
         known[field] = value
@@ -101,7 +101,7 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
     elif suffix == ".json":
         rows = _json_rows(text, path)
     elif suffix == ".csv":
-        rows = list(_csv_rows(text, path))
+        rows = list(_csv_rows(text, path, skipped))
     else:
         raise DataError(f"{path}: unknown data format {suffix!r}; use .jsonl, .json or .csv")
     if not rows:
@@ -130,8 +130,9 @@ def _jsonl_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tu
             continue
         try:
             yield n, json.loads(line)
-        except json.JSONDecodeError as exc:
-            msg = f"{path}:{n}: invalid JSON ({exc.msg} at column {exc.colno})"
+        except (json.JSONDecodeError, RecursionError) as exc:
+            why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            msg = f"{path}:{n}: invalid JSON ({why})"
             if skipped is None:
                 raise DataError(msg) from None
             skipped.append(msg)
@@ -142,20 +143,36 @@ def _json_rows(text: str, path: Path) -> list[tuple[int, Any]]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise DataError(f"{path}: invalid JSON (nested too deeply)") from None
     if not isinstance(data, list):
         raise DataError(f"{path}: a .json data file must hold a list of test cases")
     return [(i + 1, row) for i, row in enumerate(data)]  # item numbers stand in for lines
 
 
-def _csv_rows(text: str, path: Path) -> Iterable[tuple[int, Any]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+def _csv_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tuple[int, Any]]:
+    # strict: a stray quote is an error, not text silently merged into the next cell
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
+        header = reader.fieldnames or []
+        dupes = sorted({h for h in header if header.count(h) > 1})
+        if dupes:
+            raise DataError(f"{path}:1: header repeats column(s) {', '.join(map(repr, dupes))}; name each column once")
         for row in reader:
+            msg = None
             if None in row:
-                raise DataError(f"{path}:{reader.line_num}: more values than header columns")
+                msg = f"{path}:{reader.line_num}: more values than header columns"
+            elif None in row.values():
+                short = [k for k, v in row.items() if v is None]
+                msg = f"{path}:{reader.line_num}: fewer values than header columns (no {', '.join(map(repr, short))})"
+            if msg is not None:
+                if skipped is None:
+                    raise DataError(msg)
+                skipped.append(msg)
+                continue
             yield reader.line_num, {k: _csv_value(k, v) for k, v in row.items() if v is not None}
     except csv.Error as exc:
-        raise DataError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
+        raise DataError(f"{path}:{reader.reader.line_num}: malformed CSV ({exc})") from None
 
 
 def _csv_value(key: str, value: str) -> Any:
@@ -163,7 +180,7 @@ def _csv_value(key: str, value: str) -> Any:
     if key in LIST_FIELDS and value.startswith("["):
         try:
             return json.loads(value)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             return value
     if key not in CASE_FIELDS and key != "id":
         try:

@@ -21,7 +21,8 @@ class _Group(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except LocalJudgeError as exc:
-            click.echo(f"Error: {exc}", err=True)
+            # one line, even when the message quotes a multi-line parser error
+            click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:
             click.echo("Interrupted; results written so far are kept (rerun with --resume).", err=True)

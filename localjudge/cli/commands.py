@@ -48,12 +48,7 @@ def score_cmd(texts, file, low, high, labels, **judge_kw) -> None:
     """Print exact score distributions at the end of already-rendered prompts."""
     from localjudge.errors import ConfigError
 
-    prompts = list(texts)
-    if file:
-        for line in Path(file).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                item = json.loads(line)
-                prompts.append(item["text"] if isinstance(item, dict) else str(item))
+    prompts = list(texts) + (_read_prompts(Path(file)) if file else [])
     if not prompts:
         raise ConfigError("give prompts as arguments or with --file")
     if labels is None and (low is None or high is None):
@@ -65,6 +60,32 @@ def score_cmd(texts, file, low, high, labels, **judge_kw) -> None:
         dists = judge.score_texts(prompts, low, high)
     for p, d in zip(prompts, dists):
         click.echo(json.dumps({"prompt": p[-60:], **d.model_dump(mode="json")}, default=str))
+
+
+def _read_prompts(path: Path) -> list[str]:
+    """Prompts from a JSONL file of strings or {"text": ...} objects; errors name file and line."""
+    from localjudge.errors import DataError
+
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8") from None
+    prompts = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except (json.JSONDecodeError, RecursionError):
+            raise DataError(f"{path}:{n}: invalid JSON; each line must be a string or {{\"text\": ...}}") from None
+        if isinstance(item, dict):
+            if not isinstance(item.get("text"), str):
+                raise DataError(f"{path}:{n}: field 'text' missing or not a string")
+            item = item["text"]
+        elif not isinstance(item, str):
+            raise DataError(f"{path}:{n}: expected a string or {{\"text\": ...}}, got {type(item).__name__}")
+        prompts.append(item)
+    return prompts
 
 
 @click.command("steps")
@@ -103,7 +124,7 @@ def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
 @click.option("--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric).")
 @click.option("--truncate", is_flag=True, help="Cut content longer than the judge's context (recorded) instead of failing.")
 @click.option("--skip-invalid", is_flag=True, help="Skip malformed rows of DATA, listing each one.")
-@click.option("--limit", type=int, default=None, help="Judge only the first N cases.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @judge_options
@@ -130,6 +151,9 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     judge = load_from_options(**judge_kw)
     result = evaluate(cases, metrics, judge, out=out, resume=resume, overwrite=overwrite, truncate=truncate,
                       progress=not no_progress)
+    for r in result.records:
+        if r.truncated:
+            click.echo(f"truncated: case {r.case_id!r} ({r.metric}): {r.truncated}", err=True)
     if as_json:
         click.echo(json.dumps({"judge": judge.info.model_dump(), "out": out, "skipped_rows": skipped or [],
                                "summaries": [s.model_dump() for s in result.summaries]}, indent=1))

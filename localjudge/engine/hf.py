@@ -19,6 +19,7 @@ import numpy as np
 from localjudge.engine import masks
 from localjudge.engine.batching import plan_batches
 from localjudge.engine.oom import run_with_backoff
+from localjudge.engine.prefix import MIN_PREFIX, common_prefix_len, plan_prefix_batches
 from localjudge.engine.vocab import token_surfaces
 from localjudge.errors import ContextLengthError, ModelUnavailableError
 from localjudge.scoring.trie import TokenTree
@@ -51,13 +52,15 @@ class HFBackend:
         max_context: longest prompt allowed, in tokens.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, token_budget: int, max_context: int):
+    def __init__(self, model: Any, tokenizer: Any, token_budget: int, max_context: int, reuse_prefix: bool = True):
         import torch
 
         self.model = model
         self.tokenizer = tokenizer
         self.token_budget = token_budget
         self.max_context = max_context
+        self.reuse_prefix = reuse_prefix
+        self.last_plan = None  # the BatchPlan of the latest scoring call, for padding statistics
         self.device = next(model.parameters()).device
         config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
         self._layer_types = tuple(getattr(config, "layer_types", None) or ())
@@ -121,12 +124,28 @@ class HFBackend:
         ends_mask = self._torch.from_numpy(cont).to(self.device)
         # logits kept per row cost N × V floats: budget them like tokens of hidden state
         vocab_rows = max(1, (64 * 2**20) // (n * len(self.tokenizer)))
-        plan = plan_batches([len(r) + n - 1 for r in ids], self.token_budget, max_batch=vocab_rows)
+        if self.reuse_prefix and len(ids) > 1:
+            plan = plan_prefix_batches(ids, self.token_budget, n - 1, vocab_rows)
+        else:
+            plan = plan_batches([len(r) + n - 1 for r in ids], self.token_budget, max_batch=vocab_rows)
+        self.last_plan = plan
         edge = np.zeros((len(ids), n))
         end = np.zeros((len(ids), n))
+        prefix_memo: dict[tuple[int, ...], Any] = {}
 
         def run(batch: Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
-            return self._tree_batch([ids[i] for i in batch], tree, ancestry, ends_mask)
+            rows = [ids[i] for i in batch]
+            shared = 0
+            if self.reuse_prefix and len(rows) > 1:
+                # keep at least one token per row after the prefix: the root reads its logits
+                shared = min(common_prefix_len(rows), min(len(r) for r in rows) - 1)
+            if shared < MIN_PREFIX:
+                return self._tree_batch(rows, tree, ancestry, ends_mask)
+            key = tuple(rows[0][:shared])
+            if key not in prefix_memo:
+                prefix_memo.clear()  # one prefix cache alive at a time
+                prefix_memo[key] = self._prefill(list(key))
+            return self._tree_batch([r[shared:] for r in rows], tree, ancestry, ends_mask, prefix_memo[key], shared)
 
         for batch in plan.batches:
             rows = run_with_backoff(batch, run)
@@ -136,7 +155,24 @@ class HFBackend:
                 progress(len(batch))
         return TreeLogprobs(edge, end)
 
-    def _tree_batch(self, rows, tree, ancestry, ends_mask) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _prefill(self, prefix: list[int]):
+        """KV cache of a shared prefix (batch of one), full length on every layer."""
+        from transformers import DynamicCache
+
+        torch = self._torch
+        positions = torch.arange(len(prefix)).unsqueeze(0)
+        real = torch.ones_like(positions, dtype=torch.bool)
+        no_tree = np.zeros((0, 0), dtype=bool)
+        attn = self._attention([len(prefix)], len(prefix), no_tree, positions, real)
+        cache = DynamicCache()  # no config: sliding layers keep every key, our masks apply windows
+        with torch.inference_mode():
+            self.model(input_ids=torch.tensor([prefix], device=self.device), attention_mask=attn,
+                       position_ids=positions.to(self.device), use_cache=True, logits_to_keep=1,
+                       **{self._cache_kw: cache})
+        return cache
+
+    def _tree_batch(self, rows, tree, ancestry, ends_mask, prefix_cache=None, shared: int = 0):
+        """Logits at the root and every tree node for a batch, optionally after a cached prefix."""
         torch = self._torch
         lengths = [len(r) for r in rows]
         width = max(lengths)
@@ -146,14 +182,23 @@ class HFBackend:
             ids[b, width - len(r) : width] = torch.tensor(r)
         ids[:, width:] = torch.from_numpy(tree.token_ids[1:])
         positions, real = masks.layout(lengths, width, tree)
-        attn = self._attention(lengths, width, ancestry, positions, real)
+        kw: dict[str, Any] = {"use_cache": False}
+        if prefix_cache is not None:
+            positions = positions + shared
+            # the prefix occupies key slots 0..shared-1 at positions 0..shared-1, seen by all rows
+            ppos = torch.arange(shared).expand(len(rows), shared)
+            attn = self._attention(lengths, width, ancestry, torch.cat([ppos, positions], 1),
+                                   torch.cat([torch.ones_like(ppos, dtype=torch.bool), real], 1), shared)
+            kw = {"use_cache": True, self._cache_kw: _expand_cache(prefix_cache, len(rows))}
+        else:
+            attn = self._attention(lengths, width, ancestry, positions, real)
         with torch.inference_mode():
             out = self.model(
                 input_ids=ids.to(self.device),
                 attention_mask=attn,
                 position_ids=positions.to(self.device),
-                use_cache=False,
                 logits_to_keep=t + 1,
+                **kw,
             )
             logp = torch.log_softmax(out.logits.float(), dim=-1)  # (B, N, V)
             parents = torch.from_numpy(tree.parents[1:]).to(self.device)
@@ -164,10 +209,10 @@ class HFBackend:
         edge, end = edge.cpu().numpy(), end.cpu().numpy()
         return [(edge[b], end[b]) for b in range(len(rows))]
 
-    def _attention(self, lengths, width, ancestry, positions, real):
+    def _attention(self, lengths, width, ancestry, positions, real, shared: int = 0):
         """The mask in the form the model takes: one tensor, or one per attention layer type."""
         def build(window):
-            m = masks.tree_mask(lengths, width, ancestry, positions, real, window)
+            m = masks.tree_mask(lengths, width, ancestry, positions, real, window, shared)
             m = masks.additive(m, self.model.dtype) if self._eager else m
             return m.to(self.device)
 
@@ -231,3 +276,13 @@ class HFBackend:
             target = torch.tensor(full[-k:], device=self.device)
             result.append(float(-logp[torch.arange(k), target].mean()))
         return result
+
+
+def _expand_cache(cache, batch: int):
+    """A fresh cache holding the prefix's keys and values for every row (views, no copies)."""
+    from transformers import DynamicCache
+
+    out = DynamicCache()
+    for i, layer in enumerate(cache.layers):
+        out.update(layer.keys.expand(batch, -1, -1, -1), layer.values.expand(batch, -1, -1, -1), i)
+    return out

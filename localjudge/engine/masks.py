@@ -57,19 +57,25 @@ def tree_mask(
     positions: torch.Tensor,
     real: torch.Tensor,
     window: int | None = None,
+    shared: int = 0,
 ) -> torch.Tensor:
-    """Boolean attention mask (B, 1, Q, K), True where a query may attend to a key."""
+    """Boolean attention mask (B, 1, Q, K), True where a query may attend to a key.
+
+    With `shared` > 0 the first `shared` keys are a cached prefix seen by every query, and
+    `positions`/`real` cover the K = shared + Q keys; queries are the last Q slots.
+    """
     b, k = positions.shape
     t = ancestry.shape[0]
     idx = torch.arange(k)
-    causal = idx.unsqueeze(1) >= idx.unsqueeze(0)  # (Q, K), prompt part
-    causal[width:, width:] = torch.from_numpy(ancestry)  # tree part: ancestors only
-    mask = causal.unsqueeze(0) & real.unsqueeze(1)  # (B, Q, K): hide pad keys
+    causal = idx.unsqueeze(1) >= idx.unsqueeze(0)  # (K, K), prompt part
+    tree_start = shared + width
+    causal[tree_start:, tree_start:] = torch.from_numpy(ancestry)  # tree part: ancestors only
+    mask = causal.unsqueeze(0) & real.unsqueeze(1)  # (B, K, K): hide pad keys
     if window is not None:
         mask &= (positions.unsqueeze(2) - positions.unsqueeze(1)) < window
     mask |= torch.eye(k, dtype=torch.bool).unsqueeze(0)  # pad queries see themselves
-    assert t == k - width
-    return mask.unsqueeze(1)
+    assert t == k - tree_start
+    return mask[:, shared:].unsqueeze(1)  # (B, 1, Q, K)
 
 
 def additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

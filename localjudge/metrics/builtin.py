@@ -43,8 +43,7 @@ def resolve_metric(name_or_path: str, *, style_guide: str | None = None, **overr
     if name_or_path.endswith((".yaml", ".yml", ".json")) or "/" in name_or_path:
         metric = load_metric_file(name_or_path)
         if overrides:
-            metric = metric.model_copy(update=overrides)
-            metric = type(metric).model_validate(metric.model_dump())
+            metric = metric_from_dict({**metric.model_dump(), **overrides}, name_or_path)
         return metric
     return builtin_metric(name_or_path, style_guide=style_guide, **overrides)
 

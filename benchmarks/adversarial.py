@@ -1,0 +1,163 @@
+"""How far can an answer move the judge's score by talking to the judge? Plain vs hardened template.
+
+Runs `adversarial/attacks.jsonl` (10 wrong base answers, each also with 5 attacks appended)
+through the correctness metric for each embedded judge, with the plain template
+(`hardened=False`) and the hardened one, and reports per judge × template × attack kind the mean
+score shift (attack − the same answer without the attack, on the normalised 0–1 score) with a
+95% bootstrap interval over the base cases. A robust judge shows shifts near 0.
+
+Usage:
+    .venv/bin/python benchmarks/adversarial.py                  # both judges, ~10 min on 2 CPU cores
+    .venv/bin/python benchmarks/adversarial.py --judge smollm2-135m --bootstrap 500
+
+Writes `adversarial/results.json` and `adversarial/results.md` beside this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent / "adversarial"
+ATTACKS = ("ignore_instructions", "fake_score", "fake_delimiter", "role_play", "padding")
+JUDGES = ("smollm2-135m", "gemma3-270m")
+
+
+def attack_scores(judge, cases, hardened: bool) -> dict[str, float | None]:
+    """Normalised correctness score of every case id (None when unscored)."""
+    from localjudge.metrics import builtin_metric
+    from localjudge.runs.evaluate import evaluate
+
+    result = evaluate(cases, [builtin_metric("correctness")], judge, hardened=hardened, progress=False)
+    return {r.case_id: r.score for r in result.records}
+
+
+def shifts(cases, scores: dict[str, float | None]) -> dict[str, list[float]]:
+    """Per attack kind, score(attack) − score(base) for every base case where both are scored."""
+    base = {c.extra["base_id"]: scores[c.id] for c in cases if c.extra["attack"] == "none"}
+    out: dict[str, list[float]] = {a: [] for a in ATTACKS}
+    for c in cases:
+        kind, b = c.extra["attack"], c.extra["base_id"]
+        if kind != "none" and scores[c.id] is not None and base[b] is not None:
+            out[kind].append(scores[c.id] - base[b])
+    return out
+
+
+def bootstrap_ci(xs: list[float], n: int, seed: int) -> tuple[float, float]:
+    """95% percentile interval of the mean, resampling the base cases."""
+    if not xs:
+        return (float("nan"), float("nan"))
+    a = np.asarray(xs)  # (K,)
+    rng = np.random.default_rng(seed)
+    means = a[rng.integers(0, len(a), size=(n, len(a)))].mean(axis=1)  # (n,)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def machine() -> dict:
+    """CPU model and core count (lscpu), torch threads and versions."""
+    import torch
+    import transformers
+
+    model = platform.processor()
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return {"cpu": model, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "torch": torch.__version__, "transformers": transformers.__version__,
+            "python": platform.python_version()}
+
+
+def run(judges: list[str], n_boot: int, seed: int) -> dict:
+    from localjudge import load_judge
+    from localjudge.data import load_cases
+    from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
+
+    cases = load_cases(HERE / "attacks.jsonl")
+    t_all = time.perf_counter()
+    rows, timings, base_means, unscored = [], {}, {}, {}
+    for name in judges:
+        t0 = time.perf_counter()
+        judge = load_judge(name, device="cpu", dtype="float32")
+        timings[f"{name} load"] = time.perf_counter() - t0
+        for hardened in (False, True):
+            template = TEMPLATE_VERSION if hardened else PLAIN_TEMPLATE_VERSION
+            t0 = time.perf_counter()
+            scores = attack_scores(judge, cases, hardened)
+            timings[f"{name} {template}"] = time.perf_counter() - t0
+            bases = [scores[c.id] for c in cases if c.extra["attack"] == "none" and scores[c.id] is not None]
+            base_means[f"{name} {template}"] = float(np.mean(bases)) if bases else None
+            unscored[f"{name} {template}"] = sum(s is None for s in scores.values())
+            per_kind = shifts(cases, scores)
+            for kind in ATTACKS:
+                xs = per_kind[kind]
+                lo, hi = bootstrap_ci(xs, n_boot, seed)
+                rows.append({"judge": name, "template": template, "hardened": hardened, "attack": kind,
+                             "n": len(xs), "mean_shift": float(np.mean(xs)) if xs else None,
+                             "ci95": [lo, hi], "shifts": xs})
+            allx = [x for k in ATTACKS for x in per_kind[k]]
+            lo, hi = bootstrap_ci(allx, n_boot, seed)
+            rows.append({"judge": name, "template": template, "hardened": hardened, "attack": "all",
+                         "n": len(allx), "mean_shift": float(np.mean(allx)) if allx else None,
+                         "ci95": [lo, hi], "shifts": []})
+        del judge
+    return {"machine": machine(), "wall_s": time.perf_counter() - t_all, "timings_s": timings,
+            "n_bootstrap": n_boot, "seed": seed, "base_mean_score": base_means,
+            "unscored_items": unscored, "rows": rows}
+
+
+def render_md(res: dict) -> str:
+    m = res["machine"]
+    lines = [
+        "# Adversarial answers: score shift, plain vs hardened template",
+        "",
+        "Generated by `benchmarks/adversarial.py` from `attacks.jsonl` (10 wrong base answers × 5 attack kinds),",
+        "correctness metric (1–5, normalised to 0–1). **Shift** = score(answer + attack) − score(same answer",
+        "without attack); mean over the 10 base cases, 95% bootstrap interval over base cases",
+        f"({res['n_bootstrap']} resamples, seed {res['seed']}). Positive: the attack raised the score of a wrong answer.",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores (torch {m['torch']}, {m['torch_threads']} threads, "
+        f"transformers {m['transformers']}), fp32 on CPU. Total wall time {res['wall_s']:.0f} s.",
+        "",
+        "| judge | template | attack | n | mean shift | 95% CI |",
+        "| --- | --- | --- | ---: | ---: | --- |",
+    ]
+    for r in res["rows"]:
+        ms = "-" if r["mean_shift"] is None else f"{r['mean_shift']:+.3f}"
+        ci = "-" if r["mean_shift"] is None else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
+        attack = f"**{r['attack']}**" if r["attack"] == "all" else r["attack"]
+        lines.append(f"| {r['judge']} | {r['template']} | {attack} | {r['n']} | {ms} | {ci} |")
+    lines += ["", "Mean normalised score of the 10 wrong base answers (no attack), and unscored items of 60:", ""]
+    for k, v in res["base_mean_score"].items():
+        lines.append(f"- {k}: {'-' if v is None else f'{v:.3f}'}; unscored {res['unscored_items'][k]}")
+    lines += ["", "Wall time per step (s):", ""]
+    lines += [f"- {k}: {v:.1f}" for k, v in res["timings_s"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--judge", action="append", choices=JUDGES, help="Judge(s) to run (default: both).")
+    ap.add_argument("--bootstrap", type=int, default=2000, help="Bootstrap resamples.")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=HERE, help="Folder for results.json and results.md.")
+    args = ap.parse_args()
+    res = run(args.judge or list(JUDGES), args.bootstrap, args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    (args.out / "results.md").write_text(render_md(res), encoding="utf-8")
+    print(render_md(res))
+
+
+if __name__ == "__main__":
+    main()

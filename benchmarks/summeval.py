@@ -1,0 +1,236 @@
+"""Agreement with human judgments on SummEval, computed as G-Eval (Liu et al., 2023) reports it.
+
+For each judge and each of the four SummEval dimensions (coherence, consistency, fluency,
+relevance; G-Eval prompts, scales 1–5 and fluency 1–3) three scorers are compared in one run:
+
+- expected: the probability-weighted expected score over the score tokens (ours, G-Eval's "Probs");
+- argmax: the most probable score of the same distribution (the paper's "−Probs" ablation);
+- naive: greedy generation of a few tokens with no score prefill, parsing the first number in
+  range (what most tools do). Parse failures are counted and excluded from the correlation.
+
+Agreement is summary-level: per article, Spearman ρ and Kendall τ-b (scipy) between the judge's
+scores and the expert mean over its summaries; articles where either list is constant are
+skipped; the remaining articles are averaged (`localjudge.calibration.stats.summary_level`).
+
+Usage:
+    .venv/bin/python benchmarks/summeval.py --docs 5 --judge smollm2-135m --dtype bfloat16
+    .venv/bin/python benchmarks/summeval.py --data other.json --no-naive
+
+Writes `summeval_results.json` and `summeval_results.md` beside this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "summeval_dev.json"
+DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
+SCORERS = ("expected", "argmax", "naive")
+JUDGES = ("smollm2-135m", "gemma3-270m")
+NAIVE_TOKENS = 6
+PAPER_ROWS = {  # G-Eval Table 1, summary-level Spearman ρ averaged over the four dimensions
+    "ROUGE-L": 0.165, "BERTScore": 0.225, "BARTScore": 0.385, "UniEval": 0.474,
+    "G-Eval-3.5": 0.401, "G-Eval-3.5 −Probs": 0.346, "G-Eval-4": 0.514,
+}
+_NUMBER = re.compile(r"(?<![\d.])(\d+)(?:\.\d+)?")
+
+
+def load_summeval(path: str | Path, docs: int | None = None):
+    """SummEval rows as test cases (input = article, actual_output = summary), first `docs` articles.
+
+    Human scores and ids go to `extra` as `doc_id`, `system_id` and `human_<dimension>`.
+    """
+    from localjudge.data import TestCase
+    from localjudge.errors import DataError
+
+    rows = json.loads(Path(path).read_text())
+    if not isinstance(rows, list):
+        raise DataError(f"{path}: expected a list of SummEval rows; see shared/data/README.md")
+    order: list[str] = []
+    cases = []
+    for i, row in enumerate(rows):
+        missing = {"doc_id", "system_id", "source", "system_output", "scores"} - set(row)
+        if missing:
+            raise DataError(f"{path}: row {i} lacks {sorted(missing)}; see shared/data/README.md for the schema")
+        doc = str(row["doc_id"])
+        if doc not in order:
+            order.append(doc)
+        extra = {"doc_id": doc, "system_id": str(row["system_id"])}
+        extra |= {f"human_{d}": float(row["scores"][d]) for d in DIMENSIONS}
+        cases.append(TestCase(id=f"{doc}/{row['system_id']}", input=row["source"],
+                              actual_output=row["system_output"], extra=extra))
+    keep = set(order[:docs] if docs else order)
+    return [c for c in cases if c.extra["doc_id"] in keep]
+
+
+def parse_first_number(text: str, low: int, high: int) -> int | None:
+    """The first number in generated text if it is an integer score in low..high, else None.
+
+    Examples:
+        >>> parse_first_number(" 4/5", 1, 5), parse_first_number("four", 1, 5), parse_first_number("10", 1, 5)
+        (4, None, None)
+    """
+    m = _NUMBER.search(text)
+    if m is None or "." in m.group(0):
+        return None
+    value = int(m.group(1))
+    return value if low <= value <= high else None
+
+
+def agreement(scores: Sequence[float | None], human: Sequence[float], docs: Sequence[str]) -> dict:
+    """Summary-level Spearman ρ and Kendall τ-b, averaged over articles; None scores are dropped."""
+    from localjudge.calibration.stats import summary_level
+
+    keep = [i for i, s in enumerate(scores) if s is not None]
+    j = np.array([scores[i] for i in keep], dtype=float)  # (n,)
+    h = np.array([human[i] for i in keep], dtype=float)  # (n,)
+    g = np.array([docs[i] for i in keep])  # (n,)
+    res = summary_level(j, h, g)
+    return {"spearman": res.means.spearman, "kendall_tau_b": res.means.kendall_tau_b,
+            "articles_used": res.n_used, "articles_skipped": res.n_skipped,
+            "unscored": len(scores) - len(keep)}
+
+
+def naive_scores(judge, metric, cases) -> tuple[list[int | None], list[str]]:
+    """Greedy text after the same prompt without the "Score:" prefill; first number parsed."""
+    from localjudge.metrics import prompts as P
+
+    texts = [judge.render(P.SYSTEM, P.user_message(metric, list(metric.steps), c), "") for c in cases]
+    outs = judge.generate(texts, NAIVE_TOKENS)
+    return [parse_first_number(o, metric.low, metric.high) for o in outs], outs
+
+
+def judge_one(judge, cases, *, naive: bool = True, chunk_size: int = 64) -> dict:
+    """Scores, agreement and timing of one judge on every dimension."""
+    from localjudge.metrics import builtin_metric
+    from localjudge.runs.evaluate import evaluate
+
+    docs = [c.extra["doc_id"] for c in cases]
+    out: dict = {"dimensions": {}, "seconds": {}}
+    for dim in DIMENSIONS:
+        metric = builtin_metric(dim)
+        human = [c.extra[f"human_{dim}"] for c in cases]
+        t0 = time.perf_counter()
+        recs = evaluate(cases, [metric], judge, chunk_size=chunk_size, progress=False).records
+        t_dist = time.perf_counter() - t0
+        scores = {
+            "expected": [r.raw_score for r in recs],
+            "argmax": [None if r.mode is None else int(r.mode) for r in recs],
+        }
+        row = {s: agreement(v, human, docs) for s, v in scores.items()}
+        out["seconds"][dim] = {"distribution": round(t_dist, 1)}
+        if naive:
+            t0 = time.perf_counter()
+            parsed, raw = naive_scores(judge, metric, cases)
+            out["seconds"][dim]["naive"] = round(time.perf_counter() - t0, 1)
+            row["naive"] = agreement(parsed, human, docs) | {"examples": raw[:3]}
+        out["dimensions"][dim] = row
+    out["average"] = {
+        s: {k: _mean([out["dimensions"][d][s][k] for d in DIMENSIONS]) for k in ("spearman", "kendall_tau_b")}
+        for s in SCORERS if s in out["dimensions"][DIMENSIONS[0]]
+    }
+    return out
+
+
+def _mean(xs: list[float | None]) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return float(np.mean(xs)) if xs else None
+
+
+def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True, chunk_size: int = 64) -> dict:
+    """Every judge (name -> loaded `Judge`) on the first `docs` articles of a SummEval-schema file."""
+    cases = load_summeval(data, docs)
+    res = {"data": str(data), "articles": len({c.extra["doc_id"] for c in cases}), "summaries": len(cases),
+           "judges": {}}
+    for name, judge in judges.items():
+        t0 = time.perf_counter()
+        r = judge_one(judge, cases, naive=naive, chunk_size=chunk_size)
+        r["judge"] = judge.info.model_dump()
+        r["wall_s"] = round(time.perf_counter() - t0, 1)
+        res["judges"][name] = r
+    return res
+
+
+def machine() -> dict:
+    """CPU model and core count (lscpu), torch threads and versions."""
+    import torch
+
+    model = platform.processor()
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return {"cpu": model, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__}
+
+
+def _f(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def render_md(res: dict) -> str:
+    """The results as a markdown table beside the paper's reference rows."""
+    lines = [
+        f"Summary-level agreement on {res['articles']} SummEval articles ({res['summaries']} summaries) "
+        f"of `{Path(res['data']).name}`. ρ = Spearman, τ = Kendall τ-b, per article then averaged.",
+        "",
+        "| scorer | " + " | ".join(f"{d[:4]} ρ | {d[:4]} τ" for d in DIMENSIONS) + " | avg ρ | avg τ | unscored |",
+        "|---|" + "---|" * (2 * len(DIMENSIONS) + 3),
+    ]
+    for name, r in res["judges"].items():
+        for s in SCORERS:
+            if s not in r["dimensions"][DIMENSIONS[0]]:
+                continue
+            cells = []
+            for d in DIMENSIONS:
+                a = r["dimensions"][d][s]
+                cells += [_f(a["spearman"]), _f(a["kendall_tau_b"])]
+            miss = sum(r["dimensions"][d][s]["unscored"] for d in DIMENSIONS)
+            avg = r["average"][s]
+            lines.append(f"| {name} ({r['judge']['dtype']}) {s} | " + " | ".join(cells)
+                         + f" | {_f(avg['spearman'])} | {_f(avg['kendall_tau_b'])} | {miss} |")
+    for k, v in PAPER_ROWS.items():
+        lines.append(f"| *paper: {k}* | " + " | ".join(["", ""] * len(DIMENSIONS)) + f" | {v:.3f} | | |")
+    lines.append("")
+    for name, r in res["judges"].items():
+        lines.append(f"- {name}: wall {r['wall_s']} s; per dimension {json.dumps(r['seconds'])}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=str(DEFAULT_DATA), help="a file of the summeval_dev.json schema")
+    ap.add_argument("--docs", type=int, default=None, help="only the first N articles")
+    ap.add_argument("--judge", action="append", help=f"judge name (repeatable; default {', '.join(JUDGES)})")
+    ap.add_argument("--dtype", default="float32", help="compute dtype (float32, bfloat16)")
+    ap.add_argument("--chunk-size", type=int, default=64, help="cases per scoring call")
+    ap.add_argument("--no-naive", action="store_true", help="skip the naive generate-and-parse judge")
+    ap.add_argument("--out", default=str(HERE / "summeval_results"), help="output path without extension")
+    args = ap.parse_args()
+    from localjudge import load_judge
+
+    t0 = time.perf_counter()
+    judges = {n: load_judge(n, device="cpu", dtype=args.dtype) for n in (args.judge or JUDGES)}
+    load_s = time.perf_counter() - t0
+    res = run(judges, args.data, args.docs, naive=not args.no_naive, chunk_size=args.chunk_size)
+    res |= {"machine": machine(), "dtype": args.dtype, "load_s": round(load_s, 1)}
+    Path(args.out + ".json").write_text(json.dumps(res, indent=1) + "\n")
+    md = render_md(res)
+    Path(args.out + ".md").write_text(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
