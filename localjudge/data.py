@@ -125,7 +125,8 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
 
 
 def _jsonl_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tuple[int, Any]]:
-    for n, line in enumerate(text.splitlines(), start=1):
+    # JSON lines end at "\n" only; str.splitlines() would also cut at U+2028, U+0085... inside strings
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from localjudge.engine.hf import TreeLogprobs
+from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.judge import Judge, JudgeInfo
 from localjudge.scoring.trie import TokenTree
 

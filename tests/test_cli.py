@@ -85,7 +85,7 @@ def test_existing_out_without_resume_or_overwrite(judges, data, tmp_path):
     assert result.exit_code == 2
     errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and "already exists" in errors[0] and "--resume" in errors[0]
-    assert len(result.stderr.strip().splitlines()[-1]) > 0
+    assert result.stderr.strip().splitlines()[-1] == errors[0]
     no_traceback(result)
     assert out.read_text() == before
 

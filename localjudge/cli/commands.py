@@ -71,7 +71,7 @@ def _read_prompts(path: Path) -> list[str]:
     except UnicodeDecodeError as exc:
         raise DataError(f"{path}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8") from None
     prompts = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 may sit in a string
         if not line.strip():
             continue
         try:
@@ -127,9 +127,11 @@ def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--distributed", is_flag=True,
+              help="Split the cases over the processes of `accelerate launch -m localjudge eval ...`; rank 0 reports.")
 @judge_options
 def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide, truncate, skip_invalid, limit,
-             as_json, no_progress, **judge_kw) -> None:
+             as_json, no_progress, distributed, **judge_kw) -> None:
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
     from localjudge.data import load_cases
     from localjudge.errors import ConfigError
@@ -141,6 +143,8 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
         raise ConfigError("--resume and --overwrite exclude each other")
     if resume and not out:
         raise ConfigError("--resume needs --out")
+    if out and not (resume or overwrite) and Path(out).exists() and Path(out).stat().st_size > 0:
+        raise ConfigError(f"{out} already exists; pass --resume to continue it or --overwrite to replace it")
     skipped: list[str] | None = [] if skip_invalid else None
     cases = load_cases(data, skipped)
     for msg in skipped or []:
@@ -148,9 +152,21 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     cases = cases[:limit] if limit else cases
     guide = Path(style_guide).read_text(encoding="utf-8") if style_guide else None
     metrics = [with_reasoning(resolve_metric(n, style_guide=guide), reasoning) for n in metric_names]
-    judge = load_from_options(**judge_kw)
-    result = evaluate(cases, metrics, judge, out=out, resume=resume, overwrite=overwrite, truncate=truncate,
-                      progress=not no_progress)
+    if distributed:
+        from localjudge.distributed import evaluate_distributed, local_device, write_records
+
+        if resume:
+            raise ConfigError("--resume is not supported with --distributed; rerun the whole set")
+        judge = load_from_options(**{**judge_kw, "device": judge_kw.get("device") or local_device()})
+        result = evaluate_distributed(cases, metrics, judge, truncate=truncate, progress=not no_progress)
+        if result is None:  # not rank 0: rank 0 prints and writes everything
+            return
+        if out:
+            write_records(result, out, overwrite)
+    else:
+        judge = load_from_options(**judge_kw)
+        result = evaluate(cases, metrics, judge, out=out, resume=resume, overwrite=overwrite, truncate=truncate,
+                          progress=not no_progress)
     for r in result.records:
         if r.truncated:
             click.echo(f"truncated: case {r.case_id!r} ({r.metric}): {r.truncated}", err=True)

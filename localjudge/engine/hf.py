@@ -11,7 +11,6 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,24 +21,12 @@ from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.prefix import MIN_PREFIX, common_prefix_len, plan_prefix_batches
 from localjudge.engine.vocab import token_surfaces
 from localjudge.errors import ContextLengthError, ModelUnavailableError
+from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
 log = logging.getLogger("localjudge")
 
 Progress = Callable[[int], None]
-
-
-@dataclass(frozen=True)
-class TreeLogprobs:
-    """Per-node log-probabilities for a batch of prompts.
-
-    Attributes:
-        edge_logp: (B, N) log P(node token | parent context); column 0 unused.
-        end_logp: (B, N) log P(next token does not continue the outcome | node context).
-    """
-
-    edge_logp: np.ndarray
-    end_logp: np.ndarray
 
 
 class HFBackend:

@@ -126,6 +126,7 @@ def evaluate(
             if not pending:
                 continue
             ctx = _context(judge, metric, truncate, hardened, steps_cache)
+            _check_same_spec(ctx, judge, [r for (_, name), r in done.items() if name == metric.name], out)
             ready = []
             for case in pending:
                 lacking = missing_fields(metric, case)
@@ -136,7 +137,9 @@ def evaluate(
                     bar.update(1)
                 else:
                     ready.append(case)
-            ready.sort(key=lambda c: -sum(len(str(c.get(f) or "")) for f in _fields(metric)))
+            # neighbours share their leading fields (an article's summaries), hence a prompt prefix
+            # that the engine computes once per batch
+            ready.sort(key=lambda c: tuple(str(c.get(f) or "") for f in _fields(metric)))
             for start in range(0, len(ready), chunk):
                 for rec in score_chunk(judge, ctx, ready[start : start + chunk]):
                     fresh[(rec.case_id, rec.metric)] = rec
@@ -168,11 +171,29 @@ def _context(judge: Judge, metric: Metric, truncate: bool, hardened: bool, cache
 
 
 def _check_same_run(r: ResultRecord, judge: Judge, out) -> None:
-    if r.judge.get("name") != judge.info.name or r.judge.get("provenance") != judge.info.provenance:
+    theirs = (r.judge.get("name"), r.judge.get("provenance"), r.judge.get("dtype"))
+    if theirs != (judge.info.name, judge.info.provenance, judge.info.dtype):
         raise ConfigError(
-            f"{out} holds results of judge {r.judge.get('name')} ({r.judge.get('provenance')}); "
-            "resume with the same judge or write to a new --out"
+            f"{out} holds results of judge {theirs[0]} ({theirs[1]}, {theirs[2]}); "
+            "resume with the same judge and dtype, or write to a new --out"
         )
+
+
+def _check_same_spec(ctx: MetricContext, judge: Judge, done: list[ResultRecord], out) -> None:
+    """Refuses to mix records of a changed metric definition or template into a resumed file."""
+    if not done:
+        return
+    probe = unscored_record(ctx, judge, _as_case(done[0]), "probe")
+    for r in done:
+        if r.metric_spec != probe.metric_spec or r.template_version != probe.template_version:
+            raise ConfigError(
+                f"{out}: metric {ctx.metric.name!r} was defined differently (or with another prompt "
+                "template) when those results were written; write to a new --out"
+            )
+
+
+def _as_case(r: ResultRecord) -> TestCase:
+    return TestCase(id=r.case_id, extra=r.extra)
 
 
 def _progress_bar(total: int, enabled: bool):

@@ -19,7 +19,8 @@ def read_results(path: str | Path, repair: bool = False) -> list[ResultRecord]:
         with path.open("r+b") as f:
             f.truncate(good_end)
     records = []
-    for n, line in enumerate(raw[:good_end].decode("utf-8").splitlines(), start=1):
+    # split on "\n" only: str.splitlines() also breaks at U+2028, U+0085... inside JSON strings
+    for n, line in enumerate(raw[:good_end].decode("utf-8").split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -10,6 +10,7 @@ exp(sum of edge_logp along the path + end_logp at the node).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +19,19 @@ from localjudge.scoring.trie import TokenTree
 
 DEFAULT_MIN_VALID_MASS = 0.1
 """Below this share of probability on valid outcomes an item is unscored, never guessed."""
+
+
+@dataclass(frozen=True)
+class TreeLogprobs:
+    """Per-node log-probabilities for a batch of prompts, as a backend returns them.
+
+    Attributes:
+        edge_logp: (B, N) log P(node token | parent context); column 0 unused.
+        end_logp: (B, N) log P(next token does not continue the outcome | node context).
+    """
+
+    edge_logp: np.ndarray
+    end_logp: np.ndarray
 
 
 def outcome_mass(tree: TokenTree, edge_logp: np.ndarray, end_logp: np.ndarray) -> np.ndarray:
