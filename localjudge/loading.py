@@ -11,6 +11,7 @@ from pathlib import Path
 from localjudge.errors import ConfigError, ModelUnavailableError, UnsafeModelError
 from localjudge.judge import Judge, JudgeInfo
 from localjudge.registry import (
+    REGISTRY_PATH,
     GGUFFileSource,
     HubSource,
     JudgeEntry,
@@ -56,7 +57,11 @@ def load_judge(
     import torch
 
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
-    entry = _resolve(name_or_path or registry.default, registry)
+    entry, adhoc = _resolve(name_or_path or registry.default, registry)
+    if isinstance(entry.source, LocalDirSource) and not Path(entry.source.path).is_absolute() and not adhoc:
+        # registry paths are relative to the registry file, not to the working directory
+        where = Path(registry_path or REGISTRY_PATH).resolve().parent / entry.source.path
+        entry = entry.model_copy(update={"source": LocalDirSource(kind="local_dir", path=str(where))})
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise ConfigError(f"device {device!r} requested but CUDA is not available; use --device cpu")
@@ -68,26 +73,32 @@ def load_judge(
     budget = token_budget or (16384 if device.startswith("cuda") else 4096)
     info = JudgeInfo(
         name=entry.name, family=entry.family, source=entry.source.describe(), provenance=provenance,
-        dtype=dtype_name, device=device, chat_template=use_chat, context_length=entry.context_length,
+        dtype=dtype_name, device=device, chat_template=use_chat, context_length=_model_context(model) if adhoc else entry.context_length,
     )
     return Judge.from_model(model, tokenizer, info, token_budget=budget)
 
 
-def _resolve(name: str, registry) -> JudgeEntry:
-    """Turns a name or path into a registry entry (ad-hoc entries for paths and hub ids)."""
+def _resolve(name: str, registry) -> tuple[JudgeEntry, bool]:
+    """Turns a name or path into a registry entry; True for ad-hoc entries (paths, hub ids)."""
     if any(j.name == name for j in registry.judges):
-        return registry.get(name)
+        return registry.get(name), False
     path = Path(name).expanduser()
     base = dict(name=name, family="unknown", context_length=8192)
     if path.suffix == ".gguf":
         if not path.is_file():
-            raise ModelUnavailableError(f"GGUF file {path} does not exist")
-        return JudgeEntry(**base, source=GGUFFileSource(kind="gguf_file", path=str(path)))
+            raise ModelUnavailableError(f"GGUF file {path} does not exist; check the path or use a registry name (`localjudge models`)")
+        return JudgeEntry(**base, source=GGUFFileSource(kind="gguf_file", path=str(path))), True
     if path.is_dir():
-        return JudgeEntry(**base, source=LocalDirSource(kind="local_dir", path=str(path)))
+        return JudgeEntry(**base, source=LocalDirSource(kind="local_dir", path=str(path))), True
     if name.count("/") == 1 and not name.startswith((".", "/")):
-        return JudgeEntry(**base, source=HubSource(kind="hub", repo=name, revision="main"))
-    return registry.get(name)  # raises with close matches
+        return JudgeEntry(**base, source=HubSource(kind="hub", repo=name, revision="main")), True
+    return registry.get(name), False  # raises with close matches
+
+
+def _model_context(model) -> int:
+    """The longest input a model's own config allows (for judges outside the registry)."""
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    return int(getattr(config, "max_position_embeddings", None) or 8192)
 
 
 def _pick_dtype(dtype: str, device: str) -> str:
@@ -139,7 +150,7 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
             raise ModelUnavailableError(
                 f"hub model {src.repo}@{src.revision} is not in the local cache"
                 + (" and HF_HUB_OFFLINE is set" if local_only else " and could not be downloaded")
-                + f"; on a machine with network run `huggingface-cli download {src.repo}`, "
+                + f"; on a machine with network run `hf download {src.repo} --revision {src.revision}`, "
                 "or pass a local model directory"
             ) from None
         raise ModelUnavailableError(f"cannot load model from {where}: {exc}") from None

@@ -142,9 +142,12 @@ def package_gguf_path(src: PackageGGUFSource) -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / src.file
 
 
-def availability(entry: JudgeEntry) -> str:
+def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
     """Whether a judge can be loaded here without a network: 'yes', or why not (cheap check)."""
     src = entry.source
+    if isinstance(src, LocalDirSource):
+        where = Path(registry_path).resolve().parent / src.path  # absolute paths stay as they are
+        return "yes" if where.is_dir() else f"no: {where} missing"
     if isinstance(src, PackageGGUFSource):
         if importlib.util.find_spec(src.module) is None:
             return f"no: {src.pip_command()}"

@@ -31,6 +31,22 @@ def gemma_judge():
     return load_judge("gemma3-270m", device="cpu", dtype="float32")
 
 
+@pytest.fixture(scope="module")
+def torch_one_thread():
+    """Runs a module's tests with one torch thread, then restores the setting.
+
+    Small forwards (tiny models, a few short prompts) are per-op overhead; a second thread only
+    spins, and on a shared 2-core machine that made them 5-10x slower in CPU and wall time.
+    Use with `pytestmark = pytest.mark.usefixtures("torch_one_thread")`.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 _WORDS = "the answer is good bad score rating quality fluent helpful response yes no maybe Yes No A B".split()
 
 

@@ -24,12 +24,13 @@ from localjudge.scoring.distribution import (
 )
 from localjudge.scoring.trie import TokenTree, build_label_tree, build_score_tree
 
-OTHER = "x"
+OTHER = "x"  # the "everything else" token of score tests
+NON_WORD = "\n"  # ... of label tests, where "x" would continue the word
 
 
-def table_lm(surfaces: list[str], table: dict[tuple[int, ...], dict[int, float]]):
-    """context -> (V,) next-token probabilities; unlisted contexts put everything on OTHER."""
-    other = surfaces.index(OTHER)
+def table_lm(surfaces: list[str], table: dict[tuple[int, ...], dict[int, float]], other: str = OTHER):
+    """context -> (V,) next-token probabilities; the rest of each row goes to the `other` token."""
+    other = surfaces.index(other)
 
     def probs(context: tuple[int, ...]) -> np.ndarray:
         p = np.zeros(len(surfaces))
@@ -143,14 +144,14 @@ def test_scale_one_to_five_ignores_off_scale_mass():
 
 
 def test_labels_with_case_space_and_word_ends():
-    # vocab: 0 "Yes", 1 " yes", 2 "YES", 3 "Y", 4 "es", 5 "No", 6 " no", 7 "terday", 8 ".", 9 "x"
-    v = ["Yes", " yes", "YES", "Y", "es", "No", " no", "terday", ".", OTHER]
+    # vocab: 0 "Yes", 1 " yes", 2 "YES", 3 "Y", 4 "es", 5 "No", 6 " no", 7 "terday", 8 ".", 9 "\n"
+    v = ["Yes", " yes", "YES", "Y", "es", "No", " no", "terday", ".", NON_WORD]
     lm = table_lm(v, {
         (): {0: 0.2, 1: 0.1, 2: 0.05, 3: 0.1, 5: 0.2, 6: 0.1},
         (0,): {7: 0.5, 8: 0.5},  # "Yesterday" is not "Yes"; "Yes." is
         (3,): {4: 0.4},  # "Y" + "es"
         (5,): {4: 0.1},  # "Noes" continues the word
-    })
+    }, other=NON_WORD)
     tree = build_label_tree(v, ["Yes", "No"])
     m = masses(tree, lm, [0, 2, 3, 4, 5, 7])
     assert m["Yes"] == pytest.approx(0.2 * 0.5 + 0.1 + 0.05 + 0.1 * 0.4)
@@ -161,8 +162,8 @@ def test_labels_with_case_space_and_word_ends():
 
 
 def test_a_b_labels():
-    v = ["A", "B", " A", " B", " ", OTHER, "AB"]
-    lm = table_lm(v, {(): {0: 0.3, 3: 0.2, 4: 0.2, 6: 0.2}, (4,): {0: 0.5, 1: 0.25}, (0,): {1: 0.5}})
+    v = ["A", "B", " A", " B", " ", NON_WORD, "AB"]
+    lm = table_lm(v, {(): {0: 0.3, 3: 0.2, 4: 0.2, 6: 0.2}, (4,): {0: 0.5, 1: 0.25}, (0,): {1: 0.5}}, NON_WORD)
     m = masses(build_label_tree(v, ["A", "B"]), lm, [0, 1, 6])
     assert m == pytest.approx({"A": 0.3 * 0.5 + 0.2 * 0.5, "B": 0.2 + 0.2 * 0.25})
 

@@ -9,6 +9,7 @@ the whole tree in one batched pass with tree attention masks. They must agree to
 from __future__ import annotations
 
 import logging
+import math
 
 import pytest
 import torch
@@ -18,11 +19,13 @@ from reference import brute_force_scores, continues_word, decoded_vocab, label_v
 from localjudge import Judge, JudgeInfo
 from localjudge.errors import ContextLengthError
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
 TOL = 1e-5
 
 PROMPTS = [
     "the answer is good. Score:",
-    "Rating 7/10 and the response is fluent. Score: ",  # trailing space: the tree starts mid-spelling
+    "Rating 7/10 and the response is fluent. Score: ",  # ends in a space token: unspaced numerals follow
     "yes",
 ]
 # 1 to ~60 tokens, so batches mix very different lengths (lots of left padding)
@@ -46,15 +49,6 @@ def _info(context_length: int = 512) -> JudgeInfo:
 
 def _judge(model, tokenizer, token_budget: int = 4096) -> Judge:
     return Judge.from_model(model, tokenizer, _info(), token_budget=token_budget)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _one_thread():
-    # tiny models are all per-op overhead: extra threads only add contention (5-10x slower)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
@@ -130,6 +124,17 @@ def test_padded_embedding_matches_brute_force(tiny_tokenizer, vocab):
     _assert_scores_match(dists, model, tiny_tokenizer, vocab, PROMPTS[:2], 0, 10)
 
 
+@pytest.mark.parametrize("builder", [tiny_llama, tiny_gemma3])
+def test_reference_prompt_cache_agrees_with_full_forwards(tiny_tokenizer, vocab, builder):
+    # the embedded-judge tests use the cached reference (full forwards are too slow on CPU there)
+    model = builder(tiny_tokenizer)
+    values = [str(v) for v in range(11)]
+    for text in (PROMPTS[1], LONG[0]):
+        full = brute_force_scores(model, tiny_tokenizer, text, values, vocab)
+        cached = brute_force_scores(model, tiny_tokenizer, text, values, vocab, reuse_prompt=True)
+        assert cached == pytest.approx(full, abs=1e-6)
+
+
 # -- batch composition never changes a result ------------------------------------------------------
 
 
@@ -168,6 +173,17 @@ def test_results_follow_input_order(tiny_tokenizer, llama):
         _assert_same(a, b)
     # the prompts give different distributions, so a permutation would be caught
     assert len({round(d.expected, 6) for d in forward}) == len(MIXED)
+
+
+def test_unscored_threshold_end_to_end(tiny_tokenizer, llama):
+    judge = _judge(llama, tiny_tokenizer)
+    low_bar = judge.score_texts(PROMPTS, 0, 10, min_valid_mass=0.0)
+    high_bar = judge.score_texts(PROMPTS, 0, 10, min_valid_mass=0.99)
+    for a, b in zip(low_bar, high_bar):
+        assert a.scored and 0 < a.valid_mass < 0.99
+        assert not b.scored and math.isnan(b.expected) and b.mode is None and "threshold" in b.unscored_reason
+        assert b.valid_mass == pytest.approx(a.valid_mass)  # the mass is still reported
+    assert judge.score_texts([], 0, 10) == []
 
 
 def test_long_and_empty_prompts_raise(tiny_tokenizer, llama):

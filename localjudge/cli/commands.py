@@ -15,10 +15,12 @@ from localjudge.cli.options import judge_options, load_from_options
 @click.option("--models", "registry", type=click.Path(dir_okay=False), default=None, help="A models.yaml other than the bundled one.")
 def models_cmd(registry: str | None) -> None:
     """List the judge registry: family, source and whether each judge is available here."""
-    from localjudge.registry import availability, load_registry
+    from localjudge.registry import REGISTRY_PATH, availability, load_registry
 
     reg = load_registry(Path(registry)) if registry else load_registry()
-    rows = [(("*" if j.name == reg.default else " ") + j.name, j.family, j.source.describe(), availability(j)) for j in reg.judges]
+    path = Path(registry) if registry else REGISTRY_PATH
+    rows = [(("*" if j.name == reg.default else " ") + j.name, j.family, j.source.describe(), availability(j, path))
+            for j in reg.judges]
     _table(["judge", "family", "source", "available here"], rows)
     click.echo("\n* default judge")
 

@@ -63,6 +63,8 @@ class HFBackend:
         self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self._torch = torch
         self._surfaces: list[str] | None = None
+        head = model.get_output_embeddings()
+        self._logit_width = head.weight.shape[0] if head is not None else config.vocab_size
 
     # -- tokens ---------------------------------------------------------------------------------
 
@@ -106,11 +108,13 @@ class HFBackend:
         self.check_lengths(ids)
         n = tree.n_nodes
         ancestry = masks.tree_ancestry(tree)
-        cont = np.ones(len(self.tokenizer), dtype=bool)
-        cont[tree.continue_ids] = False  # True where a token ends the outcome
+        # models may pad their output layer beyond the tokenizer (Qwen2.5: 152064 vs 151665);
+        # those ids are never produced as text, so they count as ending the outcome
+        cont = np.ones(self._logit_width, dtype=bool)
+        cont[tree.continue_ids[tree.continue_ids < self._logit_width]] = False  # True where a token ends it
         ends_mask = self._torch.from_numpy(cont).to(self.device)
         # logits kept per row cost N × V floats: budget them like tokens of hidden state
-        vocab_rows = max(1, (64 * 2**20) // (n * len(self.tokenizer)))
+        vocab_rows = max(1, (64 * 2**20) // (n * self._logit_width))
         if self.reuse_prefix and len(ids) > 1:
             plan = plan_prefix_batches(ids, self.token_budget, n - 1, vocab_rows)
         else:
@@ -187,12 +191,16 @@ class HFBackend:
                 logits_to_keep=t + 1,
                 **kw,
             )
-            logp = torch.log_softmax(out.logits.float(), dim=-1)  # (B, N, V)
+            # no (B, N, V) log-softmax: with a 262k vocabulary (Gemma 3) every extra pass over the
+            # logits costs ~10% of the forward on CPU; normalise only the (B, N) values we read
+            logits = out.logits.float()  # (B, N, V), a copy unless already fp32
+            lse = torch.logsumexp(logits, dim=-1)  # (B, N)
             parents = torch.from_numpy(tree.parents[1:]).to(self.device)
             tokens = torch.from_numpy(tree.token_ids[1:]).to(self.device)
-            edge = torch.zeros(logp.shape[:2], dtype=torch.float64, device=self.device)
-            edge[:, 1:] = logp[:, parents, tokens].double()
-            end = torch.logsumexp(logp.masked_fill(~ends_mask, float("-inf")), dim=-1).double()
+            edge = torch.zeros(lse.shape, dtype=torch.float64, device=self.device)
+            edge[:, 1:] = (logits[:, parents, tokens] - lse[:, parents]).double()
+            ends = torch.logsumexp(logits.masked_fill_(~ends_mask, float("-inf")), dim=-1)  # in place
+            end = (ends - lse).double()
         edge, end = edge.cpu().numpy(), end.cpu().numpy()
         return [(edge[b], end[b]) for b in range(len(rows))]
 

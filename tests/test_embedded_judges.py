@@ -1,0 +1,146 @@
+"""End-to-end truth on the two embedded judges (real weights, CPU, fp32) against brute force.
+
+SmolLM2 splits digits and has a separate space token; Gemma 3 has two ids for every digit (the
+digit and its byte-fallback "<0x3N>") and two space tokens, so its 0..10 tree has ~75 nodes and
+every score ≥ 10 has several token paths. The reference runs one unbatched forward per path.
+"""
+
+from __future__ import annotations
+
+import pytest
+from reference import brute_force_scores, continues_word, decoded_vocab, label_variants
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("torch_one_thread")]
+
+QUESTION = "Question: What is the capital of France?\nAnswer: Paris.\n"
+SMOLLM_PLAIN = [
+    QUESTION + "Rate the answer from 0 to 10.\nScore:",
+    QUESTION + "Rate the answer from 0 to 10.\nScore: ",  # trailing space: only unspaced spellings follow
+]
+GEMMA_PROMPTS = [
+    QUESTION + "Rating (0-10):",
+    QUESTION + "Rating (0-10): ",
+    "Score out of 10:",
+]
+LABEL_PROMPT = "Which answer is correct, A or B?\nA: Paris\nB: Lyon\nThe correct answer is"
+
+
+def smollm_prompts(judge) -> list[str]:
+    chat = judge.render(
+        "You are a strict grader.", QUESTION + "Rate the answer from 0 to 10. Reply with a number.", "Score: "
+    )
+    return [*SMOLLM_PLAIN, chat]
+
+
+@pytest.fixture(scope="module")
+def smollm(smollm_judge):
+    return smollm_judge, decoded_vocab(smollm_judge.backend.tokenizer)
+
+
+@pytest.fixture(scope="module")
+def gemma(gemma_judge):
+    return gemma_judge, decoded_vocab(gemma_judge.backend.tokenizer)
+
+
+@pytest.fixture(scope="module")
+def smollm_batch(smollm_judge):
+    """The prompts scored together in one batch (shared: a forward on CPU is not free)."""
+    return smollm_judge.score_texts(smollm_prompts(smollm_judge), 0, 10)
+
+
+@pytest.fixture(scope="module")
+def gemma_batch(gemma_judge):
+    return gemma_judge.score_texts(GEMMA_PROMPTS, 0, 10)
+
+
+def _check_against_brute_force(judge, vocab, texts, dists, low=0, high=10):
+    model, tok = judge.backend.model, judge.backend.tokenizer
+    for text, d in zip(texts, dists):
+        assert len(tok(text)["input_ids"]) < 60
+        ref = brute_force_scores(model, tok, text, [str(v) for v in range(low, high + 1)], vocab, reuse_prompt=True)
+        mass = sum(ref.values())
+        assert mass > 0.01, text  # the prompt does elicit a score: the comparison means something
+        assert d.valid_mass == pytest.approx(mass, rel=1e-3), text
+        for v in range(low, high + 1):
+            assert d.probs[v] == pytest.approx(ref[str(v)] / mass, abs=1e-4), (text, v)
+
+
+def _check_batch_invariance(judge, texts, together, low=0, high=10):
+    for text, b in zip(texts, together):
+        a = judge.score_texts([text], low, high)[0]
+        assert a.valid_mass == pytest.approx(b.valid_mass, abs=1e-5)
+        for v in a.probs:
+            assert a.probs[v] == pytest.approx(b.probs[v], abs=1e-5), (text, v)
+
+
+def _check_labels(judge, vocab, text, labels=("A", "B")):
+    d = judge.score_labels([text], list(labels))[0]
+    ref = brute_force_scores(judge.backend.model, judge.backend.tokenizer, text, list(labels), vocab,
+                             is_continuation=continues_word, variants=label_variants, reuse_prompt=True)
+    mass = sum(ref.values())
+    assert mass > 0.01
+    assert d.valid_mass == pytest.approx(mass, rel=1e-3)
+    for lab in labels:
+        assert d.probs[lab] == pytest.approx(ref[lab] / mass, abs=1e-4), lab
+
+
+# -- SmolLM2-135M-Instruct ---------------------------------------------------------------------------
+
+
+def test_smollm_renders_its_chat_template(smollm):
+    judge, _ = smollm
+    assert judge.info.chat_template
+    text = smollm_prompts(judge)[2]
+    assert "<|im_start|>assistant" in text and text.endswith("Score: ")
+    tok = judge.backend.tokenizer
+    ids = tok(text)["input_ids"]
+    assert ids[:2] != [tok.bos_token_id] * 2  # the template's BOS and the tokenizer's: one only
+
+
+def test_smollm_tree_has_split_ten(smollm):
+    judge, _ = smollm
+    tree = judge.score_tree(0, 10)
+    assert "10" in tree.texts and " 10" in tree.texts
+    assert max(d for t, d in zip(tree.texts, tree.depths) if t == "10") == 2  # "1","0"
+
+
+def test_smollm_scores_match_brute_force(smollm, smollm_batch):
+    judge, vocab = smollm
+    _check_against_brute_force(judge, vocab, smollm_prompts(judge), smollm_batch)
+
+
+def test_smollm_batch_invariance(smollm, smollm_batch):
+    judge, _ = smollm
+    _check_batch_invariance(judge, smollm_prompts(judge), smollm_batch)
+
+
+def test_smollm_labels_match_brute_force(smollm):
+    judge, vocab = smollm
+    _check_labels(judge, vocab, LABEL_PROMPT)
+
+
+# -- Gemma 3 270M (base) -----------------------------------------------------------------------------
+
+
+def test_gemma_tree_counts_duplicate_digit_tokens(gemma):
+    judge, vocab = gemma
+    tree = judge.score_tree(0, 10)
+    ones = {int(t) for t, s in zip(tree.token_ids, tree.texts) if s == "1"}
+    assert len(ones) >= 2 and all(vocab[t] == "1" for t in ones)  # "1" and "<0x31>"
+    assert sum(1 for s in tree.texts if s == "10") >= 4  # 2 ids for "1" x 2 ids for "0"
+
+
+def test_gemma_scores_match_brute_force(gemma, gemma_batch):
+    judge, vocab = gemma
+    assert not judge.info.chat_template
+    _check_against_brute_force(judge, vocab, GEMMA_PROMPTS, gemma_batch)
+
+
+def test_gemma_batch_invariance(gemma, gemma_batch):
+    judge, _ = gemma
+    _check_batch_invariance(judge, GEMMA_PROMPTS, gemma_batch)
+
+
+def test_gemma_labels_match_brute_force(gemma):
+    judge, vocab = gemma
+    _check_labels(judge, vocab, LABEL_PROMPT)
