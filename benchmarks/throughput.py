@@ -1,0 +1,414 @@
+"""Throughput of exact tree scoring against the hardware floor and the usual alternatives.
+
+One run, one judge, one dtype, the same G-Eval prompts (builtin correctness / faithfulness /
+completeness over `localjudge/examples/rag_demo.jsonl`, answers crossed between cases so there are
+100 distinct cases per metric, ~300-700 tokens each), measured side by side with repetitions
+interleaved so background load hits every method alike:
+
+  floor        a bare batched forward over the very batches localjudge plans (same padding, the
+               score tree's tokens appended), logits of the last position only: no masks of ours,
+               no log-softmax, no score math. What any scorer must at least pay.
+  lj           `judge.score_texts`, prefix reuse off.
+  lj+prefix    `judge.score_texts`, prefix reuse on (shared instructions computed once).
+  naive        one item at a time, one forward per score candidate, full-sequence logits.
+  gen4         batched greedy generation of 4 tokens, parse the integer.
+  gen100       batched greedy generation of 100 tokens (a reason, then a score).
+  geval20      the original G-Eval estimate: 20 samples at temperature 1 per item, averaged.
+
+The slow baselines run on a few items (evenly spread over the length order); their per-item and
+per-token rates are extrapolated, which the markdown says. Results accumulate per (judge, dtype)
+in `throughput_results.json` next to this file; the markdown table is rebuilt from all of them,
+including the bf16-vs-fp32 score deviation when both dtypes of a judge are present.
+
+    .venv/bin/python benchmarks/throughput.py --judge smollm2-135m --dtype float32 --items 60
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import fcntl
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import torch
+
+import localjudge
+from localjudge.data import load_cases
+from localjudge.engine.batching import plan_batches
+from localjudge.metrics import builtin_metric
+from localjudge.metrics import prompts as P
+
+HERE = Path(__file__).parent
+RESULTS_JSON = HERE / "throughput_results.json"
+RESULTS_MD = HERE / "throughput_results.md"
+METRICS = ("correctness", "faithfulness", "completeness")
+SLOW = ("naive", "gen100", "geval20")
+
+
+# -- inputs -----------------------------------------------------------------------------------------
+
+
+def build_texts(judge, n: int) -> list[str]:
+    """n rendered G-Eval prompts: metrics round-robin, case i's question with case j's answer."""
+    cases = load_cases(localjudge.__path__[0] + "/examples/rag_demo.jsonl")
+    metrics = [builtin_metric(m) for m in METRICS]
+    pairs = [(i, (i + s) % len(cases)) for s in range(len(cases)) for i in range(len(cases))]
+    texts = []
+    for k in range(n):
+        m = metrics[k % len(metrics)]
+        i, j = pairs[k // len(metrics)]
+        case = cases[i].model_copy(update={"actual_output": cases[j].actual_output})
+        texts.append(judge.render(P.SYSTEM, P.user_message(m, m.steps, case), P.SCORE_PREFILL))
+    return texts
+
+
+def spread(n: int, k: int, lengths: list[int]) -> list[int]:
+    """k item indices evenly spread over the length order, so their mean length is typical."""
+    order = sorted(range(n), key=lambda i: lengths[i])
+    return [order[int((q + 0.5) * n / k)] for q in range(min(k, n))]
+
+
+# -- measurement ------------------------------------------------------------------------------------
+
+
+def _malloc_trim() -> None:
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except OSError:  # not glibc
+        pass
+
+
+class PeakRSS:
+    """Peak resident memory above the level at entry, sampled every 2 ms (CPU); CUDA peak on GPU."""
+
+    def __enter__(self):
+        gc.collect()
+        _malloc_trim()  # give freed heap back to the OS, or the baseline hides this phase's peak
+        self.proc = psutil.Process()
+        self.base = self.proc.memory_info().rss
+        self.peak = self.base
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._sample, daemon=True)
+        self._t.start()
+        if torch.cuda.is_available():
+            torch.cuda.reset_peak_memory_stats()
+        return self
+
+    def _sample(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.proc.memory_info().rss)
+            time.sleep(0.002)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._t.join()
+        self.delta = self.peak - self.base
+        if torch.cuda.is_available():
+            self.delta = torch.cuda.max_memory_allocated()
+
+
+def matmul_peak(dtype: torch.dtype, device: str, size: int = 2048, seconds: float = 2.0) -> float:
+    """Measured FLOP/s of a large square matmul in `dtype` (the device's practical peak)."""
+    a = torch.randn(size, size, device=device).to(dtype)
+    b = torch.randn(size, size, device=device).to(dtype)
+    torch.matmul(a, b)
+    best, deadline = 0.0, time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        t = time.perf_counter()
+        for _ in range(4):
+            torch.matmul(a, b)
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+        best = max(best, 4 * 2 * size**3 / (time.perf_counter() - t))
+    return best
+
+
+def useful_flops(config, n_params_body: int, seq_len: int, kept: int) -> float:
+    """Forward FLOPs of one unpadded sequence: 2·params·tokens + causal attention + the kept logits."""
+    hidden = config.hidden_size
+    heads = config.num_attention_heads
+    head_dim = getattr(config, "head_dim", None) or hidden // heads
+    attn = 4 * config.num_hidden_layers * heads * head_dim * seq_len * (seq_len + 1) / 2
+    return 2 * n_params_body * seq_len + attn + 2 * config.vocab_size * hidden * kept
+
+
+# -- the methods ------------------------------------------------------------------------------------
+
+
+def floor_pass(model, ids, plan, tree_tokens, pad_id, device):
+    """The same batches and padding as localjudge, a plain 2D mask, last-position logits only."""
+    t = len(tree_tokens)
+    for batch in plan.batches:
+        rows = [ids[i] for i in batch]
+        width = max(len(r) for r in rows)
+        x = torch.full((len(rows), width + t), pad_id, dtype=torch.long)
+        attn = torch.zeros_like(x)
+        for b, r in enumerate(rows):
+            x[b, width - len(r) : width] = torch.tensor(r)
+            attn[b, width - len(r) :] = 1
+        x[:, width:] = torch.tensor(tree_tokens)
+        with torch.inference_mode():
+            model(input_ids=x.to(device), attention_mask=attn.to(device), logits_to_keep=1, use_cache=False)
+
+
+def naive_loop(model, tokenizer, texts, low, high, device):
+    """One item and one score candidate per forward; full logits; candidate log-probs summed."""
+    out = []
+    for text in texts:
+        head = tokenizer(text)["input_ids"]
+        logps = []
+        for s in range(low, high + 1):
+            full = tokenizer(f"{text} {s}")["input_ids"]
+            k = len(full) - len(head)
+            with torch.inference_mode():
+                logits = model(input_ids=torch.tensor([full], device=device), use_cache=False).logits
+                logp = torch.log_softmax(logits[0].float(), dim=-1)  # (L, V)
+                target = torch.tensor(full[-k:], device=device)
+                logps.append(float(logp[torch.arange(len(full) - k - 1, len(full) - 1), target].sum()))
+        p = np.exp(np.array(logps) - max(logps))
+        out.append(float((p / p.sum()) @ np.arange(low, high + 1)))
+    return out
+
+
+def generate_batched(model, tokenizer, ids, new_tokens, budget, pad_id, device, **sample):
+    """Batched left-padded generation of exactly `new_tokens` tokens per row, by token budget."""
+    texts = [""] * len(ids)
+    plan = plan_batches([len(r) + new_tokens for r in ids], budget)
+    for batch in plan.batches:
+        width = max(len(ids[i]) for i in batch)
+        x = torch.full((len(batch), width), pad_id, dtype=torch.long)
+        attn = torch.zeros_like(x)
+        for b, i in enumerate(batch):
+            x[b, width - len(ids[i]) :] = torch.tensor(ids[i])
+            attn[b, width - len(ids[i]) :] = 1
+        with torch.inference_mode():
+            gen = model.generate(input_ids=x.to(device), attention_mask=attn.to(device), pad_token_id=pad_id,
+                                 max_new_tokens=new_tokens, min_new_tokens=new_tokens, **sample)
+        rep = gen.shape[0] // len(batch)
+        decoded = tokenizer.batch_decode(gen[:, width:].cpu(), skip_special_tokens=True)
+        for b, i in enumerate(batch):
+            texts[i] = "\x00".join(decoded[b * rep : (b + 1) * rep])
+    return texts
+
+
+def parse_score(text: str, low: int, high: int) -> float | None:
+    m = re.search(r"\d+", text)
+    return float(m.group()) if m and low <= int(m.group()) <= high else None
+
+
+# -- the run ----------------------------------------------------------------------------------------
+
+
+def machine() -> dict:
+    try:
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        cpu = re.search(r"Model name:\s*(.+)", lscpu).group(1).strip()
+    except (OSError, AttributeError):
+        cpu = platform.processor()
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
+    return {"cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+            "torch": torch.__version__, "gpu": gpu}
+
+
+def run(args) -> dict:
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    judge = localjudge.load_judge(args.judge, device=device, dtype=args.dtype)
+    backend, model, tok = judge.backend, judge.backend.model, judge.backend.tokenizer
+    pad = backend._pad_id
+    texts = build_texts(judge, args.items)
+    ids = [backend.encode(t) for t in texts]
+    lengths = [len(r) for r in ids]
+    tree = judge.score_tree(1, 5)
+    tree_tokens = [int(x) for x in tree.token_ids[1:]]
+    small = spread(len(texts), args.slow_items, lengths)
+    small_texts, small_ids = [texts[i] for i in small], [ids[i] for i in small]
+
+    # warm-up, and the plans
+    backend.reuse_prefix = False
+    base = judge.score_texts(texts, 1, 5)
+    plan = backend.last_plan
+    backend.reuse_prefix = True
+    reused = judge.score_texts(texts, 1, 5)
+    prefix_plan = backend.last_plan
+    diff = max(abs(a.expected - b.expected) for a, b in zip(base, reused) if a.expected == a.expected)
+    floor_pass(model, ids, plan, tree_tokens, pad, device)  # warm-up: every method runs warm
+
+    budget = backend.token_budget
+    methods = {
+        "floor": (len(texts), lambda: floor_pass(model, ids, plan, tree_tokens, pad, device)),
+        "lj": (len(texts), lambda: judge.score_texts(texts, 1, 5)),
+        "lj+prefix": (len(texts), lambda: judge.score_texts(texts, 1, 5)),
+        "naive": (len(small), lambda: naive_loop(model, tok, small_texts, 1, 5, device)),
+        "gen4": (len(texts), lambda: generate_batched(model, tok, ids, 4, budget, pad, device, do_sample=False)),
+        "gen100": (len(small), lambda: generate_batched(model, tok, small_ids, 100, budget, pad, device,
+                                                         do_sample=False)),
+        "geval20": (len(small), lambda: generate_batched(model, tok, small_ids, 4, budget, pad, device,
+                                                          do_sample=True, temperature=1.0, top_k=0,
+                                                          num_return_sequences=20)),
+    }
+    if args.skip_slow:
+        for k in SLOW:
+            methods.pop(k)
+    times = {k: [] for k in methods}
+    mem = {k: 0 for k in methods}
+    for rep in range(args.reps):
+        for name, (_, fn) in methods.items():
+            if rep and name in SLOW:
+                continue  # the slow baselines cost minutes each: one repetition
+            backend.reuse_prefix = name == "lj+prefix"
+            with PeakRSS() as m:
+                t = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t)
+            mem[name] = max(mem[name], m.delta)
+            print(f"rep {rep} {name:10s} {times[name][-1]:7.2f}s", flush=True)
+
+    body = sum(p.numel() for n, p in model.named_parameters() if "embed" not in n and "lm_head" not in n)
+    config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
+    flops = [useful_flops(config, body, n + len(tree_tokens), len(tree_tokens) + 1) for n in lengths]
+    peak = matmul_peak(model.dtype, device)
+    out = {"judge": args.judge, "dtype": args.dtype, "items": len(texts), "slow_items": len(small),
+           "reps": args.reps, "mean_prompt_tokens": float(np.mean(lengths)),
+           "min_prompt_tokens": min(lengths), "max_prompt_tokens": max(lengths),
+           "padding_waste": plan.padding_waste, "prefix_padding_waste": prefix_plan.padding_waste,
+           "batches": len(plan.batches), "prefix_batches": len(prefix_plan.batches),
+           "prefix_reuse_max_expected_diff": diff, "matmul_peak_flops": peak,
+           "normalized": [d.normalized for d in base], "methods": {}}
+    for name, (n, _) in methods.items():
+        on = range(len(texts)) if n == len(texts) else small  # the items the method ran on
+        tokens, work = sum(lengths[i] for i in on), sum(flops[i] for i in on)
+        t = statistics.median(times[name])
+        out["methods"][name] = {"n": n, "seconds": times[name], "items_per_s": n / t,
+                                "tokens_per_s": tokens / t, "peak_mem_bytes": mem[name],
+                                "useful_flops_per_s": work / t, "mfu": work / t / peak}
+    f = out["methods"]["floor"]
+    for v in out["methods"].values():
+        v["items_ratio"] = v["items_per_s"] / f["items_per_s"]
+        v["tokens_ratio"] = v["tokens_per_s"] / f["tokens_per_s"]
+        v["mem_ratio"] = v["peak_mem_bytes"] / f["peak_mem_bytes"] if f["peak_mem_bytes"] else None
+    return out
+
+
+# -- reporting --------------------------------------------------------------------------------------
+
+
+def best_of_reps(c: dict) -> dict:
+    """Per-method rates from the fastest repetition (background load only ever slows a run down)."""
+    out = {}
+    for name, v in c["methods"].items():
+        t, tm = min(v["seconds"]), statistics.median(v["seconds"])
+        out[name] = {**v, "items_per_s": v["n"] / t, "tokens_per_s": v["tokens_per_s"] * tm / t,
+                     "mfu": v["mfu"] * tm / t}
+    f = out["floor"]
+    for v in out.values():
+        v["items_ratio"] = v["items_per_s"] / f["items_per_s"]
+        v["tokens_ratio"] = v["tokens_per_s"] / f["tokens_per_s"]
+    return out
+
+
+def targets(c: dict) -> list[str]:
+    m = best_of_reps(c)
+    lj, lp = m["lj"]["items_ratio"], m["lj+prefix"]["items_ratio"]
+    rows = [f"lj ≥ 0.90× floor: {lj:.2f} {'met' if lj >= 0.9 else 'NOT met'}",
+            f"lj+prefix ≥ 1.3× floor: {lp:.2f} {'met' if lp >= 1.3 else 'NOT met'}",
+            f"padding waste ≤ 10%: {c['padding_waste']:.1%} {'met' if c['padding_waste'] <= 0.10 else 'NOT met'}"]
+    best = max(lj, lp)
+    if "naive" in m:
+        r = best / m["naive"]["tokens_ratio"]
+        rows.append(f"≥ 5× naive (per token): {r:.1f}× {'met' if r >= 5 else 'NOT met'}")
+    if "geval20" in m:
+        r = best / m["geval20"]["tokens_ratio"]
+        rows.append(f"≥ 10× G-Eval 20 samples (per token): {r:.1f}× {'met' if r >= 10 else 'NOT met'}")
+    return rows
+
+
+def markdown(all_results: dict) -> str:
+    mach = all_results["machine"]
+    lines = ["# Throughput results", "",
+             f"Machine: {mach['cpu']}, {mach['cores']} cores ({mach['torch_threads']} torch threads), "
+             f"torch {mach['torch']}, GPU: {mach['gpu'] or 'none'}. Other jobs shared the machine: "
+             "absolute numbers are noisy, ratios (measured side by side, repetitions interleaved, "
+             "fastest repetition) are the result.", "",
+             "Made by `benchmarks/throughput.py`. Ratios are to the floor (a bare batched forward over "
+             "the same batches, last-position logits only). `naive`, `gen100` and `geval20` ran on "
+             "a few items spread over the length order, one repetition; their rates are per item/per token of those "
+             "items (extrapolated to the set; the tokens ratio corrects for their length).", ""]
+    for key, c in all_results["configs"].items():
+        lines += [f"## {key}", "",
+                  f"{c['items']} prompts ({c['min_prompt_tokens']}-{c['max_prompt_tokens']} tokens, mean "
+                  f"{c['mean_prompt_tokens']:.0f}), slow baselines on {c['slow_items']}, {c['reps']} reps. "
+                  f"Padding waste {c['padding_waste']:.1%} ({c['batches']} batches), with prefix plan "
+                  f"{c['prefix_padding_waste']:.1%} ({c['prefix_batches']} batches). Matmul peak "
+                  f"{c['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. Prefix reuse vs none: max |expected diff| "
+                  f"{c['prefix_reuse_max_expected_diff']:.1e}.", "",
+                  "| method | items/s | × floor | tokens/s | × floor | peak mem MiB | × floor | MFU |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for name, v in best_of_reps(c).items():
+            mr = f"{v['mem_ratio']:.2f}" if v["mem_ratio"] is not None else "-"
+            lines.append(f"| {name} (n={v['n']}) | {v['items_per_s']:.3f} | {v['items_ratio']:.3f} | "
+                         f"{v['tokens_per_s']:.0f} | {v['tokens_ratio']:.3f} | {v['peak_mem_bytes'] / 2**20:.0f} "
+                         f"| {mr} | {v['mfu']:.1%} |")
+        f = c["methods"]["floor"]["seconds"]
+        paired = ", ".join(f"{k}: " + " / ".join(f"{a / b:.2f}" for a, b in zip(f, c["methods"][k]["seconds"]))
+                           for k in ("lj", "lj+prefix", "gen4") if k in c["methods"])
+        lines += ["", f"Per-repetition items/s ratios to the floor of the same repetition ({paired}): their spread "
+                  "shows how much the shared machine's load moved between phases.", "",
+                  "Targets (fastest repetition): " + "; ".join(targets(c)), ""]
+    lines += ["## bf16 vs fp32 score deviation", ""]
+    for judge in sorted({c["judge"] for c in all_results["configs"].values()}):
+        a, b = all_results["configs"].get(f"{judge}/float32"), all_results["configs"].get(f"{judge}/bfloat16")
+        if not (a and b):
+            continue
+        n = min(len(a["normalized"]), len(b["normalized"]))
+        d = [abs(x - y) for x, y in zip(a["normalized"][:n], b["normalized"][:n]) if x == x and y == y]
+        lines.append(f"- {judge}: max |Δ normalised expected| over {len(d)} items = {max(d):.4f} "
+                     f"(mean {np.mean(d):.4f}): {'within' if max(d) <= 0.01 else 'NOT within'} 0.01")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--judge", default="smollm2-135m")
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    ap.add_argument("--items", type=int, default=60)
+    ap.add_argument("--slow-items", type=int, default=3, help="items for naive / gen100 / geval20")
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="12 items, 2 slow items, 1 rep")
+    ap.add_argument("--skip-slow", action="store_true", help="floor / lj / lj+prefix / gen4 only")
+    ap.add_argument("--tag", default="", help="suffix of the results key (e.g. a code change)")
+    ap.add_argument("--report", action="store_true", help="only rebuild the markdown from the JSON")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads; 1 is fastest on a shared, oversubscribed CPU")
+    args = ap.parse_args()
+    if args.quick:
+        args.items, args.slow_items, args.reps = 12, 2, 1
+    if args.report:
+        RESULTS_MD.write_text(markdown(json.loads(RESULTS_JSON.read_text())))
+        return
+    torch.set_num_threads(args.threads)
+    result = run(args)
+    with open(HERE / ".throughput.lock", "w") as lock:  # several configs may run at once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        all_results = json.loads(RESULTS_JSON.read_text()) if RESULTS_JSON.exists() else {"configs": {}}
+        all_results["machine"] = machine()
+        all_results["configs"][f"{args.judge}/{args.dtype}{args.tag}"] = result
+        RESULTS_JSON.write_text(json.dumps(all_results, indent=1))
+        RESULTS_MD.write_text(markdown(all_results))
+    print(markdown({"machine": all_results["machine"], "configs": {f"{args.judge}/{args.dtype}{args.tag}": result}}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Shared-prefix KV reuse gives the same scores as scoring every prompt in full.
+
+Tiny random Llama and Gemma 3 text models (the Gemma mixes sliding-window layers of window 8 with
+full attention, so windows cross the prefix/suffix boundary), prompts that share a long common
+prefix, clusters sharing longer prefixes, duplicates, and prompts shorter than the prefix
+threshold. Reuse on and off must agree to 1e-5 (fp32).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import tiny_gemma3, tiny_llama
+
+from localjudge import Judge, JudgeInfo
+from localjudge.engine.prefix import MIN_PREFIX, common_prefix_len, plan_prefix_batches
+
+TOL = 1e-5
+
+HEAD = "the answer is good and the response is fluent and helpful. " * 3
+ARTICLES = ["quality bad yes maybe no rating 7 and 10. " * 2, "Total 100 and the answer is bad. " * 2,
+            "helpful response fluent Yes No A B. " * 2]
+SUMMARIES = ["Score: the answer is good", "the response is bad", "yes maybe", "Rating 3/10 and 7"]
+
+
+def _texts() -> list[str]:
+    """Rows sharing HEAD; per article a cluster sharing HEAD + article; short odd-one-outs."""
+    texts = [f"{HEAD}{a}{s}. Score:" for a in ARTICLES for s in SUMMARIES]
+    texts += ["Score:", "no", f"{HEAD}Score:", f"{HEAD}{ARTICLES[0]}{SUMMARIES[0]}. Score:"]  # + a duplicate
+    return texts
+
+
+def _info() -> JudgeInfo:
+    return JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32",
+                     device="cpu", chat_template=False, context_length=1024)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="module", params=["llama", "gemma3", "llama-eager", "gemma3-eager"])
+def model(request, tiny_tokenizer):
+    name, _, attn = request.param.partition("-")
+    build = tiny_llama if name == "llama" else tiny_gemma3
+    return build(tiny_tokenizer, attn=attn or "sdpa")
+
+
+def _scores(model, tokenizer, texts, reuse: bool, budget: int, labels: bool = False):
+    judge = Judge.from_model(model, tokenizer, _info(), token_budget=budget)
+    judge.backend.reuse_prefix = reuse
+    if labels:
+        return judge.score_labels(texts, ["A", "B"]), judge.backend.last_plan
+    return judge.score_texts(texts, 0, 10), judge.backend.last_plan
+
+
+def test_fixture_shares_prefixes(tiny_tokenizer):
+    ids = [tiny_tokenizer(t)["input_ids"] for t in _texts()]
+    assert common_prefix_len(ids[:12]) > 2 * MIN_PREFIX  # long shared head
+    assert common_prefix_len(ids[:4]) > common_prefix_len(ids[:12]) + MIN_PREFIX  # a cluster
+    assert min(len(r) for r in ids) < MIN_PREFIX  # rows shorter than the threshold
+
+
+@pytest.mark.parametrize("budget", [4096, 300, 120])
+def test_reuse_matches_full_scoring(model, tiny_tokenizer, budget):
+    texts = _texts()
+    full, _ = _scores(model, tiny_tokenizer, texts, reuse=False, budget=budget)
+    reused, plan = _scores(model, tiny_tokenizer, texts, reuse=True, budget=budget)
+    assert sorted(i for b in plan.batches for i in b) == list(range(len(texts)))
+    for a, b in zip(full, reused):
+        assert a.valid_mass == pytest.approx(b.valid_mass, abs=TOL)
+        for v in a.probs:
+            assert a.probs[v] == pytest.approx(b.probs[v], abs=TOL)
+
+
+def test_reuse_matches_for_labels(model, tiny_tokenizer):
+    texts = _texts()
+    full, _ = _scores(model, tiny_tokenizer, texts, reuse=False, budget=4096, labels=True)
+    reused, _ = _scores(model, tiny_tokenizer, texts, reuse=True, budget=4096, labels=True)
+    for a, b in zip(full, reused):
+        assert a.valid_mass == pytest.approx(b.valid_mass, abs=TOL)
+
+
+def test_plan_clusters_rows_sharing_longer_prefixes(tiny_tokenizer):
+    texts = _texts()
+    ids = [tiny_tokenizer(t)["input_ids"] for t in texts]
+    plan = plan_prefix_batches(ids, token_budget=100_000, extra=3, max_batch=64)
+    clusters = [set(b) for b in plan.batches]
+    # each article's summaries (and the duplicate of the first) share one batch
+    for a in range(len(ARTICLES)):
+        assert any(set(range(4 * a, 4 * a + 4)) <= c for c in clusters)
+    assert plan.padded_tokens < sum(len(r) + 3 for r in ids)  # the prefixes are counted once

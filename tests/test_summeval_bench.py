@@ -1,0 +1,76 @@
+"""benchmarks/summeval.py: summary-level correlation, the naive parser, an end-to-end fake run."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+from scipy import stats
+
+from localjudge.testing import fake_judge
+
+_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "summeval.py"
+_spec = importlib.util.spec_from_file_location("summeval_bench", _PATH)
+S = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(S)
+
+
+def _row(doc: str, system: str, out: str, coh: float, flu: float = 2.0) -> dict:
+    return {"doc_id": doc, "system_id": system, "source": f"Article {doc} text.", "reference": "ref",
+            "system_output": out, "scores": {"coherence": coh, "consistency": 3.0, "fluency": flu,
+                                             "relevance": coh, "overall": 3.0}}
+
+
+@pytest.fixture
+def two_articles(tmp_path: Path) -> Path:
+    rows = [_row("d1", f"M{i}", f"summary {i}" + "x" * i, coh) for i, coh in enumerate([1.0, 2.0, 3.0, 5.0])]
+    rows += [_row("d2", f"M{i}", f"other {i}", 3.0) for i in range(4)]  # constant human scores
+    path = tmp_path / "mini.json"
+    path.write_text(json.dumps(rows))
+    return path
+
+
+@pytest.mark.parametrize("text, low, high, want", [
+    ("4", 1, 5, 4), (" 4/5", 1, 5, 4), ("Score: 3", 1, 5, 3), ("four", 1, 5, None),
+    ("10", 1, 5, None), ("3.5", 1, 5, None), ("", 1, 3, None), ("4", 1, 3, None),
+])
+def test_parse_first_number(text, low, high, want):
+    assert S.parse_first_number(text, low, high) == want
+
+
+def test_agreement_matches_hand_computed_and_skips_constant_articles():
+    docs = ["a"] * 4 + ["b"] * 4 + ["c"] * 3
+    judge = [1, 2, 4, 3, 5, 5, 5, 5, 2, None, 1]  # b: judge constant; c: one unscored → 2 items
+    human = [1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3]
+    got = S.agreement(judge, human, docs)
+    # only article a is usable: ranks 1 2 4 3 vs 1 2 3 4 → ρ = 1 - 6·2/(4·15) = 0.8, τ = (5-1)/6
+    assert got["spearman"] == pytest.approx(0.8)
+    assert got["kendall_tau_b"] == pytest.approx(4 / 6)
+    assert got["spearman"] == pytest.approx(stats.spearmanr([1, 2, 4, 3], [1, 2, 3, 4]).statistic)
+    assert (got["articles_used"], got["articles_skipped"], got["unscored"]) == (1, 2, 1)
+
+
+def test_load_summeval_takes_first_articles(two_articles: Path):
+    cases = S.load_summeval(two_articles, docs=1)
+    assert [c.extra["doc_id"] for c in cases] == ["d1"] * 4
+    assert cases[0].input.startswith("Article d1") and cases[3].extra["human_coherence"] == 5.0
+
+
+def test_run_end_to_end_with_fake_judge(two_articles: Path):
+    # summary i gets more mass on high scores, so the fake agrees with coherence on d1
+    def policy(prompt: str) -> dict[str, float]:
+        k = int(re.search(r"summary (\d)", prompt).group(1))
+        return {"1": 0.4 - 0.1 * k, "2": 0.3, "3": 0.3 + 0.1 * k}
+
+    judge = fake_judge(policy, generator=lambda p: "Score: 3" if "summary 3" in p or "summary 2" in p else "four")
+    res = S.run({"fake": judge}, two_articles, docs=1)
+    assert res["articles"] == 1 and res["summaries"] == 4
+    coh = res["judges"]["fake"]["dimensions"]["coherence"]
+    assert coh["expected"]["spearman"] == pytest.approx(1.0)
+    assert coh["naive"]["unscored"] == 2  # "four" twice: counted, excluded
+    assert coh["naive"]["articles_used"] == 0  # the two parsed scores are too few to correlate
+    md = S.render_md(res)
+    assert "G-Eval-4" in md and "fake (float32) expected" in md
