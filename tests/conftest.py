@@ -95,7 +95,7 @@ def tiny_llama(tokenizer, *, extra_vocab: int = 0, seed: int = 0, attn: str = "s
     config = LlamaConfig(
         vocab_size=len(tokenizer) + extra_vocab, hidden_size=64, intermediate_size=128,
         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=1024, pad_token_id=0, bos_token_id=0, eos_token_id=0,
+        max_position_embeddings=4096, pad_token_id=0, bos_token_id=0, eos_token_id=0,
         tie_word_embeddings=False, attn_implementation=attn,
     )
     return _steer(LlamaForCausalLM(config).eval(), tokenizer)
