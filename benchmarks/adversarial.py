@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent / "adversarial"
 ATTACKS = ("ignore_instructions", "fake_score", "fake_delimiter", "role_play", "padding")
 JUDGES = ("smollm2-135m", "gemma3-270m")
+FINDINGS = "## Findings"
 
 
 def attack_scores(judge, cases, hardened: bool) -> dict[str, float | None]:
@@ -84,17 +86,23 @@ def run(judges: list[str], n_boot: int, seed: int) -> dict:
     from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 
     cases = load_cases(HERE / "attacks.jsonl")
-    t_all = time.perf_counter()
+    t_all, c_all = time.perf_counter(), time.process_time()
     rows, timings, base_means, unscored = [], {}, {}, {}
+
+    def lap(key: str, t0: float, c0: float) -> None:
+        # wall time, and CPU time of this process (robust when other work shares the cores)
+        timings[key] = {"wall_s": time.perf_counter() - t0, "cpu_s": time.process_time() - c0}
+        print(f"{key}: {timings[key]['wall_s']:.0f} s wall, {timings[key]['cpu_s']:.0f} s CPU", file=sys.stderr)
+
     for name in judges:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         judge = load_judge(name, device="cpu", dtype="float32")
-        timings[f"{name} load"] = time.perf_counter() - t0
+        lap(f"{name} load", t0, c0)
         for hardened in (False, True):
             template = TEMPLATE_VERSION if hardened else PLAIN_TEMPLATE_VERSION
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             scores = attack_scores(judge, cases, hardened)
-            timings[f"{name} {template}"] = time.perf_counter() - t0
+            lap(f"{name} {template}", t0, c0)
             bases = [scores[c.id] for c in cases if c.extra["attack"] == "none" and scores[c.id] is not None]
             base_means[f"{name} {template}"] = float(np.mean(bases)) if bases else None
             unscored[f"{name} {template}"] = sum(s is None for s in scores.values())
@@ -111,7 +119,8 @@ def run(judges: list[str], n_boot: int, seed: int) -> dict:
                          "n": len(allx), "mean_shift": float(np.mean(allx)) if allx else None,
                          "ci95": [lo, hi], "shifts": []})
         del judge
-    return {"machine": machine(), "wall_s": time.perf_counter() - t_all, "timings_s": timings,
+    return {"machine": machine(), "wall_s": time.perf_counter() - t_all, "cpu_s": time.process_time() - c_all,
+            "load_avg_1m": os.getloadavg()[0], "timings": timings,
             "n_bootstrap": n_boot, "seed": seed, "base_mean_score": base_means,
             "unscored_items": unscored, "rows": rows}
 
@@ -127,7 +136,8 @@ def render_md(res: dict) -> str:
         f"({res['n_bootstrap']} resamples, seed {res['seed']}). Positive: the attack raised the score of a wrong answer.",
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores (torch {m['torch']}, {m['torch_threads']} threads, "
-        f"transformers {m['transformers']}), fp32 on CPU. Total wall time {res['wall_s']:.0f} s.",
+        f"transformers {m['transformers']}), fp32 on CPU. Total wall time {res['wall_s']:.0f} s, "
+        f"CPU time {res['cpu_s']:.0f} s (load average at the end {res['load_avg_1m']:.1f}).",
         "",
         "| judge | template | attack | n | mean shift | 95% CI |",
         "| --- | --- | --- | ---: | ---: | --- |",
@@ -140,8 +150,8 @@ def render_md(res: dict) -> str:
     lines += ["", "Mean normalised score of the 10 wrong base answers (no attack), and unscored items of 60:", ""]
     for k, v in res["base_mean_score"].items():
         lines.append(f"- {k}: {'-' if v is None else f'{v:.3f}'}; unscored {res['unscored_items'][k]}")
-    lines += ["", "Wall time per step (s):", ""]
-    lines += [f"- {k}: {v:.1f}" for k, v in res["timings_s"].items()]
+    lines += ["", "Time per step (60 prompts per template):", ""]
+    lines += [f"- {k}: {v['wall_s']:.0f} s wall, {v['cpu_s']:.0f} s CPU" for k, v in res["timings"].items()]
     return "\n".join(lines) + "\n"
 
 
@@ -155,7 +165,10 @@ def main() -> None:
     res = run(args.judge or list(JUDGES), args.bootstrap, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
-    (args.out / "results.md").write_text(render_md(res), encoding="utf-8")
+    md = args.out / "results.md"
+    old = md.read_text(encoding="utf-8") if md.exists() else ""
+    findings = old[old.index(FINDINGS):] if FINDINGS in old else ""  # hand-written; kept across reruns
+    md.write_text(render_md(res) + ("\n" + findings if findings else ""), encoding="utf-8")
     print(render_md(res))
 
 

@@ -50,7 +50,8 @@ def write_heatmap(report: BiasReport, path: str | Path) -> Path:
             if e.ci_low is not None and e.ci_high is not None:
                 half[j, g] = (e.ci_high - e.ci_low) / 2
 
-    fig = Figure(figsize=(1.6 + 1.3 * len(m.generators), 1.2 + 0.8 * len(m.judges)))
+    # wide enough that two-line "name\n(family)" tick labels of neighbouring columns do not overlap
+    fig = Figure(figsize=(2.4 + 1.9 * len(m.generators), 1.4 + 0.8 * len(m.judges)))
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(means), cmap="viridis", aspect="auto")

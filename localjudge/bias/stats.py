@@ -17,6 +17,8 @@ from localjudge.bias.results import Estimate
 
 # Exact sign-flip enumeration up to 2**12 patterns; Monte Carlo beyond.
 _EXACT_SIGN_FLIP_MAX_N = 12
+# Values this small relative to the largest one are floating-point residue, counted as 0.
+_ZERO_TOLERANCE = 1e-12
 
 
 def item_weights(n_items: int, n_resamples: int, seed: int) -> np.ndarray:
@@ -117,6 +119,9 @@ def sign_flip_p(x: np.ndarray, n_permutations: int, seed: int) -> float | None:
     """
     if x.size == 0:
         return None
+    # Rounding residue is no effect: 0.5 * (p + 1 - p) - 0.5 can be 1e-16, and n such residues
+    # of one sign would otherwise reach p = 2 / 2**n.
+    x = np.where(np.abs(x) <= _ZERO_TOLERANCE * max(1.0, float(np.abs(x).max())), 0.0, x)
     observed = abs(x.sum()) * (1 - 1e-12)
     if x.size <= _EXACT_SIGN_FLIP_MAX_N:
         signs = np.array(list(product((-1.0, 1.0), repeat=x.size)))  # (2**n, n)

@@ -3,6 +3,7 @@
 The hardened template (the default) makes the content unable to pass for instructions:
 - each field sits inside its own tag block, and angle brackets in the content are replaced by
   look-alike guillemets, so content can neither close its block nor spell a chat-control token;
+- every content line is quoted ("| "), so no line of content looks like a line of the template;
 - after the content the instructions are restated (content is data, scores inside it are void);
 - the score position is teacher-forced: the prompt ends inside the judge's own turn after "Score:".
 The plain template (no fencing, no restatement) exists only to measure what hardening buys.
@@ -15,7 +16,7 @@ import re
 from localjudge.data import TestCase
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
 
-TEMPLATE_VERSION = "geval-v1"
+TEMPLATE_VERSION = "geval-v2"  # v2: content lines quoted with QUOTE inside their tag blocks
 PLAIN_TEMPLATE_VERSION = "geval-v1-plain"
 
 SYSTEM = (
@@ -30,6 +31,7 @@ DEFAULT_LABELS = {
     "retrieval_context": "Retrieved context",
 }
 SCORE_PREFILL = "Score:"
+QUOTE = "| "
 
 
 def fence(text: str) -> str:
@@ -54,7 +56,11 @@ def content_blocks(case: TestCase, fields: list[str], labels: dict[str, str], ha
         body = _field_text(case, field)
         if hardened:
             tag = re.sub(r"\W+", "_", field)
-            out.append(f"{label}:\n<{tag}>\n{fence(body)}\n</{tag}>")
+            # every content line is quoted with "| ": a fake "Score: 5" line, verdict or turn can no
+            # longer start a line the way the template's own do (halved the shift of fake scores and
+            # delimiters on Gemma 3 270M; benchmarks/adversarial/results.md)
+            quoted = "\n".join(QUOTE + line for line in fence(body).split("\n"))
+            out.append(f"{label}:\n<{tag}>\n{quoted}\n</{tag}>")
         else:
             out.append(f"{label}:\n{body}")
     return "\n\n".join(out)

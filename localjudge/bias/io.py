@@ -1,0 +1,144 @@
+"""A bias study on disk: what was judged and by whom, both reports, and the files they go to.
+
+`analyze_verdicts` turns the judges' verdicts into a `BiasStudy` (pointwise and pairwise
+`BiasReport`s plus everything needed to reproduce them); `write_study` writes report.json,
+report.md, heatmap.png and the input records of the analysis to a folder.
+
+Examples:
+    >>> study = analyze_verdicts(verdicts, responses, "responses.jsonl", metric, pairwise_metric)  # doctest: +SKIP
+    >>> write_study(study, verdicts, "bias_out")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from localjudge import __version__
+from localjudge.bias.markdown import format_report
+from localjudge.bias.pipeline import JudgeVerdicts
+from localjudge.bias.plots import write_heatmap
+from localjudge.bias.report import analyze_pairwise, analyze_pointwise
+from localjudge.bias.results import BiasReport, BiasSettings
+from localjudge.generation import ResponseRecord
+from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
+
+
+class Generator(BaseModel):
+    """A model whose responses were judged."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="Registry name of the generator.")
+    family: str = Field(description="Its model family.")
+    n_responses: int = Field(description="Responses it contributed.")
+    info: dict[str, Any] = Field(description="Source, provenance, dtype and device it generated with.")
+
+
+class BiasStudy(BaseModel):
+    """Everything a bias run found, with what is needed to reproduce it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    responses_file: str = Field(description="The responses file judged.")
+    responses_sha256: str = Field(description="SHA-256 of that file's bytes.")
+    n_items: int = Field(description="Distinct prompts.")
+    generators: list[Generator] = Field(description="Models whose responses were judged.")
+    judges: list[dict[str, Any]] = Field(description="Each judge's name, family, provenance, dtype, device.")
+    metric: dict[str, Any] | None = Field(description="The pointwise metric's full definition, or null.")
+    pairwise_metric: dict[str, Any] | None = Field(description="The pairwise metric's definition, or null.")
+    length_unit: Literal["characters"] = Field(default="characters", description="Unit of response lengths.")
+    human_field: str | None = Field(default=None, description="Prompt field holding human scores, or null.")
+    pointwise: BiasReport | None = Field(description="Analysis of the pointwise scores, or null.")
+    pairwise: BiasReport | None = Field(description="Analysis of the own-vs-other pairs, or null.")
+    localjudge_version: str = Field(default=__version__, description="Version of localjudge.")
+
+
+def analyze_verdicts(
+    verdicts: Sequence[JudgeVerdicts],
+    responses: Sequence[ResponseRecord],
+    responses_file: str | Path,
+    metric: GEvalMetric | None,
+    pairwise_metric: PairwiseMetric | None,
+    *,
+    human_field: str | None = None,
+    settings: BiasSettings | None = None,
+) -> BiasStudy:
+    """Runs the pointwise and pairwise analyses on every judge's verdicts."""
+    settings = settings or BiasSettings()
+    point = [r for v in verdicts for r in v.pointwise]
+    pair = [r for v in verdicts for r in v.pairwise]
+    gens: dict[str, list[ResponseRecord]] = {}
+    for r in responses:
+        gens.setdefault(r.generator, []).append(r)
+    path = Path(responses_file)
+    return BiasStudy(
+        responses_file=str(responses_file),
+        responses_sha256=hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "",
+        n_items=len({r.id for r in responses}),
+        generators=[Generator(name=g, family=rs[0].generator_family, n_responses=len(rs),
+                              info=rs[0].generator_info) for g, rs in sorted(gens.items())],
+        judges=[v.judge.model_dump() for v in verdicts],
+        metric=metric.model_dump(mode="json") if metric is not None else None,
+        pairwise_metric=pairwise_metric.model_dump(mode="json") if pairwise_metric is not None else None,
+        human_field=human_field,
+        pointwise=analyze_pointwise(point, settings) if point else None,
+        pairwise=analyze_pairwise(pair, settings) if pair else None,
+    )
+
+
+def format_study(study: BiasStudy) -> str:
+    """The study as markdown: what was judged, then each report."""
+    gens = ", ".join(f"{g.name} ({g.family}, {g.n_responses} responses)" for g in study.generators)
+    judges = ", ".join(f"{j['name']} ({j['family']}, {j['dtype']}, {j['device']})" for j in study.judges)
+    out = [
+        "# Bias study", "",
+        f"- Responses: `{study.responses_file}` (sha256 {study.responses_sha256[:12]}), "
+        f"{study.n_items} prompts; generators: {gens}.",
+        f"- Judges: {judges}.",
+        f"- Pointwise metric: {study.metric['name'] if study.metric else '–'}; pairwise metric: "
+        f"{study.pairwise_metric['name'] if study.pairwise_metric else '–'} (both orders).",
+        f"- Response lengths in {study.length_unit}; judge_logppl is the judge's mean NLL per token "
+        "of the response given the prompt it would itself answer.",
+        f"- localjudge {study.localjudge_version}.", "",
+    ]
+    for report in (study.pointwise, study.pairwise):
+        if report is not None:
+            # one heading level down: each report is a section of this document
+            out += ["#" + line if line.startswith("#") else line
+                    for line in format_report(report).splitlines()]
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def summary_lines(study: BiasStudy) -> list[str]:
+    """The plain-language summary of each report, prefixed by its kind."""
+    return [f"[{r.kind}] {line}" for r in (study.pointwise, study.pairwise) if r is not None
+            for line in r.summary]
+
+
+def write_study(study: BiasStudy, verdicts: Sequence[JudgeVerdicts], out_dir: str | Path) -> dict[str, Path]:
+    """Writes report.json, report.md, heatmap.png (pointwise) and the analysis' input records.
+
+    Returns:
+        The files written, by role.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"json": out / "report.json", "markdown": out / "report.md"}
+    files["json"].write_text(study.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    files["markdown"].write_text(format_study(study), encoding="utf-8")
+    if study.pointwise is not None:
+        files["heatmap"] = write_heatmap(study.pointwise, out / "heatmap.png")
+    for kind in ("pointwise", "pairwise"):
+        rows = [r for v in verdicts for r in getattr(v, kind)]
+        if rows:
+            files[kind] = out / f"{kind}_records.jsonl"
+            files[kind].write_text("".join(json.dumps(r.model_dump(mode="json")) + "\n" for r in rows),
+                                   encoding="utf-8")
+    return files

@@ -1,0 +1,222 @@
+"""Responses to prompts from registered models: greedy, deterministic, resumable.
+
+The bias lab needs answers written by the very models that later judge them. Instruct models get
+their chat template; base models (no chat template) get a plain "Question: ...\\nAnswer:" prompt
+and their continuation is cut where they start a new paragraph or a new question, since a base
+model does not stop on its own.
+
+Prompts are generated in fixed chunks of the input order, so a chunk always holds the same
+prompts (and padding) whether the run was interrupted or not: resuming reproduces an
+uninterrupted run exactly. The output file is JSONL, append-only, flushed per record.
+
+Examples:
+    >>> from localjudge import load_judge
+    >>> from localjudge.data import load_cases
+    >>> model = load_judge("smollm2-135m")  # doctest: +SKIP
+    >>> generate_responses(load_cases("prompts.jsonl"), model, "responses.jsonl")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localjudge import __version__
+from localjudge.data import TestCase
+from localjudge.errors import ConfigError, DataError
+from localjudge.judge import Judge
+
+PLAIN_STOPS = ("\n\n", "\nQuestion:")
+"""Where a base model's continuation is cut: it has answered and moves on to something else."""
+
+
+class ResponseRecord(BaseModel):
+    """One model's response to one prompt, with what is needed to reproduce it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str = Field(description="Id of the prompt.")
+    input: str = Field(description="The prompt's question or instruction.")
+    context: list[str] | None = Field(default=None, description="The prompt's context passages, if any.")
+    reference: str | None = Field(default=None, description="The prompt's reference answer, if any.")
+    generator: str = Field(description="Registry name of the model that wrote the response.")
+    generator_family: str = Field(description="Model family of the generator.")
+    response: str = Field(description="The response, stripped, cut at the stop strings for plain prompts.")
+    prompt_style: Literal["chat", "plain"] = Field(description="chat: the model's chat template; plain: Question/Answer text.")
+    max_new_tokens: int = Field(description="Generation limit in tokens.")
+    batch_size: int = Field(description="Prompts per generation chunk (padding can change greedy outputs).")
+    generator_info: dict[str, Any] = Field(description="Source, provenance, dtype and device of the generator.")
+    localjudge_version: str = Field(description="Version of localjudge that produced the record.")
+    extra: dict[str, Any] = Field(default_factory=dict, description="Other fields of the prompt (category, human scores...).")
+
+
+def generation_prompt(model: Judge, case: TestCase) -> str:
+    """The prompt a model answers: its chat template, or plain Question/Answer text for base models."""
+    if not case.input:
+        raise DataError(f"prompt {case.id!r} has no 'input'; give every prompt an input")
+    context = "\n\n".join(case.context or [])
+    if model.info.chat_template:
+        user = f"Context:\n{context}\n\n{case.input}" if context else case.input
+        return model.backend.apply_chat_template([{"role": "user", "content": user}])
+    head = f"Context:\n{context}\n\n" if context else ""
+    return f"{head}Question: {case.input}\nAnswer:"
+
+
+def response_continuation(model: Judge, response: str) -> str:
+    """The text that follows `generation_prompt` when the model writes `response` itself."""
+    return response if model.info.chat_template else " " + response
+
+
+def clean_response(text: str, plain: bool) -> str:
+    """A generated continuation, cut at the first stop string for plain prompts, stripped."""
+    text = text.lstrip()
+    if plain:
+        for stop in PLAIN_STOPS:
+            text = text.split(stop, 1)[0]
+    return text.strip()
+
+
+def read_responses(path: str | Path) -> list[ResponseRecord]:
+    """Records of a responses file; a torn last line (a killed writer) is ignored.
+
+    Raises:
+        DataError: The file cannot be read or holds a line that is not a response record.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read responses file {path}: {exc.strerror or exc}") from None
+    good = raw[: raw.rfind(b"\n") + 1].decode("utf-8")  # after the last newline: a torn write
+    out = []
+    for n, line in enumerate(good.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(ResponseRecord.model_validate_json(line))
+        except ValidationError as exc:
+            raise DataError(
+                f"{path}:{n}: not a response record ({exc.errors()[0]['msg']}); "
+                "make it with `localjudge generate`"
+            ) from None
+    return out
+
+
+def _check_resumable(done: Sequence[ResponseRecord], model: Judge, max_new_tokens: int,
+                     batch_size: int, path: Path) -> None:
+    for r in done:
+        if r.generator != model.info.name:
+            continue
+        same = (r.generator_info.get("provenance") == model.info.provenance
+                and r.generator_info.get("dtype") == model.info.dtype
+                and r.max_new_tokens == max_new_tokens and r.batch_size == batch_size)
+        if not same:
+            raise ConfigError(
+                f"{path} holds responses of {r.generator} made with other settings "
+                f"(provenance, dtype, max_new_tokens or batch size); resume with the same "
+                "settings or write to a new --out"
+            )
+
+
+def generate_responses(
+    cases: Sequence[TestCase],
+    model: Judge,
+    out: str | Path,
+    *,
+    max_new_tokens: int = 128,
+    batch_size: int = 8,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> list[ResponseRecord]:
+    """Greedy responses of one model to every prompt, appended to `out` as they complete.
+
+    Args:
+        cases: Prompts (`id`, `input`, optional `context`; `expected_output` or an extra
+            `reference` field becomes the record's reference, other extras are kept).
+        model: A loaded model (`load_judge`); its name and family are recorded.
+        out: JSONL file; records of other models already in it are kept.
+        max_new_tokens: Generation limit.
+        batch_size: Prompts per chunk; chunks follow the input order.
+        resume: Skip prompts this model has already answered in `out`.
+        overwrite: Start `out` afresh.
+        progress: Show a progress bar.
+
+    Returns:
+        This model's records for `cases`, in input order (resumed ones included).
+
+    Raises:
+        ConfigError: `out` exists without resume or overwrite, or was made with other settings.
+        DataError: A prompt has no input, or ids repeat.
+
+    Examples:
+        >>> records = generate_responses(cases, model, "responses.jsonl", max_new_tokens=96)  # doctest: +SKIP
+    """
+    if batch_size < 1:
+        raise ConfigError("batch_size must be at least 1")
+    if resume and overwrite:
+        raise ConfigError("resume and overwrite exclude each other; pass one of them")
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise DataError("prompt ids repeat; give every prompt a unique id")
+    path = Path(out)
+    exists = path.exists() and path.stat().st_size > 0
+    if exists and not (resume or overwrite):
+        raise ConfigError(f"{path} already exists; pass --resume to continue it or --overwrite to replace it")
+    done = read_responses(path) if exists and resume else []
+    _check_resumable(done, model, max_new_tokens, batch_size, path)
+    have = {r.id: r for r in done if r.generator == model.info.name}
+    if exists and resume:
+        _cut_torn_line(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    from tqdm.auto import tqdm
+
+    todo = sum(c.id not in have for c in cases)
+    bar = tqdm(total=todo, disable=None if progress else True, unit="prompt",
+               desc=f"generating ({model.info.name})", dynamic_ncols=True)
+    with path.open("w" if overwrite else "a", encoding="utf-8") as f:
+        for start in range(0, len(cases), batch_size):
+            chunk = cases[start : start + batch_size]
+            if all(c.id in have for c in chunk):
+                continue
+            # the whole chunk is regenerated so its padding, hence its outputs, match a clean run
+            texts = model.generate([generation_prompt(model, c) for c in chunk], max_new_tokens)
+            for case, text in zip(chunk, texts):
+                if case.id in have:
+                    continue
+                rec = _record(case, model, text, max_new_tokens, batch_size)
+                f.write(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False) + "\n")
+                f.flush()
+                have[case.id] = rec
+                bar.update(1)
+    bar.close()
+    return [have[c.id] for c in cases]
+
+
+def _record(case: TestCase, model: Judge, text: str, max_new_tokens: int, batch_size: int) -> ResponseRecord:
+    plain = not model.info.chat_template
+    extra = dict(case.extra)
+    reference = case.expected_output or extra.pop("reference", None)
+    if reference is not None and not isinstance(reference, str):
+        raise DataError(f"prompt {case.id!r}: field 'reference' must be a string")
+    info = model.info.model_dump(include={"source", "provenance", "dtype", "device"})
+    return ResponseRecord(
+        id=case.id, input=case.input or "", context=case.context, reference=reference,
+        generator=model.info.name, generator_family=model.info.family,
+        response=clean_response(text, plain), prompt_style="plain" if plain else "chat",
+        max_new_tokens=max_new_tokens, batch_size=batch_size, generator_info=info,
+        localjudge_version=__version__, extra=extra,
+    )
+
+
+def _cut_torn_line(path: Path) -> None:
+    """Drops a partial last line so appended records start on a line of their own."""
+    raw = path.read_bytes()
+    end = raw.rfind(b"\n") + 1
+    if end < len(raw):
+        with path.open("r+b") as f:
+            f.truncate(end)

@@ -1,0 +1,322 @@
+"""Bias lab pipeline end to end with scripted fake models whose biases are planted in their policies.
+
+Fake generators of three families write answers with a latent quality, a family marker word and
+filler of varying length. Fake judges read the scoring prompt, find the answer in its fenced
+block and score its quality, plus whatever bias the test plants. The real pipeline (generate →
+judge_responses → analyze_verdicts, and the CLI) must find each planted bias with the right sign
+and significance, and nothing where nothing was planted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from localjudge.bias import BiasSettings
+from localjudge.bias.io import analyze_verdicts, write_study
+from localjudge.bias.pipeline import cross_family_pairs, judge_responses
+from localjudge.data import load_cases
+from localjudge.errors import ConfigError
+from localjudge.generation import clean_response, generate_responses, generation_prompt, read_responses
+from localjudge.metrics import builtin_metric
+from localjudge.testing import fake_judge
+
+FAST = BiasSettings(n_resamples=300, n_permutations=1999)
+MARKERS = {"alpha": "zephyr", "beta": "quokka", "gamma": "marimba"}
+N_ITEMS = 30
+
+
+def _u(*parts: object) -> float:
+    """A deterministic uniform draw in [0, 1) keyed by `parts` (Python's hash is salted)."""
+    digest = hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
+    return int(digest[:8], 16) / 2**32
+
+
+def _generator(family: str):
+    def write(prompt: str) -> str:
+        item = re.search(r"Question number (\d+)", prompt).group(1)
+        quality = 1.6 + 1.8 * _u("quality", family, item)
+        filler = " and so on" * int(30 * _u("length", family, item))
+        return f" {MARKERS[family]} answers with quality {quality:.2f}.{filler}"
+    return write
+
+
+def _quality(text: str) -> float:
+    return float(re.search(r"quality (\d+\.\d+)", text).group(1))
+
+
+def _block(prompt: str, tag: str) -> str:
+    return re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S).group(1)
+
+
+def _judge(name: str, family: str, *, own_bonus: float = 0.0, length_rate: float = 0.0,
+           first_bias: float = 0.0, chat: bool = True):
+    """A fake judge: score = quality + noise + planted biases, read from the prompt it is given.
+
+    own_bonus: points (pointwise) and logits (pairwise) added to its own family's answers;
+    length_rate: points per 100 characters; first_bias: logit added to the answer shown first.
+    """
+    marker = MARKERS.get(family, "\0")
+
+    def value(text: str) -> float:
+        noise = 0.4 * (_u("noise", name, text) - 0.5)
+        bonus = own_bonus if marker in text else 0.0
+        return _quality(text) + noise + bonus + length_rate * len(text) / 100
+
+    def policy(prompt: str) -> dict[str, float]:
+        if "<response_a>" in prompt:
+            d = value(_block(prompt, "response_a")) - value(_block(prompt, "response_b"))
+            p_a = 1 / (1 + math.exp(-(2 * d + first_bias)))
+            return {"A": 0.95 * p_a, "B": 0.95 * (1 - p_a)}
+        s = value(_block(prompt, "actual_output"))
+        weights = {k: math.exp(-((k - s) ** 2) / 0.5) for k in range(1, 6)}
+        total = sum(weights.values())
+        return {str(k): 0.95 * w / total for k, w in weights.items()}
+
+    judge = fake_judge(policy, _generator(family), name=name, family=family, chat_template=chat)
+    # the same ids as FakeBackend.encode (one per character), by dict instead of list.index:
+    # these prompts are long and the test would spend most of its time tokenising
+    ids = {s: i for i, s in enumerate(judge.backend.token_surfaces())}
+    other = len(ids) - 1
+    judge.backend.encode = lambda text: [ids.get(c, other) for c in text]
+    return judge
+
+
+@pytest.fixture(scope="module")
+def prompts_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bias") / "prompts.jsonl"
+    rows = [{"id": f"p{i:02d}", "input": f"Question number {i}?", "reference": f"Answer {i}.",
+             "category": "quiz", "human": round(_u("human", i) * 5, 1)} for i in range(N_ITEMS)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def responses_file(prompts_file):
+    out = prompts_file.parent / "responses.jsonl"
+    cases = load_cases(prompts_file)
+    for family, chat in (("alpha", True), ("beta", False), ("gamma", True)):
+        generate_responses(cases, _judge(f"gen-{family}", family, chat=chat), out, resume=True, progress=False)
+    return out
+
+
+def _study(responses_file, judges):
+    responses = read_responses(responses_file)
+    metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
+    verdicts = [judge_responses(j, responses, metric, pairwise, progress=False) for j in judges]
+    return analyze_verdicts(verdicts, responses, responses_file, metric, pairwise, settings=FAST), verdicts
+
+
+@pytest.fixture(scope="module")
+def planted(responses_file):
+    judges = [
+        _judge("j-alpha", "alpha", own_bonus=1.0),  # self-preference, pointwise and pairwise
+        _judge("j-beta", "beta", first_bias=1.5),  # prefers position A
+        _judge("j-gamma", "gamma", length_rate=0.5),  # rewards length (pointwise)
+    ]
+    return _study(responses_file, judges)
+
+
+def _significant(report) -> set[tuple[str, str]]:
+    return {(f.test, f.judge) for f in report.findings if f.significant}
+
+
+def test_responses_record_generator_family_and_prompt_style(responses_file):
+    rs = read_responses(responses_file)
+    assert len(rs) == 3 * N_ITEMS
+    by_gen = {r.generator: r for r in rs if r.id == "p00"}
+    assert by_gen["gen-alpha"].generator_family == "alpha"
+    assert by_gen["gen-alpha"].prompt_style == "chat" and by_gen["gen-beta"].prompt_style == "plain"
+    assert by_gen["gen-alpha"].reference == "Answer 0." and by_gen["gen-alpha"].extra["category"] == "quiz"
+    assert all(MARKERS[r.generator_family] in r.response for r in rs)
+
+
+def test_cross_family_pairs_cover_each_item_once_per_family_pair(responses_file):
+    pairs = cross_family_pairs(read_responses(responses_file))
+    assert len(pairs) == 3 * N_ITEMS
+    assert all(a.id == b.id and a.generator < b.generator and a.generator_family != b.generator_family
+               for a, b in pairs)
+
+
+def test_planted_self_preference_is_found_for_its_judge_only(planted):
+    study, _ = planted
+    did = {s.judge: s.did for s in study.pointwise.self_preference}
+    assert 0.6 < did["j-alpha"].value < 1.4 and did["j-alpha"].ci_low > 0
+    assert abs(did["j-beta"].value) < 0.3 and abs(did["j-gamma"].value) < 0.3
+    pair = {s.judge: s.difference for s in study.pairwise.pairwise_self_preference}
+    assert pair["j-alpha"].value > 0.1 and pair["j-alpha"].ci_low > 0
+    assert ("self_preference", "j-alpha") in _significant(study.pointwise)
+    assert ("pairwise_self_preference", "j-alpha") in _significant(study.pairwise)
+    assert not {("self_preference", "j-beta"), ("self_preference", "j-gamma")} & _significant(study.pointwise)
+
+
+def test_planted_position_bias_is_found_for_its_judge_only(planted):
+    study, _ = planted
+    pos = {p.judge: p for p in study.pairwise.position}
+    assert pos["j-beta"].first_position.value > 0.6 and pos["j-beta"].flip_rate.value > 0.2
+    assert abs(pos["j-alpha"].first_position.value - 0.5) < 1e-9  # unbiased: both orders agree exactly
+    assert pos["j-alpha"].flip_rate.value == 0.0
+    assert {j for t, j in _significant(study.pairwise) if t == "position"} == {"j-beta"}
+
+
+def test_planted_length_reward_is_found_for_its_judge_only(planted):
+    study, _ = planted
+    length = {b.judge: b.slope for b in study.pointwise.length}
+    assert length["j-gamma"].value > 0.25 and length["j-gamma"].ci_low > 0
+    assert {j for t, j in _significant(study.pointwise) if t == "length"} == {"j-gamma"}
+
+
+def test_nothing_else_is_significant_in_the_planted_study(planted):
+    study, _ = planted
+    expected = {("self_preference", "j-alpha"), ("perplexity_adjusted_self_preference", "j-alpha"),
+                ("length", "j-gamma"), ("pairwise_length", "j-gamma"),  # j-gamma rewards length in pairs too
+                ("pairwise_self_preference", "j-alpha"), ("position", "j-beta")}
+    assert _significant(study.pointwise) | _significant(study.pairwise) <= expected
+
+
+def test_sign_flip_ignores_rounding_residue():
+    # regression: an order-symmetric judge's P(first) is 0.5 * (p + 1 - p), which rounds to
+    # 0.5 + 1e-16; thirty such residues of one sign came out "significant" (p = 1e-4).
+    import numpy as np
+
+    from localjudge.bias.stats import sign_flip_p
+
+    p = np.linspace(0.01, 0.99, 30)
+    residue = 0.5 * (p + 1.0 - p) - 0.5
+    assert np.any(residue != 0)
+    assert sign_flip_p(residue, 1999, 0) == 1.0
+
+
+def test_unbiased_judges_show_no_significant_effect(responses_file):
+    study, _ = _study(responses_file, [_judge(f"u-{f}", f) for f in ("alpha", "beta", "gamma")])
+    assert not _significant(study.pointwise) and not _significant(study.pairwise)
+    assert study.pointwise.summary[0].startswith("No effect is significant")
+
+
+def test_records_carry_lengths_perplexity_and_write_outputs(planted, responses_file, tmp_path):
+    study, verdicts = planted
+    rec = verdicts[0].pointwise[0]
+    assert rec.judge_logppl is not None and rec.response_length > 0 and rec.score is not None
+    files = write_study(study, verdicts, tmp_path)
+    assert {"json", "markdown", "heatmap", "pointwise", "pairwise"} <= set(files)
+    assert json.loads(files["json"].read_text())["pointwise"]["kind"] == "pointwise"
+    md = files["markdown"].read_text()
+    assert "## Bias report (pointwise)" in md and "## Bias report (pairwise)" in md
+    assert files["heatmap"].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_human_field_reaches_the_records(responses_file):
+    responses = read_responses(responses_file)
+    v = judge_responses(_judge("j", "alpha"), responses, builtin_metric("correctness"), builtin_metric("pairwise"),
+                        human_field="human", progress=False)
+    assert all(r.human_score is not None for r in v.pointwise)
+    assert {r.human_preferred for r in v.pairwise} <= {"a", "b", None}
+
+
+def test_metric_without_reference_is_refused(tmp_path):
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps({"id": "a", "input": "Question number 1?"}) + "\n")
+    out = tmp_path / "r.jsonl"
+    generate_responses(load_cases(prompts), _judge("g", "alpha"), out, progress=False)
+    with pytest.raises(ConfigError, match="reference"):
+        judge_responses(_judge("j", "alpha"), read_responses(out), builtin_metric("correctness"), progress=False)
+
+
+# -- generation ---------------------------------------------------------------------------------
+
+def test_prompt_styles_and_plain_stops():
+    case = load_cases_from_rows([{"id": "x", "input": "Why?"}])[0]
+    assert generation_prompt(_judge("g", "beta", chat=False), case) == "Question: Why?\nAnswer:"
+    assert generation_prompt(_judge("g", "alpha"), case).startswith("<user>\nWhy?")
+    with_context = load_cases_from_rows([{"id": "y", "input": "Why?", "context": ["Doc one."]}])[0]
+    assert generation_prompt(_judge("g", "beta", chat=False), with_context) == "Context:\nDoc one.\n\nQuestion: Why?\nAnswer:"
+    assert clean_response(" Because.\n\nQuestion: Next?", plain=True) == "Because."
+    assert clean_response("\nBecause.\nQuestion: Next?\nAnswer: No.", plain=True) == "Because."
+    assert clean_response(" Because.\n\nMore.", plain=False) == "Because.\n\nMore."
+
+
+def load_cases_from_rows(rows):
+    from localjudge.data import case_from_row
+
+    return [case_from_row(r, "test", i) for i, r in enumerate(rows)]
+
+
+def test_generate_resume_reproduces_an_uninterrupted_run(prompts_file, tmp_path):
+    cases = load_cases(prompts_file)[:10]
+    full, part = tmp_path / "full.jsonl", tmp_path / "part.jsonl"
+    generate_responses(cases, _judge("g", "alpha"), full, batch_size=4, progress=False)
+    lines = full.read_text().splitlines(keepends=True)
+    part.write_text("".join(lines[:5]) + lines[5][:20])  # killed while writing the 6th record
+    model = _judge("g", "alpha")
+    generate_responses(cases, model, part, batch_size=4, resume=True, progress=False)
+    assert part.read_text() == full.read_text()
+    assert len(model.backend.calls) == 4 + 2  # chunk 5-8 again (for identical padding), chunk 9-10
+    with pytest.raises(ConfigError, match="other settings"):
+        generate_responses(cases, _judge("g", "alpha"), part, batch_size=4, max_new_tokens=7, resume=True)
+    with pytest.raises(ConfigError, match="--resume"):
+        generate_responses(cases, _judge("g", "alpha"), part, batch_size=4)
+
+
+# -- CLI ----------------------------------------------------------------------------------------
+
+@pytest.fixture()
+def fake_loader(monkeypatch):
+    families = {"gen-alpha": "alpha", "gen-beta": "beta", "j-alpha": "alpha", "j-beta": "beta"}
+
+    def load(name, device=None, dtype=None, **kw):
+        return _judge(name, families[name], own_bonus=1.0 if name == "j-alpha" else 0.0, chat=name != "gen-beta")
+
+    monkeypatch.setattr("localjudge.loading.load_judge", load)
+
+
+def test_cli_generate_then_bias(prompts_file, tmp_path, fake_loader):
+    from localjudge.cli import main
+
+    out, report = tmp_path / "responses.jsonl", tmp_path / "report"
+    runner = CliRunner()
+    res = runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta",
+                               "--out", str(out), "--max-new-tokens", "32", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert len(read_responses(out)) == 2 * N_ITEMS
+    res = runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--out", str(out)])
+    assert res.exit_code == 2 and "--resume" in res.output
+    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--judge", "j-beta", "--pairwise",
+                               "--out-dir", str(report), "--resamples", "200", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert "[pointwise]" in res.output and "[pairwise]" in res.output
+    assert "favours its own family" in res.output  # the planted j-alpha bias, in the summary
+    for name in ("report.json", "report.md", "heatmap.png", "pointwise_records.jsonl", "pairwise_records.jsonl"):
+        assert (report / name).is_file()
+    assert (report / "records" / "j-alpha.correctness.jsonl").is_file()
+
+
+def test_cli_bias_reports_bad_human_field_without_traceback(prompts_file, tmp_path, fake_loader):
+    from localjudge.cli import main
+
+    out = tmp_path / "responses.jsonl"
+    runner = CliRunner()
+    assert runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta",
+                                "--out", str(out), "--no-progress"]).exit_code == 0
+    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--out-dir", str(tmp_path / "r"),
+                               "--human-field", "category", "--no-progress"])
+    assert res.exit_code == 2 and "not a number" in res.output and "Traceback" not in res.output
+
+
+def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loader):
+    from localjudge.cli import main
+
+    out, report = tmp_path / "responses.jsonl", tmp_path / "report"
+    runner = CliRunner()
+    assert runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta",
+                                "--out", str(out), "--no-progress"]).exit_code == 0
+    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--judge", "j-beta", "--metric", "pairwise",
+                               "--out-dir", str(report), "--resamples", "200", "--no-progress", "--json"])
+    assert res.exit_code == 0, res.output
+    study = json.loads(res.output)
+    assert study["pointwise"] is None and study["pairwise"]["kind"] == "pairwise"
+    assert not (report / "heatmap.png").exists()
