@@ -57,9 +57,9 @@ def unpinned(metric: GEvalMetric = METRIC, **update) -> GEvalMetric:
 def test_user_message_has_every_part_in_order():
     text = P.user_message(METRIC, list(METRIC.steps), CASE)
     parts = ["TASK:", "CRITERIA:", "1. STEP-ONE", "2. STEP-TWO", "- 1-2: RUBRIC-LOW", "- 3: RUBRIC-MID",
-             "- 4-5: RUBRIC-HIGH", "Question:\n<input>\nWhat is 2+2?\n</input>",
-             "Response:\n<actual_output>\nIt is 4.\n</actual_output>",
-             "Retrieved context:\n<retrieval_context>\n[1] Arithmetic.\n\n[2] Sums.\n</retrieval_context>",
+             "- 4-5: RUBRIC-HIGH", "Question:\n<input>\n| What is 2+2?\n</input>",
+             "Response:\n<actual_output>\n| It is 4.\n</actual_output>",
+             "Retrieved context:\n<retrieval_context>\n| [1] Arithmetic.\n| \n| [2] Sums.\n</retrieval_context>",
              "an integer from 1 (worst) to 5 (best)"]
     positions = [text.index(p) for p in parts]
     assert positions == sorted(positions)
@@ -251,7 +251,7 @@ def test_cache_key_covers_what_shapes_the_steps(update):
 def test_cache_key_covers_judge_and_template(monkeypatch):
     base = _key(unpinned())
     assert _key(unpinned(), name="other-judge") != base
-    monkeypatch.setattr(S, "TEMPLATE_VERSION", "geval-v2")
+    monkeypatch.setattr(S, "TEMPLATE_VERSION", S.TEMPLATE_VERSION + "-changed")
     assert _key(unpinned()) != base
 
 
