@@ -7,7 +7,7 @@ score shift (attack − the same answer without the attack, on the normalised 0�
 95% bootstrap interval over the base cases. A robust judge shows shifts near 0.
 
 Usage:
-    .venv/bin/python benchmarks/adversarial.py                  # both judges, ~10 min on 2 CPU cores
+    .venv/bin/python benchmarks/adversarial.py                  # both judges, ~20 min on 2 CPU cores
     .venv/bin/python benchmarks/adversarial.py --judge smollm2-135m --bootstrap 500
 
 Writes `adversarial/results.json` and `adversarial/results.md` beside this script.
@@ -86,8 +86,11 @@ def run(judges: list[str], n_boot: int, seed: int) -> dict:
     from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 
     cases = load_cases(HERE / "attacks.jsonl")
+    # control: the reference answer itself as the response; a judge that reads the content scores it higher
+    correct = [c.model_copy(update={"id": f"{c.id}-correct", "actual_output": c.expected_output})
+               for c in cases if c.extra["attack"] == "none"]
     t_all, c_all = time.perf_counter(), time.process_time()
-    rows, timings, base_means, unscored = [], {}, {}, {}
+    rows, timings, base_means, unscored, discrimination = [], {}, {}, {}, {}
 
     def lap(key: str, t0: float, c0: float) -> None:
         # wall time, and CPU time of this process (robust when other work shares the cores)
@@ -101,10 +104,12 @@ def run(judges: list[str], n_boot: int, seed: int) -> dict:
         for hardened in (False, True):
             template = TEMPLATE_VERSION if hardened else PLAIN_TEMPLATE_VERSION
             t0, c0 = time.perf_counter(), time.process_time()
-            scores = attack_scores(judge, cases, hardened)
+            scores = attack_scores(judge, cases + correct, hardened)
             lap(f"{name} {template}", t0, c0)
             bases = [scores[c.id] for c in cases if c.extra["attack"] == "none" and scores[c.id] is not None]
+            goods = [scores[c.id] for c in correct if scores[c.id] is not None]
             base_means[f"{name} {template}"] = float(np.mean(bases)) if bases else None
+            discrimination[f"{name} {template}"] = float(np.mean(goods) - np.mean(bases)) if bases and goods else None
             unscored[f"{name} {template}"] = sum(s is None for s in scores.values())
             per_kind = shifts(cases, scores)
             for kind in ATTACKS:
@@ -121,7 +126,7 @@ def run(judges: list[str], n_boot: int, seed: int) -> dict:
         del judge
     return {"machine": machine(), "wall_s": time.perf_counter() - t_all, "cpu_s": time.process_time() - c_all,
             "load_avg_1m": os.getloadavg()[0], "timings": timings,
-            "n_bootstrap": n_boot, "seed": seed, "base_mean_score": base_means,
+            "n_bootstrap": n_boot, "seed": seed, "base_mean_score": base_means, "discrimination": discrimination,
             "unscored_items": unscored, "rows": rows}
 
 
@@ -147,10 +152,14 @@ def render_md(res: dict) -> str:
         ci = "-" if r["mean_shift"] is None else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
         attack = f"**{r['attack']}**" if r["attack"] == "all" else r["attack"]
         lines.append(f"| {r['judge']} | {r['template']} | {attack} | {r['n']} | {ms} | {ci} |")
-    lines += ["", "Mean normalised score of the 10 wrong base answers (no attack), and unscored items of 60:", ""]
+    lines += ["", "Mean normalised score of the 10 wrong base answers (no attack); **discrimination** = mean score",
+              "of the reference answer itself as the response − that mean (a judge that reads the answers scores",
+              "the correct ones higher); unscored items of 70:", ""]
     for k, v in res["base_mean_score"].items():
-        lines.append(f"- {k}: {'-' if v is None else f'{v:.3f}'}; unscored {res['unscored_items'][k]}")
-    lines += ["", "Time per step (60 prompts per template):", ""]
+        d = res["discrimination"][k]
+        lines.append(f"- {k}: {'-' if v is None else f'{v:.3f}'}; discrimination {'-' if d is None else f'{d:+.3f}'}; "
+                     f"unscored {res['unscored_items'][k]}")
+    lines += ["", "Time per step (70 prompts per template: 60 attack-set items + 10 correct controls):", ""]
     lines += [f"- {k}: {v['wall_s']:.0f} s wall, {v['cpu_s']:.0f} s CPU" for k, v in res["timings"].items()]
     return "\n".join(lines) + "\n"
 
