@@ -164,6 +164,12 @@ def _quality(out: Path, verdicts) -> dict[tuple[str, str], dict]:
     return stats
 
 
+def template_version() -> str:
+    from localjudge.metrics.prompts import TEMPLATE_VERSION
+
+    return TEMPLATE_VERSION
+
+
 def metric_name(study, field: str) -> str | None:
     spec = getattr(study, field)
     return None if spec is None else spec["name"]
@@ -188,7 +194,8 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
         f"- Prompts: {study.n_items} (`benchmarks/bias/prompts.jsonl`); generators: "
         + ", ".join(f"{g.name} ({g.family}, {g.info.get('provenance', '')[:19]}…)" for g in study.generators) + ".",
         "- Judges: the same two models; pointwise metric `correctness` (1–5, against the reference), "
-        "pairwise metric `pairwise` on every SmolLM-vs-Gemma pair, both orders.",
+        "pairwise metric `pairwise` on every SmolLM-vs-Gemma pair, both orders; prompt template "
+        f"`{template_version()}` (another template gives other numbers).",
         f"- Wall time: **{total / 60:.1f} min** in all; CPU time of this process {cpu / 60:.1f} min "
         "(what it would take on otherwise idle cores).", "",
         "| phase | seconds |", "|---|---|", *[f"| {k} | {t:.0f} |" for k, t in timings], "",
@@ -243,11 +250,15 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
         "- With two families, self-preference is identified only *relative* to the other family's judge: "
         "the two DiDs mirror each other (one judge's bias also appears in the other's estimate).",
         f"- {study.n_items} prompts: intervals are wide; p-values in the table are unadjusted.",
-        "- Reproducibility: a second run on this machine gave a byte-identical responses.jsonl and the same "
-        "report.md (raw scores agreed to ~1e-6). Judging runs in fp32 because bf16 scores on CPU move by up to "
-        "~0.08 points depending on which other prompts share the padded batch (fp32: ~1e-5), which is as "
-        "large as the effects measured here. bf16 kernels differ between CPUs (AMX/AVX-512 vs AVX2), so "
-        "another machine can produce slightly different answers, hence different scores.",
+        "- Reproducibility, checked on this machine: four runs wrote a byte-identical responses.jsonl; two "
+        "runs of the fp32 judges wrote byte-identical pairwise records; re-judging every response in a new "
+        "process gave identical correctness scores, and judging a third of them (other batches) moved no "
+        "score by more than 1e-5. Judging runs in fp32 because bf16 scores on CPU move by up to ~0.08 points "
+        "with the prompts that share a padded batch, as large as the effects measured here. bf16 kernels "
+        "differ between CPUs (AMX/AVX-512 vs AVX2), so another machine can write slightly different "
+        "answers, hence different scores; a change of prompt template also changes every score.",
+        "- Effects of a few hundredths of a point are fragile: with the previous template (geval-v1) the "
+        "significant pointwise length effect was SmolLM2's (−0.01 points per 100 characters), not Gemma's.",
         "",
         "Files: `responses.jsonl` (answers), `report.md` / `report.json` (full analysis), `heatmap.png` "
         "(judge × generator mean scores), `pointwise_records.jsonl` / `pairwise_records.jsonl` (analysis "

@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR)
     ap.add_argument("--limit", type=int, default=60, help="pairs per set, seeded subset; 0 = all")
     ap.add_argument("--judge", dest="judges", action="append", help="judge (repeatable); default both embedded")
-    ap.add_argument("--dtype", default="bfloat16", choices=["float32", "bfloat16"])
+    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
+                    help="float32: verdicts do not depend on the padded batch (bf16 on CPU: they do)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (pinned for reproducibility)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the subset and of the bootstrap")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/bias/pairwise_position",

@@ -193,10 +193,10 @@ def judge_responses(
     pair: list[PairwiseRecord] = []
     if pairwise_metric is not None:
         pairs = cross_family_pairs(responses)
-        results = _evaluate([pair_case(a, b, pairwise_metric) for a, b in pairs], pairwise_metric, judge,
-                            _records_file(rdir, judge, pairwise_metric.name), resume, truncate, progress) \
-            if pairs else []
-        pair = [_pairwise_record(info, a, b, res, human_field) for (a, b), res in zip(pairs, results)]
+        if pairs:  # one family only: nothing to compare
+            results = _evaluate([pair_case(a, b, pairwise_metric) for a, b in pairs], pairwise_metric, judge,
+                                _records_file(rdir, judge, pairwise_metric.name), resume, truncate, progress)
+            pair = [_pairwise_record(info, a, b, res, human_field) for (a, b), res in zip(pairs, results)]
     return JudgeVerdicts(judge=info, pointwise=tuple(point), pairwise=tuple(pair))
 
 

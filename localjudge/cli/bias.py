@@ -108,6 +108,9 @@ def bias_cmd(responses, judges, metric_name, pairwise, pairwise_metric, out_dir,
         return
     for line in summary_lines(study):
         click.echo(f"- {line}")
+    if pair_metric is not None and study.pairwise is None:
+        click.echo("- [pairwise] no pairs to compare: every response comes from one family; "
+                   "add responses of a model of another family")
     click.echo("")
     for role, path in files.items():
         click.echo(f"{role}: {path}")
