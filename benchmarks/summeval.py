@@ -104,11 +104,15 @@ def agreement(scores: Sequence[float | None], human: Sequence[float], docs: Sequ
 
 
 def naive_scores(judge, metric, cases) -> tuple[list[int | None], list[str]]:
-    """Greedy text after the same prompt without the "Score:" prefill; first number parsed."""
+    """Greedy text after the same prompt without the "Score:" prefill; first number parsed.
+
+    Generation computes each article's shared prompt prefix once, as the scorers do, so that the
+    comparison is between methods, not between a batched and an unbatched implementation.
+    """
     from localjudge.metrics import prompts as P
 
     texts = [judge.render(P.SYSTEM, P.user_message(metric, list(metric.steps), c), "") for c in cases]
-    outs = judge.generate(texts, NAIVE_TOKENS)
+    outs = judge.generate(texts, NAIVE_TOKENS, share_prefix=True)
     return [parse_first_number(o, metric.low, metric.high) for o in outs], outs
 
 

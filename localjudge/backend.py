@@ -34,8 +34,9 @@ class Backend(Protocol):
     def apply_chat_template(self, messages: list[dict[str, str]]) -> str:
         """The conversation in the model's chat format, ending where the model's turn begins."""
 
-    def generate(self, prompts: Sequence[str], max_new_tokens: int, progress: Progress | None = None) -> list[str]:
-        """Greedy, deterministic continuations of each prompt."""
+    def generate(self, prompts: Sequence[str], max_new_tokens: int, progress: Progress | None = None,
+                 share_prefix: bool = False) -> list[str]:
+        """Greedy, deterministic continuations of each prompt; `share_prefix` computes shared prefixes once."""
 
     def continuation_nll(self, prefixes: Sequence[str], continuations: Sequence[str]) -> list[float]:
         """Mean negative log-likelihood per token of each continuation given its prefix."""

@@ -119,9 +119,14 @@ class Judge:
 
     # -- text -------------------------------------------------------------------------------------
 
-    def generate(self, texts: Sequence[str], max_new_tokens: int = 128, progress: Progress | None = None) -> list[str]:
-        """Greedy continuations of rendered prompts (deterministic)."""
-        return self.backend.generate(texts, max_new_tokens, progress)
+    def generate(self, texts: Sequence[str], max_new_tokens: int = 128, progress: Progress | None = None,
+                 share_prefix: bool = False) -> list[str]:
+        """Greedy continuations of rendered prompts (deterministic).
+
+        `share_prefix` computes a prefix that many prompts share once (faster for short outputs
+        after long shared prompts, e.g. a generate-and-parse judge).
+        """
+        return self.backend.generate(texts, max_new_tokens, progress, share_prefix=share_prefix)
 
     def count_tokens(self, text: str) -> int:
         """Number of tokens of a rendered prompt."""

@@ -77,7 +77,7 @@ class FakeBackend:
                 progress(1)
         return TreeLogprobs(edge, end)
 
-    def generate(self, prompts, max_new_tokens, progress=None) -> list[str]:
+    def generate(self, prompts, max_new_tokens, progress=None, share_prefix=False) -> list[str]:
         self.calls.extend(prompts)
         return [self.generator(p) for p in prompts]
 

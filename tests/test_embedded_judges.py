@@ -144,3 +144,19 @@ def test_gemma_batch_invariance(gemma, gemma_batch):
 def test_gemma_labels_match_brute_force(gemma):
     judge, vocab = gemma
     _check_labels(judge, vocab, LABEL_PROMPT)
+
+
+def _check_shared_generation(judge):
+    # prompts sharing a long prefix, as a generate-and-parse judge sends them
+    head = ("Read the question and the answer, then rate the answer's correctness and clarity "
+            "from 0 to 10, where 0 is wrong and 10 is perfect.\n")
+    texts = [head + QUESTION.replace("Paris", a) + "Rating:" for a in ("Paris", "Lyon", "It is Paris, of course")]
+    assert judge.generate(texts, 6, share_prefix=True) == judge.generate(texts, 6)
+
+
+def test_smollm_shared_prefix_generation_matches_generate(smollm):
+    _check_shared_generation(smollm[0])
+
+
+def test_gemma_shared_prefix_generation_matches_generate(gemma):
+    _check_shared_generation(gemma[0])

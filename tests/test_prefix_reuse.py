@@ -94,3 +94,41 @@ def test_plan_clusters_rows_sharing_longer_prefixes(tiny_tokenizer):
     for a in range(len(ARTICLES)):
         assert any(set(range(4 * a, 4 * a + 4)) <= c for c in clusters)
     assert plan.padded_tokens < sum(len(r) + 3 for r in ids)  # the prefixes are counted once
+
+
+def test_plan_keeps_one_article_in_one_batch(tiny_tokenizer):
+    # every row shares HEAD + one article: one batch and one prefill, not one per summary opening
+    texts = [f"{HEAD}{ARTICLES[0]}{s}{tail}. Score:" for s in SUMMARIES for tail in ("", " and more")]
+    ids = [tiny_tokenizer(t)["input_ids"] for t in texts]
+    plan = plan_prefix_batches(ids, token_budget=100_000, extra=3, max_batch=64)
+    assert len(plan.batches) == 1
+    shared = common_prefix_len(ids)
+    assert plan.padded_tokens == shared + (max(map(len, ids)) - shared + 3) * len(ids)
+
+
+def test_plan_is_no_costlier_than_packing_by_length(tiny_tokenizer):
+    from localjudge.engine.batching import plan_batches
+
+    ids = [tiny_tokenizer(t)["input_ids"] for t in _texts()]
+    for budget in (4096, 300, 120):
+        reuse = plan_prefix_batches(ids, token_budget=budget, extra=3, max_batch=64)
+        plain = plan_batches([len(r) + 3 for r in ids], budget, max_batch=64)
+        assert sorted(i for b in reuse.batches for i in b) == list(range(len(ids)))
+        assert reuse.padded_tokens <= plain.padded_tokens
+        assert reuse.real_tokens <= reuse.padded_tokens
+
+
+@pytest.mark.parametrize("budget", [4096, 120])
+def test_shared_prefix_generation_matches_transformers_generate(model, tiny_tokenizer, budget):
+    import copy
+
+    model = copy.deepcopy(model)
+    with torch.no_grad():
+        model.lm_head.weight[:, 0] = 0.0  # unsteered: greedy text varies with the context
+        model.model.embed_tokens.weight[:, 0] = torch.randn(model.model.embed_tokens.weight.shape[0])
+    texts = _texts()
+    judge = Judge.from_model(model, tiny_tokenizer, _info(), token_budget=budget)
+    plain = judge.generate(texts, 8)
+    shared = judge.generate(texts, 8, share_prefix=True)
+    assert shared == plain
+    assert len(set(plain)) > 1  # the rows do not all continue alike

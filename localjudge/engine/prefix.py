@@ -31,24 +31,81 @@ def common_prefix_len(rows: Sequence[Sequence[int]]) -> int:
 
 
 def plan_prefix_batches(rows: Sequence[Sequence[int]], token_budget: int, extra: int, max_batch: int) -> BatchPlan:
-    """Batches for prefix reuse: clusters of rows sharing more than the common prefix, by length.
+    """Batches for prefix reuse: rows sharing a long prefix together, the cheapest split found.
 
-    Rows are sorted by token ids so that rows sharing a long prefix are neighbours; neighbours
-    whose shared prefix extends beyond what all rows share form a cluster (an article's
-    summaries). Clusters are batched on their own, the remaining rows together, each sorted by
-    length. The budget counts the suffix tokens of every row plus the shared prefix once.
+    Rows are sorted by token ids so that rows sharing a long prefix are neighbours. A group of rows
+    is either packed as it is (by length, under the budget, its common prefix computed once per
+    batch) or split into clusters whose rows share more than the group's common prefix (an
+    article's summaries within a metric's prompts), each planned the same way, plus the rows
+    that share nothing more; whichever computes fewer tokens is kept. One article's summaries
+    thus share one batch and one prefill, and many articles' summaries one batch per article.
 
     Args:
         rows: token ids of every prompt.
         token_budget: tokens computed per batch.
-        extra: tokens appended to every row (the score tree).
+        extra: tokens appended to every row (the score tree, or the tokens to generate).
         max_batch: most rows per batch.
     """
     order = sorted(range(len(rows)), key=lambda i: rows[i])
-    base = common_prefix_len(rows)
+    batches = _plan_group(order, rows, token_budget, extra, max_batch)
+    return BatchPlan(tuple(batches), *_token_counts(batches, rows, extra))
+
+
+def _shared(batch: Sequence[int], rows: Sequence[Sequence[int]]) -> int:
+    """The prefix a batch computes once, as the backends do (0 when too short to be worth it)."""
+    if len(batch) < 2:
+        return 0
+    # at least one token per row stays after the prefix: the root reads its logits
+    shared = min(common_prefix_len([rows[j] for j in batch]), min(len(rows[j]) for j in batch) - 1)
+    return shared if shared >= MIN_PREFIX else 0
+
+
+def _token_counts(batches: Sequence[Sequence[int]], rows: Sequence[Sequence[int]], extra: int) -> tuple[int, int]:
+    """Real and computed tokens of a plan: suffixes (unpadded, padded), each prefix once per run of equal ones."""
+    real, computed, last = 0, 0, None
+    for batch in batches:
+        shared = _shared(batch, rows)
+        key = tuple(rows[batch[0]][:shared]) if shared else None
+        if key is not None and key != last:  # backends keep the latest prefix cache for the next batch
+            real += shared
+            computed += shared
+        last = key
+        real += sum(len(rows[j]) - shared + extra for j in batch)
+        computed += (max(len(rows[j]) for j in batch) - shared + extra) * len(batch)
+    return real, computed
+
+
+def _pack(group: list[int], rows, token_budget: int, extra: int, max_batch: int) -> list[tuple[int, ...]]:
+    """A group's rows, longest first, in batches under the budget and the row limit."""
+    group = sorted(group, key=lambda i: (-len(rows[i]), i))
+    batches, start = [], 0
+    while start < len(group):
+        first = rows[group[start]]
+        batch, common, shortest = [group[start]], len(first), len(first)
+        for i in group[start + 1 :]:
+            # the common prefix of a set is the least of each row's with the first row
+            common = min(common, common_prefix_len([first, rows[i]]))
+            shortest = min(shortest, len(rows[i]))
+            shared = min(common, shortest - 1)
+            shared = shared if shared >= MIN_PREFIX else 0
+            width = len(first) - shared + extra  # the first row is the longest
+            if len(batch) + 1 > max_batch or shared + width * (len(batch) + 1) > token_budget:
+                break
+            batch.append(i)
+        batches.append(tuple(batch))
+        start += len(batch)
+    return batches
+
+
+def _plan_group(order: list[int], rows, token_budget: int, extra: int, max_batch: int) -> list[tuple[int, ...]]:
+    """Batches of rows (`order` sorted by token ids): packed as is, or split by longer prefixes."""
+    whole = _pack(order, rows, token_budget, extra, max_batch)
+    if len(order) < 2:
+        return whole
+    base = common_prefix_len([rows[i] for i in order])
     clusters: list[list[int]] = []
     loose: list[int] = []
-    current: list[int] = [order[0]]
+    current = [order[0]]
     for prev, i in zip(order, order[1:]):
         if common_prefix_len([rows[prev], rows[i]]) >= base + MIN_PREFIX:
             current.append(i)
@@ -56,24 +113,9 @@ def plan_prefix_batches(rows: Sequence[Sequence[int]], token_budget: int, extra:
             (clusters.append(current) if len(current) > 1 else loose.extend(current))
             current = [i]
     (clusters.append(current) if len(current) > 1 else loose.extend(current))
+    if not clusters:
+        return whole
+    split = [b for c in clusters for b in _plan_group(c, rows, token_budget, extra, max_batch)]
     if loose:
-        clusters.append(loose)
-    batches, real, computed = [], 0, 0
-    for cluster in clusters:
-        cluster.sort(key=lambda i: (-len(rows[i]), i))
-        start = 0
-        while start < len(cluster):
-            batch = [cluster[start]]
-            for i in cluster[start + 1 :]:
-                trial = batch + [i]
-                shared = common_prefix_len([rows[j] for j in trial])
-                width = max(len(rows[j]) for j in trial) - shared + extra
-                if len(trial) > max_batch or shared + width * len(trial) > token_budget:
-                    break
-                batch = trial
-            shared = common_prefix_len([rows[j] for j in batch]) if len(batch) > 1 else 0
-            computed += shared + (max(len(rows[j]) for j in batch) - shared + extra) * len(batch)
-            real += shared + sum(len(rows[j]) - shared + extra for j in batch)
-            batches.append(tuple(batch))
-            start += len(batch)
-    return BatchPlan(tuple(batches), real, computed)
+        split += _pack(loose, rows, token_budget, extra, max_batch)
+    return min(whole, split, key=lambda plan: _token_counts(plan, rows, extra)[1])
