@@ -119,3 +119,13 @@ def _plan_group(order: list[int], rows, token_budget: int, extra: int, max_batch
     if loose:
         split += _pack(loose, rows, token_budget, extra, max_batch)
     return min(whole, split, key=lambda plan: _token_counts(plan, rows, extra)[1])
+
+
+def expand_cache(cache, batch: int):
+    """A fresh cache holding the prefix's keys and values for every row (views, no copies)."""
+    from transformers import DynamicCache
+
+    out = DynamicCache()
+    for i, layer in enumerate(cache.layers):
+        out.update(layer.keys.expand(batch, -1, -1, -1), layer.values.expand(batch, -1, -1, -1), i)
+    return out

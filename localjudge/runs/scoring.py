@@ -108,14 +108,14 @@ def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[
     prompts = [p for _, p, _ in fitted]
     reasoning: list[str | None] = [None] * len(cases)
     if before:
-        analyses = judge.generate(prompts, REASONING_TOKENS)
+        analyses = judge.generate(prompts, REASONING_TOKENS, share_prefix=True)  # the metric's instructions once
         # never read a score from the middle of the reasoning: cut it at its own "Score"
         reasoning = [a.split("Score")[0].rstrip() for a in analyses]
         prompts = [p + r + "\n" + P.SCORE_PREFILL for p, r in zip(prompts, reasoning)]
     dists = judge.score_texts(prompts, m.low, m.high)
     if m.reasoning == "after":
         follow = [p + f" {d.mode}\nExplanation:" for p, d in zip(prompts, dists)]
-        explained = judge.generate(follow, EXPLANATION_TOKENS)
+        explained = judge.generate(follow, EXPLANATION_TOKENS, share_prefix=True)
         reasoning = [e.strip() if d.scored else None for e, d in zip(explained, dists)]
     out = []
     for (case, prompt, cut), d, why in zip(fitted, dists, reasoning):
