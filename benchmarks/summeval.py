@@ -103,7 +103,7 @@ def agreement(scores: Sequence[float | None], human: Sequence[float], docs: Sequ
             "unscored": len(scores) - len(keep)}
 
 
-def naive_scores(judge, metric, cases) -> tuple[list[int | None], list[str]]:
+def naive_scores(judge, metric, cases, hardened: bool = True) -> tuple[list[int | None], list[str]]:
     """Greedy text after the same prompt without the "Score:" prefill; first number parsed.
 
     Generation computes each article's shared prompt prefix once, as the scorers do, so that the
@@ -111,23 +111,32 @@ def naive_scores(judge, metric, cases) -> tuple[list[int | None], list[str]]:
     """
     from localjudge.metrics import prompts as P
 
-    texts = [judge.render(P.SYSTEM, P.user_message(metric, list(metric.steps), c), "") for c in cases]
+    texts = [judge.render(P.SYSTEM, P.user_message(metric, list(metric.steps), c, hardened), "") for c in cases]
     outs = judge.generate(texts, NAIVE_TOKENS, share_prefix=True)
     return [parse_first_number(o, metric.low, metric.high) for o in outs], outs
 
 
-def judge_one(judge, cases, *, naive: bool = True, chunk_size: int = 64) -> dict:
-    """Scores, agreement and timing of one judge on every dimension."""
+def summeval_metric(dim: str, metrics_dir: str | Path | None = None, reasoning: str | None = None):
+    """The G-Eval metric of a dimension: builtin, or `<metrics_dir>/<dim>.yaml`; reasoning mode overridden."""
     from localjudge.metrics import builtin_metric
+    from localjudge.metrics.spec import load_metric_file
+
+    metric = load_metric_file(Path(metrics_dir) / f"{dim}.yaml") if metrics_dir else builtin_metric(dim)
+    return metric.model_copy(update={"reasoning": reasoning}) if reasoning else metric
+
+
+def judge_one(judge, cases, *, naive: bool = True, chunk_size: int = 64, hardened: bool = True,
+              metrics_dir: str | Path | None = None, reasoning: str | None = None) -> dict:
+    """Scores, agreement and timing of one judge on every dimension."""
     from localjudge.runs.evaluate import evaluate
 
     docs = [c.extra["doc_id"] for c in cases]
     out: dict = {"dimensions": {}, "seconds": {}}
     for dim in DIMENSIONS:
-        metric = builtin_metric(dim)
+        metric = summeval_metric(dim, metrics_dir, reasoning)
         human = [c.extra[f"human_{dim}"] for c in cases]
         t0, c0 = time.perf_counter(), time.process_time()
-        recs = evaluate(cases, [metric], judge, chunk_size=chunk_size, progress=False).records
+        recs = evaluate(cases, [metric], judge, chunk_size=chunk_size, progress=False, hardened=hardened).records
         t_dist, c_dist = time.perf_counter() - t0, time.process_time() - c0
         scores = {
             "expected": [r.raw_score for r in recs],
@@ -138,7 +147,7 @@ def judge_one(judge, cases, *, naive: bool = True, chunk_size: int = 64) -> dict
         out["seconds"][dim] = {"distribution": round(t_dist, 1), "distribution_cpu": round(c_dist, 1)}
         if naive:
             t0, c0 = time.perf_counter(), time.process_time()
-            parsed, raw = naive_scores(judge, metric, cases)
+            parsed, raw = naive_scores(judge, metric, cases, hardened)
             out["seconds"][dim] |= {"naive": round(time.perf_counter() - t0, 1),
                                     "naive_cpu": round(time.process_time() - c0, 1)}
             row["naive"] = agreement(parsed, human, docs) | {"examples": raw[:3]}
@@ -157,14 +166,20 @@ def _mean(xs: list[float | None]) -> float | None:
     return None if any(x is None for x in xs) else float(np.mean(xs))
 
 
-def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True, chunk_size: int = 64) -> dict:
+def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True, chunk_size: int = 64,
+        hardened: bool = True, metrics_dir: str | Path | None = None, reasoning: str | None = None) -> dict:
     """Every judge (name -> loaded `Judge`) on the first `docs` articles of a SummEval-schema file."""
+    from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
+
     cases = load_summeval(data, docs)
     res = {"data": str(data), "articles": len({c.extra["doc_id"] for c in cases}), "summaries": len(cases),
+           "template": TEMPLATE_VERSION if hardened else PLAIN_TEMPLATE_VERSION,
+           "metrics": str(metrics_dir) if metrics_dir else "builtin", "reasoning": reasoning or "none",
            "judges": {}}
     for name, judge in judges.items():
         t0, c0 = time.perf_counter(), time.process_time()
-        r = judge_one(judge, cases, naive=naive, chunk_size=chunk_size)
+        r = judge_one(judge, cases, naive=naive, chunk_size=chunk_size, hardened=hardened,
+                      metrics_dir=metrics_dir, reasoning=reasoning)
         r["judge"] = judge.info.model_dump()
         r["wall_s"] = round(time.perf_counter() - t0, 1)
         r["cpu_s"] = round(time.process_time() - c0, 1)
@@ -193,14 +208,16 @@ def _f(x: float | None) -> str:
 def render_md(res: dict) -> str:
     """The results as a markdown table beside the paper's reference rows."""
     lines = [
-        f"### {', '.join(res['judges'])} — {res['articles']} articles, dtype {res.get('dtype', '?')}",
+        f"### {', '.join(res['judges'])} — {res['articles']} articles, dtype {res.get('dtype', '?')}, template "
+        f"{res.get('template', '?')}, metrics {res.get('metrics', 'builtin')}, reasoning {res.get('reasoning', 'none')}",
         "",
         f"Summary-level agreement on {res['articles']} SummEval articles ({res['summaries']} summaries) "
         f"of `{Path(res['data']).name}`. ρ = Spearman, τ = Kendall τ-b, per article then averaged. "
         f"Machine: {res.get('machine', {}).get('cpu', '?')}, {res.get('machine', {}).get('cores', '?')} cores.",
         "",
-        "| scorer | " + " | ".join(f"{d[:4]} ρ | {d[:4]} τ" for d in DIMENSIONS) + " | avg ρ | avg τ | unscored |",
-        "|---|" + "---|" * (2 * len(DIMENSIONS) + 3),
+        "| scorer | " + " | ".join(f"{d[:4]} ρ | {d[:4]} τ" for d in DIMENSIONS)
+        + " | avg ρ | avg τ | unscored | articles used |",
+        "|---|" + "---|" * (2 * len(DIMENSIONS) + 4),
     ]
     for name, r in res["judges"].items():
         for s in SCORERS:
@@ -212,16 +229,29 @@ def render_md(res: dict) -> str:
                 cells += [_f(a["spearman"]), _f(a["kendall_tau_b"])]
             miss = sum(r["dimensions"][d][s]["unscored"] for d in DIMENSIONS)
             avg = r["average"][s]
+            used = "/".join(str(r["dimensions"][d][s]["articles_used"]) for d in DIMENSIONS)
             lines.append(f"| {name} ({r['judge']['dtype']}) {s} | " + " | ".join(cells)
-                         + f" | {_f(avg['spearman'])} | {_f(avg['kendall_tau_b'])} | {miss} |")
+                         + f" | {_f(avg['spearman'])} | {_f(avg['kendall_tau_b'])} | {miss} | {used} |")
     for k, v in PAPER_ROWS.items():
-        lines.append(f"| *paper: {k}* | " + " | ".join(["", ""] * len(DIMENSIONS)) + f" | {v:.3f} | | |")
+        lines.append(f"| *paper: {k}* | " + " | ".join(["", ""] * len(DIMENSIONS)) + f" | {v:.3f} | | | |")
     lines += ["", "– = undefined: every article skipped (the judge's list constant, or under 3 scored "
-              "summaries). unscored = items without a score (naive: parse failures), summed over dimensions.", ""]
+              "summaries). unscored = items without a score (naive: parse failures), summed over dimensions. "
+              "articles used = articles with a defined correlation per dimension (coherence/consistency/"
+              "fluency/relevance); the others are skipped, as in the paper.", ""]
     for name, r in res["judges"].items():
         lines.append(f"- {name}: wall {r['wall_s']} s, CPU {r['cpu_s']} s (shared machine); "
                      f"per dimension {json.dumps(r['seconds'])}")
     return "\n".join(lines) + "\n"
+
+
+HEADER = "# SummEval agreement with expert judgments\n\nMade by `benchmarks/summeval.py`; method in its docstring.\n\n"
+NOTES = "## Notes (hand-written)"
+
+
+def notes(md: Path) -> str:
+    """The hand-written notes section of an existing results file, kept when the tables are rewritten."""
+    text = md.read_text() if md.exists() else ""
+    return "\n" + text[text.index(NOTES):] if NOTES in text else ""
 
 
 def main() -> None:
@@ -232,21 +262,30 @@ def main() -> None:
     ap.add_argument("--dtype", default="float32", help="compute dtype (float32, bfloat16)")
     ap.add_argument("--chunk-size", type=int, default=64, help="cases per scoring call")
     ap.add_argument("--no-naive", action="store_true", help="skip the naive generate-and-parse judge")
+    ap.add_argument("--plain", action="store_true", help="the plain prompt template (content unfenced)")
+    ap.add_argument("--metrics-dir", help="a folder of coherence/consistency/fluency/relevance.yaml to use instead")
+    ap.add_argument("--reasoning", choices=["none", "before", "after"], help="override the metrics' reasoning mode")
     ap.add_argument("--append", action="store_true", help="keep earlier runs in the results files")
     ap.add_argument("--out", default=str(HERE / "summeval_results"), help="output path without extension")
+    ap.add_argument("--report", action="store_true", help="only rebuild the markdown from the JSON")
     args = ap.parse_args()
+    if args.report:
+        runs = json.loads(Path(args.out + ".json").read_text())["runs"]
+        Path(args.out + ".md").write_text(HEADER + "\n".join(render_md(r) for r in runs) + notes(Path(args.out + ".md")))
+        return
     from localjudge import load_judge
 
     t0 = time.perf_counter()
     judges = {n: load_judge(n, device="cpu", dtype=args.dtype) for n in (args.judge or JUDGES)}
     load_s = time.perf_counter() - t0
-    res = run(judges, args.data, args.docs, naive=not args.no_naive, chunk_size=args.chunk_size)
+    res = run(judges, args.data, args.docs, naive=not args.no_naive, chunk_size=args.chunk_size,
+              hardened=not args.plain, metrics_dir=args.metrics_dir, reasoning=args.reasoning)
     res |= {"machine": machine(), "dtype": args.dtype, "load_s": round(load_s, 1)}
     runs = [res]
     if args.append and Path(args.out + ".json").exists():
         runs = json.loads(Path(args.out + ".json").read_text())["runs"] + runs
     Path(args.out + ".json").write_text(json.dumps({"runs": runs}, indent=1) + "\n")
-    md = "\n".join(render_md(r) for r in runs)
+    md = HEADER + "\n".join(render_md(r) for r in runs) + notes(Path(args.out + ".md"))
     Path(args.out + ".md").write_text(md)
     print(render_md(res))
 
