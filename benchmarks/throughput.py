@@ -339,9 +339,9 @@ def markdown(all_results: dict) -> str:
     mach = all_results["machine"]
     lines = ["# Throughput results", "",
              f"Machine: {mach['cpu']}, {mach['cores']} cores ({mach['torch_threads']} torch threads), "
-             f"torch {mach['torch']}, GPU: {mach['gpu'] or 'none'}. Other jobs shared the machine: "
-             "absolute numbers are noisy, ratios (measured side by side, repetitions interleaved, "
-             "fastest repetition) are the result.", "",
+             f"torch {mach['torch']}, GPU: {mach['gpu'] or 'none'}. Machines are shared, so absolute "
+             "numbers are noisy; the ratios (measured side by side, repetitions interleaved, fastest "
+             "repetition) are the result.", "",
              "Made by `benchmarks/throughput.py`. Ratios are to the floor (a bare batched forward over "
              "the same batches, last-position logits only). `naive`, `gen100` and `geval20` ran on "
              "a few items spread over the length order, one repetition; their rates are per item/per token of those "
@@ -379,6 +379,15 @@ def markdown(all_results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+NOTES = "## Notes (hand-written)"
+
+
+def kept_notes() -> str:
+    """The hand-written notes of the existing results file, kept when the tables are rebuilt."""
+    text = RESULTS_MD.read_text() if RESULTS_MD.exists() else ""
+    return "\n" + text[text.index(NOTES):] if NOTES in text else ""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--judge", default="smollm2-135m")
@@ -396,7 +405,7 @@ def main() -> None:
     if args.quick:
         args.items, args.slow_items, args.reps = 12, 2, 1
     if args.report:
-        RESULTS_MD.write_text(markdown(json.loads(RESULTS_JSON.read_text())))
+        RESULTS_MD.write_text(markdown(json.loads(RESULTS_JSON.read_text())) + kept_notes())
         return
     torch.set_num_threads(args.threads)
     result = run(args)
@@ -406,7 +415,7 @@ def main() -> None:
         all_results["machine"] = machine()
         all_results["configs"][f"{args.judge}/{args.dtype}{args.tag}"] = result
         RESULTS_JSON.write_text(json.dumps(all_results, indent=1))
-        RESULTS_MD.write_text(markdown(all_results))
+        RESULTS_MD.write_text(markdown(all_results) + kept_notes())
     print(markdown({"machine": all_results["machine"], "configs": {f"{args.judge}/{args.dtype}{args.tag}": result}}))
 
 
