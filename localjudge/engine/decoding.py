@@ -17,7 +17,7 @@ import numpy as np
 from localjudge.engine import masks
 from localjudge.engine.batching import plan_batches
 from localjudge.engine.oom import run_with_backoff
-from localjudge.engine.prefix import MIN_PREFIX, common_prefix_len, expand_cache, plan_prefix_batches
+from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
 
 Progress = Callable[[int], None]
 
@@ -76,15 +76,12 @@ class GreedyDecoding:
 
         def run(batch: Sequence[int]) -> list[str]:
             rows = [ids[i] for i in batch]
-            shared = min(common_prefix_len(rows), min(len(r) for r in rows) - 1) if len(rows) > 1 else 0
-            if shared < MIN_PREFIX:
+            shared = shared_prefix_len(rows)
+            if not shared:
                 tokens = self._greedy_batch(rows, max_new_tokens, eos)
             else:
-                key = tuple(rows[0][:shared])
-                if key not in prefix_memo:
-                    prefix_memo.clear()  # one prefix cache alive at a time
-                    prefix_memo[key] = self._prefill(list(key))
-                tokens = self._greedy_batch([r[shared:] for r in rows], max_new_tokens, eos, prefix_memo[key], shared)
+                cache = self._cached_prefill(prefix_memo, rows[0][:shared])
+                tokens = self._greedy_batch([r[shared:] for r in rows], max_new_tokens, eos, cache, shared)
             return self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
 
         for batch in plan.batches:

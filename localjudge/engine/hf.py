@@ -19,7 +19,7 @@ from localjudge.engine import masks
 from localjudge.engine.batching import plan_batches
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.decoding import GreedyDecoding
-from localjudge.engine.prefix import MIN_PREFIX, common_prefix_len, expand_cache, plan_prefix_batches
+from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
 from localjudge.engine.vocab import token_surfaces
 from localjudge.errors import ContextLengthError, ModelUnavailableError
 from localjudge.scoring.distribution import TreeLogprobs
@@ -127,17 +127,11 @@ class HFBackend(GreedyDecoding):
 
         def run(batch: Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
             rows = [ids[i] for i in batch]
-            shared = 0
-            if self.reuse_prefix and len(rows) > 1:
-                # keep at least one token per row after the prefix: the root reads its logits
-                shared = min(common_prefix_len(rows), min(len(r) for r in rows) - 1)
-            if shared < MIN_PREFIX:
+            shared = shared_prefix_len(rows) if self.reuse_prefix else 0
+            if not shared:
                 return self._tree_batch(rows, tree, ancestry, ends_mask)
-            key = tuple(rows[0][:shared])
-            if key not in prefix_memo:
-                prefix_memo.clear()  # one prefix cache alive at a time
-                prefix_memo[key] = self._prefill(list(key))
-            return self._tree_batch([r[shared:] for r in rows], tree, ancestry, ends_mask, prefix_memo[key], shared)
+            cache = self._cached_prefill(prefix_memo, rows[0][:shared])
+            return self._tree_batch([r[shared:] for r in rows], tree, ancestry, ends_mask, cache, shared)
 
         for batch in plan.batches:
             rows = run_with_backoff(batch, run)
@@ -146,6 +140,14 @@ class HFBackend(GreedyDecoding):
             if progress:
                 progress(len(batch))
         return TreeLogprobs(edge, end)
+
+    def _cached_prefill(self, memo: dict[tuple[int, ...], Any], prefix: Sequence[int]):
+        """The KV cache of `prefix`, computed unless it is the one in `memo` (one alive at a time)."""
+        key = tuple(prefix)
+        if key not in memo:
+            memo.clear()
+            memo[key] = self._prefill(list(key))
+        return memo[key]
 
     def _prefill(self, prefix: list[int]):
         """KV cache of a shared prefix (batch of one), full length on every layer."""

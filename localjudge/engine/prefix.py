@@ -51,13 +51,17 @@ def plan_prefix_batches(rows: Sequence[Sequence[int]], token_budget: int, extra:
     return BatchPlan(tuple(batches), *_token_counts(batches, rows, extra))
 
 
-def _shared(batch: Sequence[int], rows: Sequence[Sequence[int]]) -> int:
-    """The prefix a batch computes once, as the backends do (0 when too short to be worth it)."""
-    if len(batch) < 2:
+def shared_prefix_len(rows: Sequence[Sequence[int]]) -> int:
+    """Tokens a batch of rows computes once as a cached prefix (0 when too short to be worth it)."""
+    if len(rows) < 2:
         return 0
     # at least one token per row stays after the prefix: the root reads its logits
-    shared = min(common_prefix_len([rows[j] for j in batch]), min(len(rows[j]) for j in batch) - 1)
+    shared = min(common_prefix_len(rows), min(len(r) for r in rows) - 1)
     return shared if shared >= MIN_PREFIX else 0
+
+
+def _shared(batch: Sequence[int], rows: Sequence[Sequence[int]]) -> int:
+    return shared_prefix_len([rows[j] for j in batch])
 
 
 def _token_counts(batches: Sequence[Sequence[int]], rows: Sequence[Sequence[int]], extra: int) -> tuple[int, int]:
