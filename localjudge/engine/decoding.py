@@ -40,7 +40,6 @@ class GreedyDecoding:
         self.check_lengths(ids)
         if share_prefix and len(ids) > 1:
             return self._generate_shared(ids, max_new_tokens, progress)
-        out: list[str] = [""] * len(ids)
         plan = plan_batches([len(r) + max_new_tokens for r in ids], self.token_budget)
 
         def run(batch: Sequence[int]) -> list[str]:
@@ -60,18 +59,12 @@ class GreedyDecoding:
                 )
             return self.tokenizer.batch_decode(gen[:, width:].cpu(), skip_special_tokens=True)
 
-        for batch in plan.batches:
-            for i, text in zip(batch, run_with_backoff(batch, run)):
-                out[i] = text
-            if progress:
-                progress(len(batch))
-        return out
+        return _run_plan(plan.batches, run, len(ids), progress)
 
     def _generate_shared(self, ids: list[list[int]], max_new_tokens: int, progress: Progress | None) -> list[str]:
         """Greedy decoding with the prefix of each batch computed once (`plan_prefix_batches`)."""
         eos = self._eos_ids()
         plan = plan_prefix_batches(ids, self.token_budget, max_new_tokens, max_batch=64)
-        out: list[str] = [""] * len(ids)
         prefix_memo: dict[tuple[int, ...], Any] = {}
 
         def run(batch: Sequence[int]) -> list[str]:
@@ -84,12 +77,7 @@ class GreedyDecoding:
                 tokens = self._greedy_batch([r[shared:] for r in rows], max_new_tokens, eos, cache, shared)
             return self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
 
-        for batch in plan.batches:
-            for i, text in zip(batch, run_with_backoff(batch, run)):
-                out[i] = text
-            if progress:
-                progress(len(batch))
-        return out
+        return _run_plan(plan.batches, run, len(ids), progress)
 
     def _eos_ids(self) -> set[int]:
         """Token ids that end a generation: the tokenizer's and the generation config's EOS."""
@@ -156,3 +144,14 @@ class GreedyDecoding:
             return m.to(self.device)
 
         return self._per_layer_type(build)
+
+
+def _run_plan(batches, run: Callable[[Sequence[int]], list[str]], n: int, progress: Progress | None) -> list[str]:
+    """Texts of every batch (halved and retried on out-of-memory), in input order."""
+    out = [""] * n
+    for batch in batches:
+        for i, text in zip(batch, run_with_backoff(batch, run)):
+            out[i] = text
+        if progress:
+            progress(len(batch))
+    return out
