@@ -8,7 +8,9 @@ interleaved so background load hits every method alike:
   floor        a bare batched forward over the very batches localjudge plans (same padding, the
                score tree's tokens appended), logits of the last position only: no masks of ours,
                no log-softmax, no score math. What any scorer must at least pay.
-  lj           `judge.score_texts`, prefix reuse off.
+  lj           `judge.score_texts`, prefix reuse off (default tree tolerance: improbable score-tree
+               nodes are left unread within a checked 1e-6 bound).
+  lj-exact     the same with tree tolerance 0: the output layer at every tree node.
   lj+prefix    `judge.score_texts`, prefix reuse on (shared instructions computed once).
   naive        one item at a time, one forward per score candidate, full-sequence logits.
   gen4         batched greedy generation of 4 tokens, parse the integer.
@@ -136,8 +138,8 @@ def matmul_peak(dtype: torch.dtype, device: str, size: int = 2048, seconds: floa
     return best
 
 
-def useful_flops(config, n_params_body: int, seq_len: int, kept: int) -> float:
-    """Forward FLOPs of one unpadded sequence: 2·params·tokens + causal attention + the kept logits."""
+def useful_flops(config, n_params_body: int, seq_len: int, kept: float) -> float:
+    """Forward FLOPs of one unpadded sequence: 2·params·tokens + causal attention + `kept` output rows."""
     hidden = config.hidden_size
     heads = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or hidden // heads
@@ -238,8 +240,15 @@ def run(args) -> dict:
 
     # warm-up, and the plans
     backend.reuse_prefix = False
+    tolerance = backend.tree_tolerance
+    backend.head_rows = 0
     base = judge.score_texts(texts, 1, 5)
+    rows_per_item = backend.head_rows / len(texts)
     plan = backend.last_plan
+    backend.tree_tolerance = 0.0
+    exact = judge.score_texts(texts, 1, 5)
+    backend.tree_tolerance = tolerance
+    unread = max(abs(a.expected - b.expected) for a, b in zip(base, exact) if a.expected == a.expected)
     backend.reuse_prefix = True
     reused = judge.score_texts(texts, 1, 5)
     prefix_plan = backend.last_plan
@@ -250,6 +259,7 @@ def run(args) -> dict:
     methods = {
         "floor": (len(texts), lambda: floor_pass(model, ids, plan, tree_tokens, pad, device)),
         "lj": (len(texts), lambda: judge.score_texts(texts, 1, 5)),
+        "lj-exact": (len(texts), lambda: judge.score_texts(texts, 1, 5)),
         "lj+prefix": (len(texts), lambda: judge.score_texts(texts, 1, 5)),
         "naive": (len(small), lambda: naive_loop(model, tok, small_texts, 1, 5, device)),
         "gen4": (len(texts), lambda: generate_batched(model, tok, ids, 4, budget, pad, device, do_sample=False)),
@@ -269,6 +279,7 @@ def run(args) -> dict:
             if rep and name in SLOW:
                 continue  # the slow baselines cost minutes each: one repetition
             backend.reuse_prefix = name == "lj+prefix"
+            backend.tree_tolerance = 0.0 if name == "lj-exact" else tolerance
             with PeakRSS() as m:
                 t = time.perf_counter()
                 fn()
@@ -278,7 +289,7 @@ def run(args) -> dict:
 
     body = sum(p.numel() for n, p in model.named_parameters() if "embed" not in n and "lm_head" not in n)
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    flops = [useful_flops(config, body, n + len(tree_tokens), len(tree_tokens) + 1) for n in lengths]
+    flops = [useful_flops(config, body, n + len(tree_tokens), rows_per_item) for n in lengths]
     peak = matmul_peak(model.dtype, device)
     out = {"judge": args.judge, "dtype": args.dtype, "items": len(texts), "slow_items": len(small),
            "reps": args.reps, "mean_prompt_tokens": float(np.mean(lengths)),
@@ -286,6 +297,8 @@ def run(args) -> dict:
            "padding_waste": plan.padding_waste, "prefix_padding_waste": prefix_plan.padding_waste,
            "batches": len(plan.batches), "prefix_batches": len(prefix_plan.batches),
            "prefix_reuse_max_expected_diff": diff, "matmul_peak_flops": peak,
+           "tree_nodes": tree.n_nodes, "head_rows_per_item": rows_per_item, "tree_tolerance": tolerance,
+           "unread_nodes_max_expected_diff": unread,
            "normalized": [d.normalized for d in base], "methods": {}}
     for name, (n, _) in methods.items():
         on = range(len(texts)) if n == len(texts) else small  # the items the method ran on
@@ -317,6 +330,15 @@ def best_of_reps(c: dict) -> dict:
         v["items_ratio"] = v["items_per_s"] / f["items_per_s"]
         v["tokens_ratio"] = v["tokens_per_s"] / f["tokens_per_s"]
     return out
+
+
+def rows_note(c: dict) -> str:
+    """What the tree reader skipped, for results that recorded it."""
+    if "head_rows_per_item" not in c:
+        return ""
+    return (f" Output-layer rows per item: {c['head_rows_per_item']:.1f} of {c['tree_nodes']} tree nodes "
+            f"(tolerance {c['tree_tolerance']:g}); against reading all of them (lj-exact), max |expected diff| "
+            f"{c['unread_nodes_max_expected_diff']:.1e}.")
 
 
 def targets(c: dict) -> list[str]:
@@ -353,7 +375,7 @@ def markdown(all_results: dict) -> str:
                   f"Padding waste {c['padding_waste']:.1%} ({c['batches']} batches), with prefix plan "
                   f"{c['prefix_padding_waste']:.1%} ({c['prefix_batches']} batches). Matmul peak "
                   f"{c['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. Prefix reuse vs none: max |expected diff| "
-                  f"{c['prefix_reuse_max_expected_diff']:.1e}.", "",
+                  f"{c['prefix_reuse_max_expected_diff']:.1e}.{rows_note(c)}", "",
                   "| method | items/s | × floor | tokens/s | × floor | peak mem MiB | × floor | MFU |",
                   "|---|---|---|---|---|---|---|---|"]
         for name, v in best_of_reps(c).items():
@@ -363,7 +385,7 @@ def markdown(all_results: dict) -> str:
                          f"| {mr} | {v['mfu']:.1%} |")
         f = c["methods"]["floor"]["seconds"]
         paired = ", ".join(f"{k}: " + " / ".join(f"{a / b:.2f}" for a, b in zip(f, c["methods"][k]["seconds"]))
-                           for k in ("lj", "lj+prefix", "gen4") if k in c["methods"])
+                           for k in ("lj", "lj-exact", "lj+prefix", "gen4") if k in c["methods"])
         lines += ["", f"Per-repetition items/s ratios to the floor of the same repetition ({paired}): their spread "
                   "shows how much the shared machine's load moved between phases.", "",
                   "Targets (fastest repetition): " + "; ".join(targets(c)), ""]

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.backend import Backend, Progress
 from localjudge.scoring.distribution import (
     DEFAULT_MIN_VALID_MASS,
+    DEFAULT_TREE_TOLERANCE,
     LabelDistribution,
     ScoreDistribution,
     label_distribution,
@@ -32,6 +33,10 @@ class JudgeInfo(BaseModel):
     device: str = Field(description="Device the model ran on.")
     chat_template: bool = Field(description="Whether prompts are rendered with the chat template.")
     context_length: int = Field(description="Longest prompt accepted, in tokens.")
+    tree_tolerance: float = Field(
+        default=DEFAULT_TREE_TOLERANCE, ge=0, lt=1,
+        description="Share of the valid mass that unread score-tree nodes may hold; 0 reads every node.",
+    )
 
 
 class Judge:
@@ -50,7 +55,8 @@ class Judge:
         """Wraps a transformers model and tokenizer."""
         from localjudge.engine.hf import HFBackend
 
-        return cls(HFBackend(model, tokenizer, token_budget, info.context_length), info)
+        backend = HFBackend(model, tokenizer, token_budget, info.context_length, tree_tolerance=info.tree_tolerance)
+        return cls(backend, info)
 
     def __repr__(self) -> str:
         return f"Judge({self.info.name!r}, {self.info.dtype}, {self.info.device})"

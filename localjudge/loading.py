@@ -10,6 +10,7 @@ from pathlib import Path
 
 from localjudge.errors import ConfigError, ModelUnavailableError, UnsafeModelError
 from localjudge.judge import Judge, JudgeInfo
+from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
 from localjudge.registry import (
     REGISTRY_PATH,
     GGUFFileSource,
@@ -36,6 +37,7 @@ def load_judge(
     trust_remote_code: bool | None = None,
     allow_pickle: bool = False,
     token_budget: int | None = None,
+    tree_tolerance: float = DEFAULT_TREE_TOLERANCE,
     registry_path: str | Path | None = None,
 ) -> Judge:
     """Loads a judge model.
@@ -48,6 +50,8 @@ def load_judge(
         trust_remote_code: run the repository's own code; default off unless the entry says so.
         allow_pickle: allow pickle-based checkpoints (.bin/.pt), which can run arbitrary code.
         token_budget: padded tokens per forward batch; default sized for the device.
+        tree_tolerance: share of the valid mass that unread score-tree nodes may hold (the
+            expected score moves by at most (high - low) times it); 0 reads every node.
         registry_path: a models.yaml other than the bundled one.
 
     Examples:
@@ -56,6 +60,8 @@ def load_judge(
     """
     import torch
 
+    if not 0 <= tree_tolerance < 1:
+        raise ConfigError(f"tree_tolerance must be in [0, 1), got {tree_tolerance}; 0 reads every score-tree node")
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
     entry, adhoc = _resolve(name_or_path or registry.default, registry)
     if isinstance(entry.source, LocalDirSource) and not Path(entry.source.path).is_absolute() and not adhoc:
@@ -74,6 +80,7 @@ def load_judge(
     info = JudgeInfo(
         name=entry.name, family=entry.family, source=entry.source.describe(), provenance=provenance,
         dtype=dtype_name, device=device, chat_template=use_chat, context_length=_model_context(model) if adhoc else entry.context_length,
+        tree_tolerance=tree_tolerance,
     )
     return Judge.from_model(model, tokenizer, info, token_budget=budget)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import pytest
 from reference import brute_force_scores, continues_word, decoded_vocab, label_variants
 
+from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
+
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("torch_one_thread")]
 
 QUESTION = "Question: What is the capital of France?\nAnswer: Paris.\n"
@@ -144,6 +146,28 @@ def test_gemma_batch_invariance(gemma, gemma_batch):
 def test_gemma_labels_match_brute_force(gemma):
     judge, vocab = gemma
     _check_labels(judge, vocab, LABEL_PROMPT)
+
+
+def test_gemma_skips_improbable_tree_nodes_within_the_bound(gemma, gemma_batch):
+    """The byte-fallback digits carry ~1e-17: the default tolerance leaves them unread."""
+    judge, _ = gemma
+    backend = judge.backend
+    rows_before = backend.head_rows
+    judge.score_texts(GEMMA_PROMPTS, 0, 10)
+    pruned_rows = backend.head_rows - rows_before
+    backend.tree_tolerance = 0.0
+    try:
+        exact = judge.score_texts(GEMMA_PROMPTS, 0, 10)
+    finally:
+        backend.tree_tolerance = DEFAULT_TREE_TOLERANCE
+    tree = judge.score_tree(0, 10)
+    assert backend.head_rows - rows_before - pruned_rows == len(GEMMA_PROMPTS) * tree.n_nodes
+    assert pruned_rows < len(GEMMA_PROMPTS) * tree.n_nodes / 2
+    for a, b in zip(exact, gemma_batch):
+        assert a.valid_mass == pytest.approx(b.valid_mass, rel=1e-6)
+        assert a.expected == pytest.approx(b.expected, abs=10 * 1e-6 + 1e-9, nan_ok=True)
+        for v in a.probs:
+            assert a.probs[v] == pytest.approx(b.probs[v], abs=1e-6), v
 
 
 def _check_shared_generation(judge):

@@ -272,7 +272,8 @@ def test_every_line_carries_distribution_and_provenance(tmp_path):
     assert len(recs) == 4
     for rec in recs:
         assert rec["judge"] == {"name": "fake", "family": "fake", "source": "fake", "provenance": "fake",
-                                "dtype": "float32", "device": "cpu", "chat_template": True, "context_length": 100_000}
+                                "dtype": "float32", "device": "cpu", "chat_template": True, "context_length": 100_000,
+                                "tree_tolerance": 1e-6}
         assert rec["template_version"] == TEMPLATE_VERSION and rec["localjudge_version"] == __version__
         assert "valid_mass" in rec and "distribution" in rec
     geval = [r for r in recs if r["metric"] == "correctness"]

@@ -323,8 +323,9 @@ def test_oom_halves_the_batch_and_gives_the_same_results(tiny_judge, monkeypatch
     assert sizes.count(1) == len(cases)
     for a, b in zip(normal.records, backed_off.records):
         assert a.case_id == b.case_id
-        assert a.score == pytest.approx(b.score, abs=1e-6)
-        assert a.distribution == pytest.approx(b.distribution, abs=1e-6)
+        # fp32 batch composition moves the last digits: the suite's batch-invariance tolerance
+        assert a.score == pytest.approx(b.score, abs=1e-5)
+        assert a.distribution == pytest.approx(b.distribution, abs=1e-5)
 
 
 def test_other_errors_are_not_swallowed_as_oom(tiny_judge, monkeypatch):

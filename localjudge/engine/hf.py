@@ -20,9 +20,10 @@ from localjudge.engine.batching import plan_batches
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.decoding import GreedyDecoding
 from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
+from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.engine.vocab import token_surfaces
 from localjudge.errors import ContextLengthError, ModelUnavailableError
-from localjudge.scoring.distribution import TreeLogprobs
+from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE, TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
 log = logging.getLogger("localjudge")
@@ -38,9 +39,13 @@ class HFBackend(GreedyDecoding):
         tokenizer: its tokenizer.
         token_budget: padded tokens per forward batch (prompt + tree), sized for the device.
         max_context: longest prompt allowed, in tokens.
+        reuse_prefix: compute a prefix shared by a batch's prompts once (KV cache).
+        tree_tolerance: path probability a tree node may carry and still be left unread, relative
+            to the valid mass (`engine.tree_head`); 0 reads every node.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, token_budget: int, max_context: int, reuse_prefix: bool = True):
+    def __init__(self, model: Any, tokenizer: Any, token_budget: int, max_context: int, reuse_prefix: bool = True,
+                 tree_tolerance: float = DEFAULT_TREE_TOLERANCE):
         import torch
 
         self.model = model
@@ -48,6 +53,9 @@ class HFBackend(GreedyDecoding):
         self.token_budget = token_budget
         self.max_context = max_context
         self.reuse_prefix = reuse_prefix
+        self.tree_tolerance = tree_tolerance
+        self.head_rows = 0  # output-layer rows computed by tree scoring, for the statistics
+        self._split: Any = None  # (decoder, head), False when they do not reproduce the logits
         self.last_plan = None  # the BatchPlan of the latest scoring call, for padding statistics
         self.device = next(model.parameters()).device
         config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
@@ -114,8 +122,10 @@ class HFBackend(GreedyDecoding):
         cont = np.ones(self._logit_width, dtype=bool)
         cont[tree.continue_ids[tree.continue_ids < self._logit_width]] = False  # True where a token ends it
         ends_mask = self._torch.from_numpy(cont).to(self.device)
-        # logits kept per row cost N × V floats: budget them like tokens of hidden state
-        vocab_rows = max(1, (64 * 2**20) // (n * self._logit_width))
+        # the plain forward keeps N × V logits per row: cap the batch like tokens of hidden state
+        with self._torch.inference_mode():
+            read_apart = self._split_head() is not None
+        vocab_rows = 256 if read_apart else max(1, (64 * 2**20) // (n * self._logit_width))
         if self.reuse_prefix and len(ids) > 1:
             plan = plan_prefix_batches(ids, self.token_budget, n - 1, vocab_rows)
         else:
@@ -187,6 +197,14 @@ class HFBackend(GreedyDecoding):
         else:
             attn = self._attention(lengths, width, ancestry, positions, real)
         with torch.inference_mode():
+            split = self._split_head()
+            if split is not None:
+                decoder, head = split
+                hidden = decoder(input_ids=ids.to(self.device), attention_mask=attn,
+                                 position_ids=positions.to(self.device), **kw).last_hidden_state
+                read = read_tree(hidden[:, -(t + 1):], head, tree, ends_mask, self.tree_tolerance)
+                self.head_rows += read.rows
+                return [(read.edge[b], read.end[b]) for b in range(len(rows))]
             out = self.model(
                 input_ids=ids.to(self.device),
                 attention_mask=attn,
@@ -204,8 +222,15 @@ class HFBackend(GreedyDecoding):
             edge[:, 1:] = (logits[:, parents, tokens] - lse[:, parents]).double()
             ends = torch.logsumexp(logits.masked_fill_(~ends_mask, float("-inf")), dim=-1)  # in place
             end = (ends - lse).double()
+        self.head_rows += logits.shape[0] * logits.shape[1]
         edge, end = edge.cpu().numpy(), end.cpu().numpy()
         return [(edge[b], end[b]) for b in range(len(rows))]
+
+    def _split_head(self):
+        """(decoder, output layer) when applying them apart reproduces the model's logits, else None."""
+        if self._split is None:
+            self._split = split_model(self.model, self.encode("Score: 5 of 10")) or False
+        return self._split or None
 
     def _attention(self, lengths, width, ancestry, positions, real, shared: int = 0):
         """The mask in the form the model takes: one tensor, or one per attention layer type."""

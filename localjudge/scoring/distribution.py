@@ -20,6 +20,11 @@ from localjudge.scoring.trie import TokenTree
 DEFAULT_MIN_VALID_MASS = 0.1
 """Below this share of probability on valid outcomes an item is unscored, never guessed."""
 
+DEFAULT_TREE_TOLERANCE = 1e-6
+"""Tree nodes left unread may hold at most this share of the valid mass (`engine.tree_head`), so a
+score's probabilities move by at most this much in total and its expected value by at most
+(high - low) times it."""
+
 
 @dataclass(frozen=True)
 class TreeLogprobs:
