@@ -2,9 +2,9 @@
 
 For a batch of B prompts and a tree of N nodes (root + T tokens), the model sees the prompts
 left-padded to width P followed by the T tree tokens, with the mask of `masks.tree_mask`. The last
-T + 1 positions (`logits_to_keep`) hold the next-token distribution at the root and at every tree
-node, which is all the exact score math needs: no per-score or per-example forward pass.
-"""
+T + 1 positions hold the final hidden states at the root and at every tree node, which is all the
+exact score math needs: no per-score or per-example forward pass. `tree_head.read_tree` applies
+the output layer only at the nodes that can move the score."""
 
 from __future__ import annotations
 

@@ -75,6 +75,8 @@ class _Reader:
         self.kids = table.to(device)
         self.tokens = torch.from_numpy(np.maximum(tree.token_ids, 0)).to(device)  # (N,)
         self.chunk = max(1, ROW_BYTES // (4 * ends_mask.numel()))
+        going = torch.nonzero(~ends_mask).flatten()  # (C,) tokens that continue an outcome
+        self.going = going if 8 * len(going) < len(ends_mask) else None  # digits yes, word pieces no
         self.rows = 0
 
     def expand(self, items: torch.Tensor, nodes: torch.Tensor) -> None:
@@ -87,8 +89,18 @@ class _Reader:
         kids = self.kids[nodes]  # (K, C)
         real = kids > 0
         edge = (logits.gather(1, self.tokens[kids]) - lse[:, None]).double()  # (K, C)
-        ends = torch.logsumexp(logits.masked_fill_(~self.ends_mask, float("-inf")), dim=-1)  # in place
-        self.end[items, nodes] = (ends - lse).double()
+        end = torch.full_like(lse, float("nan"), dtype=torch.float64)  # (K,)
+        slow = torch.ones_like(lse, dtype=torch.bool)
+        if self.going is not None:
+            # P(end) = 1 - P(a continuation token): a few columns instead of another pass over V.
+            # Where the outcome probably goes on, 1 - P loses the relative precision: full pass
+            going = torch.exp((logits[:, self.going] - lse[:, None]).double()).sum(1)  # (K,)
+            slow = going > 0.5
+            end = torch.log1p(-going.clamp(max=0.5))
+        if slow.any():
+            rows = logits[slow].masked_fill_(~self.ends_mask, float("-inf"))  # (S, V)
+            end[slow] = (torch.logsumexp(rows, dim=-1) - lse[slow]).double()
+        self.end[items, nodes] = end
         rows, cols = items[:, None].expand_as(kids)[real], kids[real]
         self.edge[rows, cols] = edge[real]
         self.path[rows, cols] = self.path[items, nodes][:, None].expand_as(kids)[real] + edge[real]
