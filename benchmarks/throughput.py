@@ -332,6 +332,10 @@ def best_of_reps(c: dict) -> dict:
     return out
 
 
+def slow_note(c: dict) -> str:
+    return f"slow baselines on {c['slow_items']}" if any(k in c["methods"] for k in SLOW) else "no slow baselines"
+
+
 def rows_note(c: dict) -> str:
     """What the tree reader skipped, for results that recorded it."""
     if "head_rows_per_item" not in c:
@@ -341,11 +345,26 @@ def rows_note(c: dict) -> str:
             f"{c['unread_nodes_max_expected_diff']:.1e}.")
 
 
+def paired_median(c: dict, name: str) -> float:
+    """Median over repetitions of floor time / method time, each pair measured back to back."""
+    floor = c["methods"]["floor"]["seconds"]
+    return statistics.median(f / t for f, t in zip(floor, c["methods"][name]["seconds"]))
+
+
+def _ratio_target(c: dict, best: dict, name: str, goal: float) -> str:
+    """With 3+ repetitions the verdict uses the paired median, which drifting machine speed moves least."""
+    fastest = best[name]["items_ratio"]
+    if c["reps"] < 3:
+        return f"{name} ≥ {goal:.2f}× floor: {fastest:.2f} {'met' if fastest >= goal else 'NOT met'}"
+    paired = paired_median(c, name)
+    return (f"{name} ≥ {goal:.2f}× floor: paired median {paired:.2f} (fastest repetition {fastest:.2f}) "
+            f"{'met' if paired >= goal else 'NOT met'}")
+
+
 def targets(c: dict) -> list[str]:
     m = best_of_reps(c)
     lj, lp = m["lj"]["items_ratio"], m["lj+prefix"]["items_ratio"]
-    rows = [f"lj ≥ 0.90× floor: {lj:.2f} {'met' if lj >= 0.9 else 'NOT met'}",
-            f"lj+prefix ≥ 1.3× floor: {lp:.2f} {'met' if lp >= 1.3 else 'NOT met'}",
+    rows = [_ratio_target(c, m, "lj", 0.9), _ratio_target(c, m, "lj+prefix", 1.3),
             f"padding waste ≤ 10%: {c['padding_waste']:.1%} {'met' if c['padding_waste'] <= 0.10 else 'NOT met'}"]
     best = max(lj, lp)
     if "naive" in m:
@@ -371,7 +390,7 @@ def markdown(all_results: dict) -> str:
     for key, c in all_results["configs"].items():
         lines += [f"## {key}", "",
                   f"{c['items']} prompts ({c['min_prompt_tokens']}-{c['max_prompt_tokens']} tokens, mean "
-                  f"{c['mean_prompt_tokens']:.0f}), slow baselines on {c['slow_items']}, {c['reps']} reps. "
+                  f"{c['mean_prompt_tokens']:.0f}), {slow_note(c)}, {c['reps']} reps. "
                   f"Padding waste {c['padding_waste']:.1%} ({c['batches']} batches), with prefix plan "
                   f"{c['prefix_padding_waste']:.1%} ({c['prefix_batches']} batches). Matmul peak "
                   f"{c['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. Prefix reuse vs none: max |expected diff| "
@@ -388,7 +407,7 @@ def markdown(all_results: dict) -> str:
                            for k in ("lj", "lj-exact", "lj+prefix", "gen4") if k in c["methods"])
         lines += ["", f"Per-repetition items/s ratios to the floor of the same repetition ({paired}): their spread "
                   "shows how much the shared machine's load moved between phases.", "",
-                  "Targets (fastest repetition): " + "; ".join(targets(c)), ""]
+                  "Targets: " + "; ".join(targets(c)), ""]
     lines += ["## bf16 vs fp32 score deviation", ""]
     for judge in sorted({c["judge"] for c in all_results["configs"].values()}):
         a, b = all_results["configs"].get(f"{judge}/float32"), all_results["configs"].get(f"{judge}/bfloat16")
