@@ -150,11 +150,17 @@ def test_sigkill_at_random_points_then_resume(workdir, reference):
     _same(_final(out), reference)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_exits_130_and_is_resumable(workdir, reference):
     want = reference
     out = workdir / "interrupted.jsonl"
+    # a shell's background job inherits SIGINT ignored, and Python then never raises
+    # KeyboardInterrupt: give the child the default disposition, as a terminal would
     proc = subprocess.Popen(_cmd(workdir, out, False), env=_env(workdir), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=_default_sigint)
     while _lines(out) == 0 and proc.poll() is None:
         time.sleep(0.005)
     proc.send_signal(signal.SIGINT)

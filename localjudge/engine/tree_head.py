@@ -98,8 +98,8 @@ class _Reader:
             slow = going > 0.5
             end = torch.log1p(-going.clamp(max=0.5))
         if slow.any():
-            rows = logits[slow].masked_fill_(~self.ends_mask, float("-inf"))  # (S, V)
-            end[slow] = (torch.logsumexp(rows, dim=-1) - lse[slow]).double()
+            ending = logits[slow].masked_fill_(~self.ends_mask, float("-inf"))  # (S, V)
+            end[slow] = (torch.logsumexp(ending, dim=-1) - lse[slow]).double()
         self.end[items, nodes] = end
         rows, cols = items[:, None].expand_as(kids)[real], kids[real]
         self.edge[rows, cols] = edge[real]
@@ -113,7 +113,7 @@ def read_tree(hidden: torch.Tensor, head: Head, tree: TokenTree, ends_mask: torc
     """Edge and end log-probabilities at the tree nodes, expanding only what the bound needs.
 
     Args:
-        hidden: (B, N) × H final hidden states at the root (column 0) and every tree node.
+        hidden: (B, N, H) final hidden states at the root (column 0) and every tree node.
         head: the model's output layer, hidden states to logits.
         tree: the token tree the hidden states were computed over.
         ends_mask: (V,) True where a token ends the outcome (is not a continuation).
