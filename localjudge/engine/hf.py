@@ -31,6 +31,10 @@ log = logging.getLogger("localjudge")
 Progress = Callable[[int], None]
 
 
+def _identity(x):
+    return x
+
+
 class HFBackend(GreedyDecoding):
     """Runs a transformers causal LM for exact tree scoring, greedy generation and log-likelihoods.
 
@@ -200,31 +204,17 @@ class HFBackend(GreedyDecoding):
             split = self._split_head()
             if split is not None:
                 decoder, head = split
-                hidden = decoder(input_ids=ids.to(self.device), attention_mask=attn,
-                                 position_ids=positions.to(self.device), **kw).last_hidden_state
-                read = read_tree(hidden[:, -(t + 1):], head, tree, ends_mask, self.tree_tolerance)
-                self.head_rows += read.rows
-                return [(read.edge[b], read.end[b]) for b in range(len(rows))]
-            out = self.model(
-                input_ids=ids.to(self.device),
-                attention_mask=attn,
-                position_ids=positions.to(self.device),
-                logits_to_keep=t + 1,
-                **kw,
-            )
-            # no (B, N, V) log-softmax: with a 262k vocabulary (Gemma 3) every extra pass over the
-            # logits costs ~10% of the forward on CPU; normalise only the (B, N) values we read
-            logits = out.logits.float()  # (B, N, V), a copy unless already fp32
-            lse = torch.logsumexp(logits, dim=-1)  # (B, N)
-            parents = torch.from_numpy(tree.parents[1:]).to(self.device)
-            tokens = torch.from_numpy(tree.token_ids[1:]).to(self.device)
-            edge = torch.zeros(lse.shape, dtype=torch.float64, device=self.device)
-            edge[:, 1:] = (logits[:, parents, tokens] - lse[:, parents]).double()
-            ends = torch.logsumexp(logits.masked_fill_(~ends_mask, float("-inf")), dim=-1)  # in place
-            end = (ends - lse).double()
-        self.head_rows += logits.shape[0] * logits.shape[1]
-        edge, end = edge.cpu().numpy(), end.cpu().numpy()
-        return [(edge[b], end[b]) for b in range(len(rows))]
+                out = decoder(input_ids=ids.to(self.device), attention_mask=attn,
+                              position_ids=positions.to(self.device), **kw)
+                states = out.last_hidden_state[:, -(t + 1):]  # (B, N, H)
+            else:
+                # the model's own logits at every node; the reader's output layer is then the identity
+                states = self.model(input_ids=ids.to(self.device), attention_mask=attn,
+                                    position_ids=positions.to(self.device), logits_to_keep=t + 1, **kw).logits
+                head = _identity
+            read = read_tree(states, head, tree, ends_mask, self.tree_tolerance)
+        self.head_rows += read.rows if split is not None else states.shape[0] * states.shape[1]
+        return [(read.edge[b], read.end[b]) for b in range(len(rows))]
 
     def _split_head(self):
         """(decoder, output layer) when applying them apart reproduces the model's logits, else None."""

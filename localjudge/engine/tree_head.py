@@ -174,7 +174,8 @@ def split_model(model: Any, probe: Sequence[int]) -> tuple[Any, Head] | None:
 
     The reader needs final hidden states and the output layer separately. Gemma's final logit
     soft-capping is applied here; a model that rescales its logits any other way fails the check
-    on `probe` (a few token ids) and keeps the plain forward, which reads every node.
+    on `probe` (a few token ids) and keeps the plain forward, which computes the logits of every
+    node (the reader then applies the same bound to them).
     """
     decoder = model.get_decoder() if hasattr(model, "get_decoder") else None
     layer = model.get_output_embeddings()
@@ -193,5 +194,5 @@ def split_model(model: Any, probe: Sequence[int]) -> tuple[Any, Head] | None:
         got = head(decoder(input_ids=ids).last_hidden_state[:, -1]).float()
     if got.shape == want.shape and torch.allclose(got, want, rtol=1e-3, atol=1e-3 * float(want.abs().max())):
         return decoder, head
-    log.info("the model's logits are not its output layer over its decoder: every tree node is read")
+    log.info("the model's logits are not its output layer over its decoder: logits at every tree node")
     return None
