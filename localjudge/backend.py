@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+import numpy as np
+
 from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
@@ -38,5 +40,11 @@ class Backend(Protocol):
                  share_prefix: bool = False) -> list[str]:
         """Greedy, deterministic continuations of each prompt; `share_prefix` computes shared prefixes once."""
 
-    def continuation_nll(self, prefixes: Sequence[str], continuations: Sequence[str]) -> list[float]:
-        """Mean negative log-likelihood per token of each continuation given its prefix."""
+    def encode_continuation(self, text: str) -> list[int]:
+        """Token ids of `text` on its own (no special tokens), spelling exactly `text`."""
+
+    def token_logprobs(
+        self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]],
+        progress: Progress | None = None,
+    ) -> list[np.ndarray]:
+        """log P(token | all before it) of every continuation token after its prompt, in input order."""

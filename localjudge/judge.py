@@ -17,6 +17,7 @@ from localjudge.scoring.distribution import (
     outcome_mass,
     score_distribution,
 )
+from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 from localjudge.scoring.trie import TokenTree, build_label_tree, build_score_tree
 
 
@@ -122,6 +123,36 @@ class Judge:
         ids = [self.backend.encode(t) for t in texts]
         lp = self.backend.tree_logprobs(ids, tree, progress)
         return outcome_mass(tree, lp.edge_logp, lp.end_logp)
+
+    # -- likelihood -------------------------------------------------------------------------------
+
+    def loglikelihood(
+        self, prompts: Sequence[str], continuations: Sequence[str], *, progress: Progress | None = None
+    ) -> list[ContinuationLogprobs]:
+        """log P(continuation | prompt), token by token, for each pair (fp32 log-softmax).
+
+        The boundary rule (`localjudge.scoring.likelihood`): the prompt's trailing spaces move to
+        the continuation, the prompt is tokenised as for scoring, and the continuation on its own,
+        so the same text gets the same tokens after any prompt. Prompts sharing a prefix (an
+        article its summaries follow) compute it once.
+
+        Args:
+            prompts: conditioning texts (each must give at least one token).
+            continuations: texts whose likelihood is read; an empty one has no tokens (mean NaN).
+            progress: called with the number of items finished after each batch.
+
+        Examples:
+            >>> ll = judge.loglikelihood(["The capital of France is"], [" Paris."])[0]  # doctest: +SKIP
+            >>> ll.n_tokens, ll.sum, ll.mean, ll.min  # doctest: +SKIP
+        """
+        if len(prompts) != len(continuations):
+            raise ValueError(f"{len(prompts)} prompts but {len(continuations)} continuations")
+        pairs = [split_boundary(p, c) for p, c in zip(prompts, continuations)]
+        prompt_ids = [self.backend.encode(p) for p, _ in pairs]
+        cont_ids = [self.backend.encode_continuation(c) for _, c in pairs]
+        logps = self.backend.token_logprobs(prompt_ids, cont_ids, progress)
+        return [ContinuationLogprobs(token_ids=tuple(c), logprobs=tuple(float(x) for x in lp))
+                for c, lp in zip(cont_ids, logps)]
 
     # -- text -------------------------------------------------------------------------------------
 

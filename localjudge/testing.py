@@ -24,6 +24,7 @@ from localjudge.judge import Judge, JudgeInfo
 from localjudge.scoring.trie import TokenTree
 
 Policy = Callable[[str], dict[str, float]]
+LM = Callable[[str, str], Sequence[float]]
 _VOCAB = [chr(c) for c in range(32, 127)] + ["\n", "<other>"]
 _OTHER = len(_VOCAB) - 1
 
@@ -35,10 +36,14 @@ class FakeBackend:
         policy: prompt -> {outcome text: probability}; probabilities may sum to less than 1.
         generator: prompt -> generated text, for reasoning and step generation.
         max_context: longest prompt in characters.
+        lm: (prompt, continuation) -> log-probability of each continuation character, for
+            likelihood metrics; default `copy_lm`.
     """
 
-    def __init__(self, policy: Policy, generator: Callable[[str], str] | None = None, max_context: int = 100_000):
+    def __init__(self, policy: Policy, generator: Callable[[str], str] | None = None, max_context: int = 100_000,
+                 lm: LM | None = None):
         self.policy = policy
+        self.lm = lm or copy_lm
         self.generator = generator or (lambda prompt: "The answer is adequate.")
         self.max_context = max_context
         self.calls: list[str] = []  # prompts seen, in order, so tests can count model calls
@@ -81,8 +86,35 @@ class FakeBackend:
         self.calls.extend(prompts)
         return [self.generator(p) for p in prompts]
 
-    def continuation_nll(self, prefixes, continuations) -> list[float]:
-        return [float(len(c) % 7) / 7 + 1.0 for c in continuations]
+    def encode_continuation(self, text: str) -> list[int]:
+        return self.encode(text)
+
+    def token_logprobs(self, prompts, continuations, progress=None) -> list[np.ndarray]:
+        out = []
+        for p, c in zip(prompts, continuations):
+            prompt, cont = self.decode(p), self.decode(c)
+            self.calls.append(prompt)
+            lp = np.asarray(self.lm(prompt, cont), dtype=np.float64)
+            assert lp.shape == (len(c),), "the fake lm gives one log-probability per character"
+            out.append(lp)
+        if progress:
+            progress(len(prompts))
+        return out
+
+
+def copy_lm(prompt: str, continuation: str) -> list[float]:
+    """A fake language model that finds text likely when the prompt contains it.
+
+    Each character of the continuation gets log-probability -0.5 when the prompt contains it
+    together with the character before it, else -3.0: a continuation copied from the prompt is
+    likely, one that is not is unlikely, so likelihood and PMI metrics have a signal to test.
+    """
+    before = prompt[-1:] or " "
+    out = []
+    for ch in continuation:
+        out.append(-0.5 if before + ch in prompt else -3.0)
+        before = ch
+    return out
 
 
 def _log(x: float) -> float:
@@ -96,10 +128,11 @@ def fake_judge(
     name: str = "fake",
     family: str = "fake",
     chat_template: bool = True,
+    lm: LM | None = None,
 ) -> Judge:
     """A `Judge` around a `FakeBackend`, for tests that need no model."""
     info = JudgeInfo(
         name=name, family=family, source="fake", provenance="fake", dtype="float32", device="cpu",
         chat_template=chat_template, context_length=100_000,
     )
-    return Judge(FakeBackend(policy, generator), info)
+    return Judge(FakeBackend(policy, generator, lm=lm), info)

@@ -184,3 +184,44 @@ def test_smollm_shared_prefix_generation_matches_generate(smollm):
 
 def test_gemma_shared_prefix_generation_matches_generate(gemma):
     _check_shared_generation(gemma[0])
+
+
+# -- likelihood of given continuations ----------------------------------------------------------
+
+ARTICLE = ("The city council voted on Tuesday to build a new bridge over the river. The bridge will "
+           "cost 40 million dollars and open in 2027, the mayor said. ") * 2
+LL_PROMPTS = [ARTICLE + "\n\nTL;DR:"] * 3 + ["TL;DR:", "Question: Where is Paris?\nAnswer: "]
+LL_CONTS = [" The council will build a bridge.", " A bridge costing 40 million dollars opens in 2027.",
+            " The mayor resigned on Tuesday.", " The council will build a bridge.", "In France."]
+
+
+def _brute_force_ll(judge, prompt, continuation):
+    import torch
+
+    from localjudge.scoring.likelihood import split_boundary
+
+    prompt, continuation = split_boundary(prompt, continuation)
+    p, c = judge.backend.encode(prompt), judge.backend.encode_continuation(continuation)
+    with torch.inference_mode():
+        logits = judge.backend.model(input_ids=torch.tensor([p + c]), use_cache=False).logits[0].double()
+    logp = torch.log_softmax(logits[len(p) - 1 : -1], dim=-1)
+    return logp[torch.arange(len(c)), torch.tensor(c)].tolist()
+
+
+@pytest.mark.parametrize("name", ["smollm", "gemma"])
+def test_loglikelihood_matches_brute_force(name, request):
+    from localjudge.scoring.likelihood import split_boundary
+
+    judge = request.getfixturevalue(name)[0]
+    got = judge.loglikelihood(LL_PROMPTS, LL_CONTS)
+    for p, c, g in zip(LL_PROMPTS, LL_CONTS, got):
+        ref = _brute_force_ll(judge, p, c)
+        assert judge.backend._spelled(g.token_ids) == split_boundary(p, c)[1]
+        assert list(g.logprobs) == pytest.approx(ref, abs=1e-4), c
+    # the faithful summaries are likelier than the invented one, given the article
+    assert min(got[0].mean, got[1].mean) > got[2].mean
+    single = [judge.loglikelihood([p], [c])[0] for p, c in zip(LL_PROMPTS, LL_CONTS)]
+    for a, b in zip(got, single):
+        # fp32 logits of size ~30 carry ~1e-5 of batch-composition noise: relative per token
+        assert list(a.logprobs) == pytest.approx(list(b.logprobs), rel=1e-5, abs=1e-5)
+        assert a.mean == pytest.approx(b.mean, abs=1e-5)

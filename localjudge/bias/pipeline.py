@@ -125,8 +125,9 @@ def judge_logppl(judge: Judge, responses: Sequence[ResponseRecord]) -> list[floa
     """The judge's mean NLL per token of each response, given the prompt it would itself answer."""
     prefixes = [generation_prompt(judge, TestCase(id=r.id, input=r.input, context=r.context)) for r in responses]
     conts = [response_continuation(judge, r.response) for r in responses]
-    nll = judge.backend.continuation_nll(prefixes, conts)
-    return [None if not math.isfinite(x) else float(x) for x in nll]
+    # one batched pass: the output layer only at response positions, shared prompt heads once
+    lls = judge.loglikelihood(prefixes, conts)
+    return [None if not math.isfinite(ll.mean) else -ll.mean for ll in lls]
 
 
 def _records_file(records_dir: Path | None, judge: Judge, metric_name: str) -> Path | None:

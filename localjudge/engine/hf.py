@@ -19,10 +19,11 @@ from localjudge.engine import masks
 from localjudge.engine.batching import plan_batches
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.decoding import GreedyDecoding
+from localjudge.engine.likelihood import ContinuationScoring
 from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.engine.vocab import token_surfaces
-from localjudge.errors import ContextLengthError, ModelUnavailableError
+from localjudge.errors import ContextLengthError, DataError, ModelUnavailableError
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE, TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
@@ -35,7 +36,7 @@ def _identity(x):
     return x
 
 
-class HFBackend(GreedyDecoding):
+class HFBackend(GreedyDecoding, ContinuationScoring):
     """Runs a transformers causal LM for exact tree scoring, greedy generation and log-likelihoods.
 
     Args:
@@ -242,21 +243,34 @@ class HFBackend(GreedyDecoding):
 
     # -- likelihood --------------------------------------------------------------------------------
 
-    def continuation_nll(self, prefixes: Sequence[str], continuations: Sequence[str]) -> list[float]:
-        """Mean negative log-likelihood per token of each continuation given its prefix."""
-        torch = self._torch
-        result = []
-        for prefix, cont in zip(prefixes, continuations):
-            head = self.encode(prefix)
-            full = self.encode(prefix + cont)
-            k = len(full) - len(head)
-            if k <= 0:
-                result.append(float("nan"))
-                continue
-            with torch.inference_mode():
-                logits = self.model(input_ids=torch.tensor([full], device=self.device), use_cache=False).logits
-            logp = torch.log_softmax(logits[0, -k - 1 : -1].float(), dim=-1)
-            target = torch.tensor(full[-k:], device=self.device)
-            result.append(float(-logp[torch.arange(k), target].mean()))
-        return result
+    def encode_continuation(self, text: str) -> list[int]:
+        """Token ids of `text` tokenised on its own, no special tokens, spelling exactly `text`.
 
+        A tokenizer that puts a space in front of text on its own (SentencePiece's dummy prefix:
+        "It" -> "▁It") is given the text after an anchor ("\n", then "a") whose tokens are dropped.
+
+        Raises:
+            DataError: no anchor gives tokens that spell the text (start it with a space).
+        """
+        if not text:
+            return []
+        ids = list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+        if self._spelled(ids) != " " + text:
+            return ids
+        for anchor_text in ("\n", "a"):
+            anchor = list(self.tokenizer(anchor_text, add_special_tokens=False)["input_ids"])
+            joined = list(self.tokenizer(anchor_text + text, add_special_tokens=False)["input_ids"])
+            if joined[: len(anchor)] == anchor and self._spelled(joined[len(anchor):]) == text:
+                return joined[len(anchor):]
+        raise DataError(
+            f"cannot tokenise the continuation {text[:40]!r} apart from its prompt without adding a "
+            "space; start it with a space"
+        )
+
+    def _spelled(self, ids: Sequence[int]) -> str:
+        """The text token ids add when they follow other text."""
+        kw = {"skip_special_tokens": False, "clean_up_tokenization_spaces": False}
+        anchor = self.tokenizer("a", add_special_tokens=False)["input_ids"][-1:]
+        head = self.tokenizer.decode(anchor, **kw)
+        text = self.tokenizer.decode(anchor + list(ids), **kw)
+        return text[len(head):] if text.startswith(head) else text
