@@ -59,6 +59,12 @@ def _pick(a: str | None, b: str | None, names: str) -> str | None:
 @click.option(
     "--split", type=float, default=0.5, show_default=True, help="Share used to fit --fit."
 )
+@click.option("--hybrid", "hybrid", metavar="M1,M2,...",
+              help="Results file: fit one score combining these metrics (cross-validated on the --split share, "
+                   "reported on the rest).")
+@click.option("--save-hybrid", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the fitted hybrid metric here (.json), for `localjudge eval --metric FILE`.")
+@click.option("--hybrid-name", default="hybrid", show_default=True, help="Name of the hybrid metric in results.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
 @click.option(
     "--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here."
@@ -86,6 +92,9 @@ def calibrate(
     human_scale: tuple[float, float] | None,
     fit: str | None,
     split: float,
+    hybrid: str | None,
+    save_hybrid: Path | None,
+    hybrid_name: str,
     as_json: bool,
     out: Path | None,
     plots_dir: Path | None,
@@ -105,6 +114,12 @@ def calibrate(
     from localjudge.calibration import calibrate as run_calibration
     from localjudge.calibration import format_report, load_pairs, write_plots
 
+    if save_hybrid is not None and not hybrid:
+        raise _UserError("--save-hybrid needs --hybrid M1,M2,...")
+    if hybrid:
+        _hybrid(path, hybrid, _pick(human, human_col, "--human and --human-col"), group, split, seed, save_hybrid,
+                hybrid_name, as_json)
+        return
     try:
         pairs = load_pairs(
             path,
@@ -145,3 +160,27 @@ def calibrate(
         click.echo(format_report(report))
         if out is not None:
             click.echo(f"\nJSON report: {out}")
+
+
+def _hybrid(path: Path, names: str, human: str | None, group: str | None, split: float, seed: int,
+            save: Path | None, name: str, as_json: bool) -> None:
+    """Fits, reports and saves a hybrid of several metrics of a results file."""
+    from localjudge.calibration.hybrid_fit import fit_hybrid, format_hybrid_report
+    from localjudge.runs.results_file import read_results
+
+    components = [n.strip() for n in names.split(",") if n.strip()]
+    try:
+        if len(components) < 2:
+            raise ConfigError("--hybrid needs at least two metrics, comma-separated")
+        if human is None:
+            raise ConfigError("--hybrid needs --human FIELD, the human label to fit")
+        metric, report = fit_hybrid(read_results(path), components, human, group=group, share=split, seed=seed,
+                                    name=name)
+    except LocalJudgeError as err:
+        raise _UserError(str(err)) from None
+    if save is not None:
+        save.parent.mkdir(parents=True, exist_ok=True)
+        save.write_text(metric.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    click.echo(report.model_dump_json(indent=2) if as_json else format_hybrid_report(report))
+    if save is not None and not as_json:
+        click.echo(f"\nhybrid metric: {save} (apply with: localjudge eval DATA --metric {save})")

@@ -33,8 +33,12 @@ def metrics_cmd() -> None:
     rows = []
     for name in builtin_names():
         m = builtin_metric(name, style_guide="(yours)")
-        scale = f"{m.low}-{m.high}" if m.kind == "geval" else "A/B, both orders"
-        fields = ", ".join(m.fields if m.kind == "geval" else m.output_fields)
+        if m.kind == "likelihood":
+            scale = f"{'PMI' if m.pmi else 'log-prob'} ({m.aggregation})"
+            fields = f"{', '.join(m.fields) or '-'} -> {m.target}"
+        else:
+            scale = f"{m.low}-{m.high}" if m.kind == "geval" else "A/B, both orders"
+            fields = ", ".join(m.fields if m.kind == "geval" else m.output_fields)
         rows.append((name, scale, fields))
     _table(["metric", "scale", "fields"], rows)
 

@@ -1,10 +1,20 @@
-"""G-Eval and pairwise metrics: definitions, prompts, evaluation steps and scoring."""
+"""G-Eval, likelihood and pairwise metrics: definitions, prompts, evaluation steps and scoring."""
 
 from localjudge.metrics.builtin import builtin_metric, builtin_names, resolve_metric
-from localjudge.metrics.spec import GEvalMetric, Metric, PairwiseMetric, RubricRange, load_metric_file
+from localjudge.metrics.spec import (
+    GEvalMetric,
+    LikelihoodMetric,
+    Metric,
+    PairwiseMetric,
+    PMIContrast,
+    RubricRange,
+    load_metric_file,
+)
 
 __all__ = [
     "GEvalMetric",
+    "LikelihoodMetric",
+    "PMIContrast",
     "Metric",
     "PairwiseMetric",
     "RubricRange",

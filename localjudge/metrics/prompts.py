@@ -39,7 +39,8 @@ def fence(text: str) -> str:
     return text.replace("<", "‹").replace(">", "›")
 
 
-def _field_text(case: TestCase, field: str) -> str:
+def field_text(case: TestCase, field: str) -> str:
+    """A field as prompt text; a list of passages is numbered, "[1] ...", one per paragraph."""
     value = case.get(field)
     if isinstance(value, list):
         return "\n\n".join(f"[{i + 1}] {v}" for i, v in enumerate(value))
@@ -53,7 +54,7 @@ def content_blocks(case: TestCase, fields: list[str], labels: dict[str, str], ha
         if case.get(field) is None:
             continue
         label = labels.get(field) or DEFAULT_LABELS.get(field, field)
-        body = _field_text(case, field)
+        body = field_text(case, field)
         if hardened:
             tag = re.sub(r"\W+", "_", field)
             # every content line is quoted with "| ": a fake "Score: 5" line, verdict or turn can no

@@ -1,9 +1,9 @@
-"""Metric definitions: G-Eval metrics and pairwise comparisons, in Python or YAML/JSON files."""
+"""Metric definitions: G-Eval, likelihood and pairwise metrics, in Python or YAML/JSON files."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -102,14 +102,125 @@ class PairwiseMetric(BaseModel):
     threshold: float = Field(default=0.5, ge=0, le=1, description="P(first output better) at or above which it 'passes'.")
 
 
-Metric = GEvalMetric | PairwiseMetric
+class PMIContrast(BaseModel):
+    """The second condition of a PMI metric: the same prompt without the source fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    without: list[FieldName] = Field(min_length=1, description="Condition fields left out of the contrast prompt (the source).")
+    instruction: str | None = Field(default=None, description="Instruction of the contrast prompt (default: the metric's own).")
+
+
+class LikelihoodMetric(BaseModel):
+    """How likely the judge finds the output itself, token by token, given the condition fields.
+
+    GPTScore-style (Fu et al., 2023): the prompt shows the condition fields, then an instruction
+    naming the criterion ("Write a faithful summary of the article."); the score is the mean (or
+    summed) log-probability of the target field's tokens after it. With `pmi`, the log-likelihood
+    under the same prompt without the source fields is subtracted: the output is scored by how
+    much more likely the source makes it (pointwise mutual information).
+
+    Examples:
+        >>> m = LikelihoodMetric(name="faithful", instruction="Write a faithful summary.",
+        ...                      fields=["input"], field_labels={"input": "Article"})
+        >>> m.required_fields
+        ['input', 'actual_output']
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["likelihood"] = Field(description="Metric kind.")
+    name: str = Field(min_length=1, description="Metric name, used in results.")
+    instruction: str = Field(min_length=1, description="The request the target answers, naming the criterion.")
+    fields: list[FieldName] = Field(default_factory=list, description="Condition fields shown before the instruction, in order.")
+    target: FieldName = Field(default="actual_output", description="The field whose likelihood is read.")
+    required: list[FieldName] | None = Field(default=None, description="Fields that must be present (default: all of `fields` and the target).")
+    field_labels: dict[str, str] = Field(default_factory=dict, description="Headings shown for fields; an empty heading shows the text alone.")
+    target_label: str = Field(default="Response", description="Heading the target follows ('Summary' gives 'Summary: <target>'); empty: right after the instruction.")
+    format: Literal["plain", "chat"] = Field(default="plain", description="plain text, or the judge's chat template (condition in the user turn, target as the judge's reply).")
+    aggregation: Literal["mean", "sum"] = Field(default="mean", description="Log-probability per token (mean) or of the whole target (sum).")
+    pmi: PMIContrast | None = Field(default=None, description="Subtract the log-likelihood without the source fields (PMI).")
+    threshold: float | None = Field(default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail.")
+
+    @model_validator(mode="after")
+    def _check(self) -> LikelihoodMetric:
+        if len(set(self.fields)) != len(self.fields):
+            raise ValueError("fields are repeated")
+        if self.target in self.fields:
+            raise ValueError(f"the target {self.target!r} cannot also be a condition field")
+        if self.required is not None and not set(self.required) <= set(self.fields) | {self.target}:
+            raise ValueError("required fields must be among fields and the target")
+        if self.pmi is not None and not set(self.pmi.without) <= set(self.fields):
+            raise ValueError(f"pmi.without {self.pmi.without} must be among the condition fields {self.fields}")
+        return self
+
+    @property
+    def required_fields(self) -> list[str]:
+        """Fields a case must have to be scored."""
+        return list(self.required if self.required is not None else [*self.fields, self.target])
+
+
+class HybridComponent(BaseModel):
+    """One scorer inside a hybrid metric and how its score is weighted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: dict[str, Any] = Field(description="The component metric's full definition (steps pinned).")
+    field: Literal["raw_score", "score"] = Field(default="raw_score", description="Which score of its records is used.")
+    mean: float = Field(description="Mean of the component's score on the fit data.")
+    std: float = Field(gt=0, description="Standard deviation of the component's score on the fit data.")
+    weight: float = Field(description="Weight of the standardised score.")
+
+
+class HybridMetric(BaseModel):
+    """Several metrics of the same case combined linearly, as fitted by `localjudge calibrate --hybrid`.
+
+    raw_score = intercept + Σ weight · (component score − mean) / std, a prediction on the human
+    scale the hybrid was fitted to; score = raw_score mapped to 0..1 over that scale (clipped).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["hybrid"] = Field(description="Metric kind.")
+    name: str = Field(min_length=1, description="Metric name, used in results.")
+    components: list[HybridComponent] = Field(min_length=1, description="The combined scorers.")
+    intercept: float = Field(description="Prediction when every component sits at its fit mean.")
+    method: str = Field(description="How the weights were chosen (e.g. 'ridge α=1', 'zmean', 'x alone').")
+    human_field: str = Field(description="The human label the hybrid predicts.")
+    human_scale: tuple[float, float] = Field(description="Lowest and highest human label seen in fitting.")
+    threshold: float | None = Field(default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail.")
+    fit: dict[str, Any] = Field(default_factory=dict, description="What it was fitted on and how it did (report).")
+
+    @model_validator(mode="after")
+    def _check(self) -> HybridMetric:
+        metrics = self.component_metrics
+        names = [m.name for m in metrics]
+        if len(set(names)) != len(names):
+            raise ValueError(f"component metrics repeated: {names}")
+        if any(isinstance(m, HybridMetric) for m in metrics) or self.name in names:
+            raise ValueError("a hybrid cannot contain a hybrid or a metric of its own name")
+        lo, hi = self.human_scale
+        if not hi > lo:
+            raise ValueError(f"human_scale {lo}..{hi} is empty")
+        return self
+
+    @property
+    def component_metrics(self) -> list[Metric]:
+        """The component metrics, validated."""
+        return [metric_from_dict(c.metric, f"hybrid {self.name!r} component") for c in self.components]
+
+
+Metric = GEvalMetric | PairwiseMetric | LikelihoodMetric | HybridMetric
+_KINDS: dict[str, type[BaseModel]] = {"pairwise": PairwiseMetric, "likelihood": LikelihoodMetric,
+                                      "hybrid": HybridMetric}
 
 
 def metric_from_dict(data: dict, source: str = "<dict>") -> Metric:
     """Validates a metric definition (as read from YAML/JSON)."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a metric definition must be a mapping")
-    cls = PairwiseMetric if data.get("kind") == "pairwise" else GEvalMetric
+    kind = data.get("kind")
+    cls = _KINDS.get(kind, GEvalMetric) if isinstance(kind, str) else GEvalMetric
     try:
         return cls.model_validate(data)
     except ValidationError as exc:

@@ -11,11 +11,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.data import TestCase
 from localjudge.errors import ConfigError
 from localjudge.judge import Judge
-from localjudge.metrics.spec import GEvalMetric, Metric
+from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric
 from localjudge.metrics.steps import resolve_steps
 from localjudge.runs.records import ResultRecord
 from localjudge.runs.results_file import ResultsWriter, read_results
-from localjudge.runs.scoring import MetricContext, missing_fields, score_chunk, unscored_record
+from localjudge.runs.hybrid import hybrid_records
+from localjudge.runs.scoring import MetricContext, missing_fields, record_base, score_chunk, unscored_record
 
 log = logging.getLogger("localjudge")
 
@@ -30,7 +31,7 @@ class MetricSummary(BaseModel):
     scored: int = Field(description="Cases with a score.")
     unscored: int = Field(description="Cases without a score (missing fields, too little valid mass).")
     mean_score: float | None = Field(description="Mean normalised score over scored cases.")
-    pass_rate: float | None = Field(description="Share of scored cases that passed.")
+    pass_rate: float | None = Field(description="Share of scored cases that passed; null when the metric has no threshold.")
     mean_valid_mass: float | None = Field(description="Mean probability on valid scores.")
 
 
@@ -60,7 +61,7 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
         out.append(MetricSummary(
             metric=name, n=len(rs), scored=len(scored), unscored=len(rs) - len(scored),
             mean_score=sum(r.score for r in scored) / len(scored) if scored else None,
-            pass_rate=sum(bool(r.passed) for r in scored) / len(scored) if scored else None,
+            pass_rate=sum(bool(r.passed) for r in judged) / len(judged) if (judged := [r for r in scored if r.passed is not None]) else None,
             mean_valid_mass=sum(masses) / len(masses) if masses else None,
         ))
     return out
@@ -84,7 +85,8 @@ def evaluate(
 
     Args:
         cases: the test cases (ids unique).
-        metrics: G-Eval or pairwise metrics (names unique).
+        metrics: G-Eval, likelihood, pairwise or hybrid metrics (names unique); a hybrid's
+            components are judged too, before it.
         judge: a loaded judge (`load_judge`).
         out: JSONL file to stream records to as they complete.
         resume: continue an existing `out`, skipping (case, metric) pairs already there.
@@ -106,6 +108,8 @@ def evaluate(
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric names repeated: {names}")
+    metrics = with_components(metrics)
+    names = [m.name for m in metrics]
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
         raise ConfigError("case ids repeated; give every case a unique id")
@@ -127,6 +131,12 @@ def evaluate(
                 continue
             ctx = _context(judge, metric, truncate, hardened, steps_cache)
             _check_same_spec(ctx, judge, [r for (_, name), r in done.items() if name == metric.name], out)
+            if isinstance(metric, HybridMetric):  # its components come before it and are all judged
+                for rec in hybrid_records(metric, pending, {**done, **fresh}, lambda c: record_base(ctx, judge, c)):
+                    fresh[(rec.case_id, rec.metric)] = rec
+                    writer and writer.write(rec)
+                bar.update(len(pending))
+                continue
             ready = []
             for case in pending:
                 lacking = missing_fields(metric, case)
@@ -156,7 +166,30 @@ def evaluate(
     return EvaluationResult(records=records, summaries=summarize(records, names))
 
 
+def with_components(metrics: Sequence[Metric]) -> list[Metric]:
+    """The metrics with every hybrid's components added before the hybrids (once each)."""
+    plain = [m for m in metrics if not isinstance(m, HybridMetric)]
+    hybrids = [m for m in metrics if isinstance(m, HybridMetric)]
+    by_name = {m.name: m for m in plain}
+    for h in hybrids:
+        for c in h.component_metrics:
+            known = by_name.get(c.name)
+            if known is None:
+                by_name[c.name] = c
+                plain.append(c)
+            elif known.model_dump(mode="json") != c.model_dump(mode="json"):
+                raise ConfigError(
+                    f"metric {c.name!r} is given and is also a component of hybrid {h.name!r} with another "
+                    "definition; drop one of them"
+                )
+    return plain + hybrids
+
+
 def _fields(metric: Metric) -> list[str]:
+    if isinstance(metric, HybridMetric):
+        return []
+    if isinstance(metric, LikelihoodMetric):
+        return [*metric.fields, metric.target]
     return list(metric.fields) if isinstance(metric, GEvalMetric) else list(metric.output_fields)
 
 

@@ -20,6 +20,28 @@ class PairwiseDetail(BaseModel):
     flipped: bool = Field(description="Whether the preferred output changes with the presentation order.")
 
 
+class TokenStats(BaseModel):
+    """Log-probabilities of the target's tokens under one condition."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sum: float = Field(description="Log-likelihood of the whole target.")
+    mean: float = Field(description="Mean log-probability per token.")
+    min: float = Field(description="Log-probability of the least likely token.")
+
+
+class LikelihoodDetail(BaseModel):
+    """How a likelihood score came about."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    n_tokens: int = Field(description="Tokens of the target (the same tokens under both conditions).")
+    aggregation: Literal["mean", "sum"] = Field(description="What raw_score aggregates: per-token mean or sum.")
+    given_source: TokenStats = Field(description="Under the metric's prompt, with every condition field.")
+    without_source: TokenStats | None = Field(default=None, description="Under the PMI contrast prompt; null without PMI.")
+    pmi_min: float | None = Field(default=None, description="Smallest per-token PMI (the token the source helps least); null without PMI.")
+
+
 class ResultRecord(BaseModel):
     """The judgment of one case by one metric."""
 
@@ -27,11 +49,14 @@ class ResultRecord(BaseModel):
 
     case_id: str = Field(description="Id of the test case.")
     metric: str = Field(description="Metric name.")
-    kind: Literal["geval", "pairwise"] = Field(description="Metric kind.")
-    score: float | None = Field(description="Normalised score in [0, 1] (pairwise: P(output 1 better)); null when unscored.")
-    raw_score: float | None = Field(description="Expected score on the metric's scale; null when unscored or pairwise.")
-    passed: bool | None = Field(description="score >= threshold; null when unscored.")
-    threshold: float = Field(description="Pass threshold on the normalised score.")
+    kind: Literal["geval", "pairwise", "likelihood", "hybrid"] = Field(description="Metric kind.")
+    score: float | None = Field(description="Score in [0, 1]: normalised expected score, P(output 1 better) for pairwise, "
+                                            "exp(raw_score) for likelihood, sigmoid(raw_score) for PMI; null when unscored.")
+    raw_score: float | None = Field(description="Expected score on the metric's scale; likelihood: mean (or summed) "
+                                                "log-probability, PMI: its difference; hybrid: the predicted human "
+                                                "score; null when unscored or pairwise.")
+    passed: bool | None = Field(description="score >= threshold; null when unscored or the metric has no threshold.")
+    threshold: float | None = Field(description="Pass threshold on the score; null when the metric has none.")
     distribution: dict[str, float] | None = Field(description="Score (or label) -> probability, normalised.")
     valid_mass: float | None = Field(description="Probability on valid scores before normalising.")
     mode: str | None = Field(default=None, description="Most probable score or label.")
@@ -39,6 +64,8 @@ class ResultRecord(BaseModel):
     unscored_reason: str | None = Field(default=None, description="Why there is no score, or null.")
     reasoning: str | None = Field(default=None, description="The judge's analysis (before) or explanation (after).")
     pairwise: PairwiseDetail | None = Field(default=None, description="Order-by-order detail of a pairwise verdict.")
+    likelihood: LikelihoodDetail | None = Field(default=None, description="Token log-probabilities of a likelihood metric.")
+    hybrid: dict[str, float] | None = Field(default=None, description="Hybrid: each component's score that went in.")
     prompt_tokens: int | None = Field(default=None, description="Tokens of the scoring prompt.")
     truncated: str | None = Field(default=None, description="What --truncate cut, or null.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Extra fields of the case (human scores...).")

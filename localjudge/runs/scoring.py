@@ -10,9 +10,11 @@ from localjudge.data import TestCase
 from localjudge.errors import ContextLengthError
 from localjudge.judge import Judge
 from localjudge.metrics import prompts as P
-from localjudge.metrics.spec import GEvalMetric, Metric, PairwiseMetric
+from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION
+from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, PairwiseMetric
 from localjudge.runs.records import PairwiseDetail, ResultRecord, clean_float
 
+HYBRID_VERSION = "hybrid-v1"
 REASONING_TOKENS = 128
 EXPLANATION_TOKENS = 64
 
@@ -37,16 +39,23 @@ class MetricContext:
 
     @property
     def template_version(self) -> str:
+        if isinstance(self.metric, LikelihoodMetric):
+            return LIKELIHOOD_TEMPLATE_VERSION
+        if isinstance(self.metric, HybridMetric):
+            return HYBRID_VERSION
         return P.TEMPLATE_VERSION if self.hardened else P.PLAIN_TEMPLATE_VERSION
 
 
 def missing_fields(metric: Metric, case: TestCase) -> list[str]:
     """Fields the metric needs that the case lacks."""
-    needed = metric.required_fields if isinstance(metric, GEvalMetric) else list(metric.output_fields)
+    if isinstance(metric, HybridMetric):
+        return []  # each component reports its own missing fields
+    needed = list(metric.output_fields) if isinstance(metric, PairwiseMetric) else metric.required_fields
     return [f for f in needed if case.get(f) is None]
 
 
-def _base(ctx: MetricContext, judge: Judge, case: TestCase) -> dict:
+def record_base(ctx: MetricContext, judge: Judge, case: TestCase) -> dict:
+    """The fields every record of a case carries: ids, metric spec and provenance."""
     spec = ctx.metric.model_dump(mode="json")
     if isinstance(ctx.metric, GEvalMetric):
         spec["steps"] = list(ctx.steps)
@@ -59,7 +68,7 @@ def _base(ctx: MetricContext, judge: Judge, case: TestCase) -> dict:
 
 def unscored_record(ctx: MetricContext, judge: Judge, case: TestCase, reason: str) -> ResultRecord:
     """A record with no score and the reason why (never 0, never a guess)."""
-    return ResultRecord(**_base(ctx, judge, case), score=None, raw_score=None, passed=None,
+    return ResultRecord(**record_base(ctx, judge, case), score=None, raw_score=None, passed=None,
                         distribution=None, valid_mass=None, unscored_reason=reason)
 
 
@@ -93,6 +102,10 @@ def score_chunk(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> 
     """Scores cases that have every field the metric needs; returns records in input order."""
     if isinstance(ctx.metric, PairwiseMetric):
         return _pairwise(judge, ctx, cases)
+    if isinstance(ctx.metric, LikelihoodMetric):
+        from localjudge.runs.likelihood import score_likelihood
+
+        return score_likelihood(judge, ctx, cases, lambda case: record_base(ctx, judge, case))
     return _geval(judge, ctx, cases)
 
 
@@ -120,7 +133,7 @@ def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[
     out = []
     for (case, prompt, cut), d, why in zip(fitted, dists, reasoning):
         out.append(ResultRecord(
-            **_base(ctx, judge, case),
+            **record_base(ctx, judge, case),
             score=clean_float(d.normalized), raw_score=clean_float(d.expected),
             passed=None if not d.scored else d.normalized >= m.threshold,
             distribution={str(k): v for k, v in d.probs.items()} if d.valid_mass > 0 else None,
@@ -159,7 +172,7 @@ def _pairwise(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> li
         win = (p1 + p2) / 2
         dist = {f1: win, f2: (q1 + q2) / 2} | ({"tie": tie} if tie is not None else {})
         out.append(ResultRecord(
-            **_base(ctx, judge, case), score=win, raw_score=None, passed=win >= m.threshold,
+            **record_base(ctx, judge, case), score=win, raw_score=None, passed=win >= m.threshold,
             distribution=dist, valid_mass=min(d1.valid_mass, d2.valid_mass), mode=max(dist, key=dist.get),
             pairwise=PairwiseDetail(
                 p_first_better_shown_first=p1, p_first_better_shown_second=p2, p_tie=tie,

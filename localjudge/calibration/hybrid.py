@@ -1,0 +1,163 @@
+"""A hybrid judge: several scorers of the same cases combined into one score, fitted on human labels.
+
+Pure math, arrays in and out. Each candidate combination is a direction over the standardised
+component scores (z = (x − mean) / std); a least-squares scale and intercept then put it on the
+human scale. Candidates, from simplest to richest:
+
+- each component alone (its sign taken from the fit data);
+- `zmean`: every component with its fitted sign, equally weighted (a rank-average in spirit that
+  also applies to one new case at a time, unlike ranks);
+- `ridge`: a ridge regression on the standardised components, for a few penalties.
+
+With groups (e.g. articles), agreement is per group and then averaged (the SummEval convention),
+the fit uses within-group variation only (each group's means removed: an article's difficulty
+is not what a summary's score should learn), and cross-validation folds are whole groups. The
+candidate with the best cross-validated agreement on the fit split is kept (the simpler one on a
+tie) and refitted on the whole fit split; the held-back split is only used to report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from localjudge.calibration.stats import correlations, summary_level
+from localjudge.errors import DataError
+
+RIDGE_ALPHAS = (0.01, 0.1, 1.0, 10.0)
+"""Ridge penalties tried, relative to the number of items (standardised components)."""
+
+MIN_FIT_ITEMS = 10
+
+
+@dataclass(frozen=True)
+class LinearScore:
+    """score = intercept + Σ weight_k · (x_k − mean_k) / std_k, on the human scale."""
+
+    method: str
+    mean: np.ndarray  # (K,)
+    std: np.ndarray  # (K,)
+    weights: np.ndarray  # (K,)
+    intercept: float
+    alpha: float | None = None
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """(n,) scores of (n, K) component scores."""
+        return self.intercept + ((np.asarray(x, float) - self.mean) / self.std) @ self.weights
+
+
+def agreement(pred: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> float | None:
+    """Spearman ρ: per group then averaged when there are groups, else over all items."""
+    if groups is not None:
+        return summary_level(pred, human, groups).means.spearman
+    return correlations(pred, human).spearman
+
+
+def _center(a: np.ndarray, groups: np.ndarray | None) -> np.ndarray:
+    """a minus its mean, per group when there are groups."""
+    if groups is None:
+        return a - a.mean(axis=0)
+    out = np.array(a, dtype=float, copy=True)
+    for g in np.unique(groups):
+        sel = groups == g
+        out[sel] -= out[sel].mean(axis=0)
+    return out
+
+
+def _direction(method: str, z: np.ndarray, y: np.ndarray, groups, alpha: float | None, k: int | None) -> np.ndarray:
+    zc, yc = _center(z, groups), _center(y, groups)
+    if method == "single":
+        w = np.zeros(z.shape[1])
+        w[k] = 1.0 if zc[:, k] @ yc >= 0 else -1.0
+        return w
+    if method == "zmean":
+        return np.where(zc.T @ yc >= 0, 1.0, -1.0) / z.shape[1]
+    assert method == "ridge" and alpha is not None
+    gram = zc.T @ zc + alpha * len(y) * np.eye(z.shape[1])
+    return np.linalg.solve(gram, zc.T @ yc)
+
+
+def fit_candidate(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, method: str,
+                  alpha: float | None = None, k: int | None = None) -> LinearScore:
+    """One candidate fitted on (n, K) component scores and (n,) human scores."""
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    z = (x - mean) / std
+    w = _direction(method, z, y, groups, alpha, k)
+    c = z @ w
+    cc, yc = _center(c, groups), _center(y, groups)
+    scale = float(cc @ yc / (cc @ cc)) if cc @ cc > 0 else 0.0
+    scale = max(scale, 0.0)  # the direction already carries the sign
+    intercept = float(y.mean() - scale * c.mean())
+    return LinearScore(method, mean, std, w * scale if scale > 0 else w * 0.0, intercept, alpha)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A way of combining the components, and its cross-validated agreement."""
+
+    label: str
+    method: str
+    alpha: float | None
+    component: int | None
+    cv_spearman: float | None
+
+
+def candidates(names: Sequence[str]) -> list[tuple[str, str, float | None, int | None]]:
+    """(label, method, alpha, component) from simplest to richest."""
+    out = [(f"{n} alone", "single", None, k) for k, n in enumerate(names)]
+    if len(names) > 1:
+        out.append(("zmean", "zmean", None, None))
+        out += [(f"ridge α={a:g}", "ridge", a, None) for a in RIDGE_ALPHAS]
+    return out
+
+
+def folds(n: int, groups: np.ndarray | None, k: int, seed: int) -> list[np.ndarray]:
+    """Index sets of k folds; whole groups stay together."""
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        order = rng.permutation(n)
+        return [np.sort(order[i::k]) for i in range(k)]
+    uniq = rng.permutation(np.unique(groups))
+    return [np.flatnonzero(np.isin(groups, uniq[i::k])) for i in range(k) if len(uniq[i::k])]
+
+
+def cross_validate(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, names: Sequence[str],
+                   k: int = 5, seed: int = 0) -> list[Candidate]:
+    """Every candidate's agreement on held-out folds, predictions pooled over the folds."""
+    parts = folds(len(y), groups, k, seed)
+    out = []
+    for label, method, alpha, comp in candidates(names):
+        pred = np.empty(len(y))
+        for test in parts:
+            train = np.setdiff1d(np.arange(len(y)), test)
+            g = groups[train] if groups is not None else None
+            pred[test] = fit_candidate(x[train], y[train], g, method, alpha, comp).predict(x[test])
+        out.append(Candidate(label, method, alpha, comp, agreement(pred, y, groups)))
+    return out
+
+
+def choose(cands: Sequence[Candidate]) -> Candidate:
+    """The candidate with the best cross-validated agreement; the simplest among equals."""
+    scored = [c for c in cands if c.cv_spearman is not None]
+    if not scored:
+        raise DataError("no combination has a defined agreement on the fit split; label more items or groups")
+    best = max(c.cv_spearman for c in scored)
+    return next(c for c in scored if c.cv_spearman >= best - 1e-12)
+
+
+def split_items(n: int, groups: np.ndarray | None, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(fit, held-back) indices: a `share` of the items, or of whole groups, to fit on."""
+    if not 0 < share < 1:
+        raise DataError(f"the fit share must be between 0 and 1, got {share}")
+    rng = np.random.default_rng(seed)
+    if groups is None:
+        order = rng.permutation(n)
+        cut = int(round(share * n))
+        return np.sort(order[:cut]), np.sort(order[cut:])
+    uniq = rng.permutation(np.unique(groups))
+    cut = int(round(share * len(uniq)))
+    fit = np.isin(groups, uniq[:cut])
+    return np.flatnonzero(fit), np.flatnonzero(~fit)
