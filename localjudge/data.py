@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.errors import DataError
+from localjudge.errors import DataError, clip
+from localjudge.files import parse_json, read_text
 
 TEXT_FIELDS = ("input", "actual_output", "expected_output")
 LIST_FIELDS = ("context", "retrieval_context")
@@ -54,7 +55,7 @@ def case_from_row(row: Any, where: str, index: int) -> TestCase:
     elif isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
         case_id = str(raw_id)
     else:
-        raise DataError(f"{where}: field 'id' must be a string or integer, got {raw_id!r}")
+        raise DataError(f"{where}: field 'id' must be a string or integer, got {clip(raw_id)}")
     known: dict[str, Any] = {}
     for field in TEXT_FIELDS:
         value = row.pop(field, None)
@@ -86,16 +87,9 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
         >>> cases = load_cases("localjudge/examples/rag_demo.jsonl")  # doctest: +SKIP
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"cannot read data file {path}: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8") from None
+    text = read_text(path, "data file")
     suffix = path.suffix.lower()
+    n_skipped = len(skipped) if skipped is not None else 0
     if suffix == ".jsonl":
         rows = list(_jsonl_rows(text, path, skipped))
     elif suffix == ".json":
@@ -103,15 +97,16 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
     elif suffix == ".csv":
         rows = list(_csv_rows(text, path, skipped))
     else:
-        raise DataError(f"{path}: unknown data format {suffix!r}; use .jsonl, .json or .csv")
-    if not rows:
+        raise DataError(f"{path}: unknown data format {clip(suffix, 20)}; use .jsonl, .json or .csv")
+    if not rows and (skipped is None or len(skipped) == n_skipped):
         raise DataError(f"{path}: no test cases in the file")
     cases, seen = [], {}
     for i, (line, row) in enumerate(rows):
         try:
             case = case_from_row(row, f"{path}:{line}", i)
             if case.id in seen:
-                raise DataError(f"{path}:{line}: duplicate id {case.id!r} (first on line {seen[case.id]}); ids must be unique")
+                raise DataError(f"{path}:{line}: duplicate id {clip(case.id)} (first on line {seen[case.id]}); "
+                                "ids must be unique")
         except DataError as exc:
             if skipped is None:
                 raise
@@ -120,7 +115,8 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
         seen[case.id] = line
         cases.append(case)
     if not cases:
-        raise DataError(f"{path}: no valid test cases in the file")
+        n_bad = len(skipped or ()) - n_skipped
+        raise DataError(f"{path}: no valid test cases in the file (all {n_bad} rows are invalid)")
     return cases
 
 
@@ -130,22 +126,17 @@ def _jsonl_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tu
         if not line.strip():
             continue
         try:
-            yield n, json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            msg = f"{path}:{n}: invalid JSON ({why})"
+            row = parse_json(line, path, n)
+        except DataError as exc:
             if skipped is None:
-                raise DataError(msg) from None
-            skipped.append(msg)
+                raise
+            skipped.append(str(exc))
+            continue
+        yield n, row
 
 
 def _json_rows(text: str, path: Path) -> list[tuple[int, Any]]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-    except RecursionError:
-        raise DataError(f"{path}: invalid JSON (nested too deeply)") from None
+    data = parse_json(text, path)
     if not isinstance(data, list):
         raise DataError(f"{path}: a .json data file must hold a list of test cases")
     return [(i + 1, row) for i, row in enumerate(data)]  # item numbers stand in for lines
@@ -158,14 +149,14 @@ def _csv_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tupl
         header = reader.fieldnames or []
         dupes = sorted({h for h in header if header.count(h) > 1})
         if dupes:
-            raise DataError(f"{path}:1: header repeats column(s) {', '.join(map(repr, dupes))}; name each column once")
+            raise DataError(f"{path}:1: header repeats column(s) {', '.join(map(clip, dupes))}; name each column once")
         for row in reader:
             msg = None
             if None in row:
                 msg = f"{path}:{reader.line_num}: more values than header columns"
             elif None in row.values():
                 short = [k for k, v in row.items() if v is None]
-                msg = f"{path}:{reader.line_num}: fewer values than header columns (no {', '.join(map(repr, short))})"
+                msg = f"{path}:{reader.line_num}: fewer values than header columns (no {', '.join(map(clip, short))})"
             if msg is not None:
                 if skipped is None:
                     raise DataError(msg)
@@ -181,7 +172,7 @@ def _csv_value(key: str, value: str) -> Any:
     if key in LIST_FIELDS and value.startswith("["):
         try:
             return json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, or a number too long: keep the text
             return value
     if key not in CASE_FIELDS and key != "id":
         try:

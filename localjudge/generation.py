@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from localjudge import __version__
 from localjudge.data import TestCase
 from localjudge.errors import ConfigError, DataError
+from localjudge.files import decode_text
 from localjudge.judge import Judge
 
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
@@ -91,9 +92,10 @@ def read_responses(path: str | Path) -> list[ResponseRecord]:
         raw = path.read_bytes()
     except OSError as exc:
         raise DataError(f"cannot read responses file {path}: {exc.strerror or exc}") from None
-    good = raw[: raw.rfind(b"\n") + 1].decode("utf-8")  # after the last newline: a torn write
+    good = decode_text(raw[: raw.rfind(b"\n") + 1], path)  # after the last newline: a torn write
     out = []
-    for n, line in enumerate(good.splitlines(), start=1):
+    # split on "\n" only: str.splitlines() also breaks at U+2028, U+0085... inside JSON strings
+    for n, line in enumerate(good.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -9,10 +9,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localjudge.errors import ConfigError, ModelUnavailableError, unknown_name
+from localjudge.errors import ConfigError, ModelUnavailableError, field_path, unknown_name
+from localjudge.files import load_yaml
 
 REGISTRY_PATH = Path(__file__).resolve().parent / "models.yaml"
 
@@ -110,15 +110,12 @@ class Registry(_Strict):
 @lru_cache(maxsize=4)
 def load_registry(path: Path = REGISTRY_PATH) -> Registry:
     """Reads and validates a models.yaml file."""
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read judge registry {path}: {exc}") from None
+    raw = load_yaml(path, "judge registry")
     try:
         reg = Registry.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        where = field_path(first["loc"])
         raise ConfigError(f"{path}: {where}: {first['msg']} (fix this entry of the judge registry)") from None
     names = [j.name for j in reg.judges]
     dupes = {n for n in names if names.count(n) > 1}

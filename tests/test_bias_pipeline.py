@@ -262,6 +262,18 @@ def test_generate_resume_reproduces_an_uninterrupted_run(prompts_file, tmp_path)
         generate_responses(cases, _judge("g", "alpha"), part, batch_size=4)
 
 
+def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
+    """Regression: responses are split at "\\n" only; a U+2028 in a response (written raw) once
+    cut its record in two and made the responses file unreadable."""
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps({"id": "a", "input": "Question number 1?"}) + "\n")
+    out = tmp_path / "r.jsonl"
+    odd = fake_judge(lambda p: {}, lambda p: "one\u2028two\x85three", name="g", family="alpha")
+    generate_responses(load_cases(prompts), odd, out, progress=False)
+    assert "\u2028".encode() in out.read_bytes()
+    assert [r.response for r in read_responses(out)] == ["one\u2028two\x85three"]
+
+
 # -- CLI ----------------------------------------------------------------------------------------
 
 @pytest.fixture()

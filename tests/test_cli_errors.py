@@ -242,7 +242,7 @@ def test_steps_judge_writes_no_steps(monkeypatch, tmp_path):
 
 REGISTRY_CASES = {
     "missing file": (None, ["nofile.yaml"]),
-    "malformed YAML": ("default: x\njudges: [\n", ["models.yaml", "line 3"]),
+    "malformed YAML": ("default: x\njudges: [\n", ["models.yaml:3", "invalid YAML"]),
     "non-UTF-8": (b"default: x\xff\n", ["models.yaml"]),
     "not a mapping": ("- x\n", ["models.yaml"]),
     "no judges": ("default: x\n", ["models.yaml", "judges"]),

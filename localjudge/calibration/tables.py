@@ -9,7 +9,6 @@ an error naming the file and line.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections import Counter
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ import numpy as np
 
 from localjudge.calibration.models import InputInfo
 from localjudge.errors import ConfigError, DataError, unknown_name
+from localjudge.files import parse_json, read_text
 
 RESULTS_KEYS = ("case_id", "metric", "extra")
 """Keys whose presence marks a record of a `localjudge eval` results file."""
@@ -41,29 +41,26 @@ class Pairs:
 
 def _records(path: Path) -> Iterator[tuple[str, object]]:
     """Yields (location, record) with a 1-based 'line N' or 'item N' location."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise DataError(f"cannot read {path}: {err}") from None
+    text = read_text(path, "calibration input")
     if path.suffix.lower() in (".csv", ".tsv"):
         reader = csv.DictReader(text.splitlines(), delimiter="\t" if path.suffix == ".tsv" else ",")
         for row in reader:
             yield f"line {reader.line_num}", row
         return
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        whole = None
+    if path.suffix.lower() == ".json":
+        whole = parse_json(text, path)
+    else:
+        try:
+            whole = parse_json(text, path)
+        except DataError:  # not one JSON document: JSON lines
+            whole = None
     if isinstance(whole, list):
         for i, record in enumerate(whole, start=1):
             yield f"item {i}", record
         return
-    for i, line in enumerate(text.splitlines(), start=1):
+    for i, line in enumerate(text.split("\n"), start=1):  # "\n" only: U+2028 may sit in a string
         if line.strip():
-            try:
-                yield f"line {i}", json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{path}:line {i}: invalid JSON ({err.msg}); fix or remove it")
+            yield f"line {i}", parse_json(line, path, f"line {i}")
 
 
 def _number(value: object) -> float | None:

@@ -67,19 +67,14 @@ def score_cmd(texts, file, low, high, labels, **judge_kw) -> None:
 def _read_prompts(path: Path) -> list[str]:
     """Prompts from a JSONL file of strings or {"text": ...} objects; errors name file and line."""
     from localjudge.errors import DataError
+    from localjudge.files import parse_json, read_text
 
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8") from None
+    text = read_text(path, "prompts file")
     prompts = []
     for n, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 may sit in a string
         if not line.strip():
             continue
-        try:
-            item = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            raise DataError(f"{path}:{n}: invalid JSON; each line must be a string or {{\"text\": ...}}") from None
+        item = parse_json(line, path, n)
         if isinstance(item, dict):
             if not isinstance(item.get("text"), str):
                 raise DataError(f"{path}:{n}: field 'text' missing or not a string")
@@ -98,11 +93,13 @@ def _read_prompts(path: Path) -> list[str]:
 @judge_options
 def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
+    from localjudge.errors import ConfigError
+    from localjudge.files import read_text
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.spec import dump_metric
     from localjudge.metrics.steps import resolve_steps
 
-    guide = Path(style_guide).read_text(encoding="utf-8") if style_guide else None
+    guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metric = resolve_metric(metric_name, style_guide=guide)
     if metric.kind != "geval":
         raise click.UsageError("only G-Eval metrics have evaluation steps")
@@ -137,6 +134,7 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
     from localjudge.data import load_cases
     from localjudge.errors import ConfigError
+    from localjudge.files import read_text
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.builtin import with_reasoning
     from localjudge.runs.evaluate import evaluate
@@ -152,7 +150,7 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     for msg in skipped or []:
         click.echo(f"skipped: {msg}", err=True)
     cases = cases[:limit] if limit else cases
-    guide = Path(style_guide).read_text(encoding="utf-8") if style_guide else None
+    guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metrics = [with_reasoning(resolve_metric(n, style_guide=guide), reasoning) for n in metric_names]
     if distributed:
         from localjudge.distributed import evaluate_distributed, local_device, write_records

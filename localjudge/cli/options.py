@@ -21,8 +21,13 @@ def judge_options(fn):
 
 def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle, registry):
     """Loads the judge the options name, with a note on stderr (loading takes a while)."""
-    from localjudge.loading import load_judge
+    from pathlib import Path
 
+    from localjudge.loading import load_judge
+    from localjudge.registry import load_registry
+
+    if registry:
+        load_registry(Path(registry))  # a broken registry is reported before the load note
     click.echo(f"Loading judge {judge_name or '(default)'}...", err=True)
     judge = load_judge(judge_name, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
                        allow_pickle=allow_pickle, registry_path=registry)
