@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from localjudge import __version__
 from localjudge.data import TestCase
 from localjudge.errors import ConfigError, DataError
-from localjudge.files import decode_text
+from localjudge.files import decode_text, torn_tail
 from localjudge.judge import Judge
 
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
@@ -82,17 +82,18 @@ def clean_response(text: str, plain: bool) -> str:
 
 
 def read_responses(path: str | Path) -> list[ResponseRecord]:
-    """Records of a responses file; a torn last line (a killed writer) is ignored.
+    """Records of a responses file; a torn last record (a killed writer) is ignored.
 
     Raises:
-        DataError: The file cannot be read or holds a line that is not a response record.
+        DataError: The file cannot be read or holds a line that is not a response record
+            (the bytes after the last newline must be the start of one).
     """
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise DataError(f"cannot read responses file {path}: {exc.strerror or exc}") from None
-    good = decode_text(raw[: raw.rfind(b"\n") + 1], path)  # after the last newline: a torn write
+    good = decode_text(raw[: raw.rfind(b"\n") + 1], path)
     out = []
     # split on "\n" only: str.splitlines() also breaks at U+2028, U+0085... inside JSON strings
     for n, line in enumerate(good.split("\n"), start=1):
@@ -105,6 +106,7 @@ def read_responses(path: str | Path) -> list[ResponseRecord]:
                 f"{path}:{n}: not a response record ({exc.errors()[0]['msg']}); "
                 "make it with `localjudge generate`"
             ) from None
+    torn_tail(raw, path, _FIRST_KEY, "response record")  # after the last newline: a torn write, or refused
     return out
 
 
@@ -215,10 +217,13 @@ def _record(case: TestCase, model: Judge, text: str, max_new_tokens: int, batch_
     )
 
 
+_FIRST_KEY = next(iter(ResponseRecord.model_fields))  # records are written field by field, in order
+
+
 def _cut_torn_line(path: Path) -> None:
-    """Drops a partial last line so appended records start on a line of their own."""
+    """Drops a torn last record so appended records start on a line of their own."""
     raw = path.read_bytes()
-    end = raw.rfind(b"\n") + 1
+    end = torn_tail(raw, path, _FIRST_KEY, "response record")
     if end < len(raw):
         with path.open("r+b") as f:
             f.truncate(end)

@@ -14,7 +14,7 @@ from localjudge.judge import Judge
 from localjudge.metrics.spec import GEvalMetric, Metric
 from localjudge.metrics.steps import resolve_steps
 from localjudge.runs.records import ResultRecord
-from localjudge.runs.results_file import ResultsWriter, read_results
+from localjudge.runs.results_file import ResultsWriter, read_results, repair_torn_record
 from localjudge.runs.scoring import MetricContext, missing_fields, score_chunk, unscored_record
 
 log = logging.getLogger("localjudge")
@@ -110,10 +110,19 @@ def evaluate(
     if len(set(ids)) != len(ids):
         raise ConfigError("case ids repeated; give every case a unique id")
     done: dict[tuple[str, str], ResultRecord] = {}
-    if out is not None and resume and Path(out).exists():
-        for r in read_results(out, repair=True):
+    resuming = out is not None and resume and Path(out).exists()
+    if resuming:
+        for r in read_results(out):
             _check_same_run(r, judge, out)
             done[(r.case_id, r.metric)] = r
+    # every check runs before the file is touched: a refused resume leaves it as it was
+    contexts = {}
+    for metric in metrics:
+        if any((c.id, metric.name) not in done for c in cases):
+            contexts[metric.name] = ctx = _context(judge, metric, truncate, hardened, steps_cache)
+            _check_same_spec(ctx, judge, [r for (_, name), r in done.items() if name == metric.name], out)
+    if resuming:
+        repair_torn_record(out)
     chunk = chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
     todo = {(c.id, m.name) for c in cases for m in metrics} - set(done)
     bar = _progress_bar(len(todo), progress)
@@ -125,8 +134,7 @@ def evaluate(
             pending = [c for c in cases if (c.id, metric.name) not in done]
             if not pending:
                 continue
-            ctx = _context(judge, metric, truncate, hardened, steps_cache)
-            _check_same_spec(ctx, judge, [r for (_, name), r in done.items() if name == metric.name], out)
+            ctx = contexts[metric.name]
             ready = []
             for case in pending:
                 lacking = missing_fields(metric, case)
