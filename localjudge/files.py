@@ -157,8 +157,10 @@ def torn_tail(raw: bytes, path: str | Path, first_key: str, what: str) -> int:
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:
-    """Whether two paths name the same existing file (same path, a symlink or a hard link)."""
+    """Whether `a` is the existing file `b` (same path, a symlink or a hard link) or lies in folder `b`."""
     try:
+        if Path(b).is_dir():  # a model folder: every file in it is an input
+            return Path(a).is_file() and Path(a).resolve().is_relative_to(Path(b).resolve())
         return os.path.samefile(a, b)
     except OSError:  # either does not exist (yet)
         return False
@@ -169,17 +171,17 @@ def refuse_overwriting(outputs: Iterable[str | Path], inputs: Iterable[tuple[str
 
     Args:
         outputs: Files the command is about to write.
-        inputs: (what, path) of every file it reads; None paths are skipped.
+        inputs: (what, path) of every file or folder it reads; None paths are skipped.
 
     Raises:
-        ConfigError: An output is an input, by path, symlink or hard link (with or without
-            --overwrite: input data is never overwritten).
+        ConfigError: An output is an input, by path, symlink or hard link, or a file inside an
+            input folder (with or without --overwrite: input data is never overwritten).
     """
     inputs = [(what, p) for what, p in inputs if p is not None]
     for out in outputs:
         for what, path in inputs:
             if same_file(out, path):
                 raise ConfigError(
-                    f"{out} is the {what} {path}; localjudge never writes over its input, "
-                    "so choose another output path"
+                    f"{out} is {'in ' if Path(path).is_dir() else ''}the {what} {path}; localjudge "
+                    "never writes over its input, so choose another output path"
                 )

@@ -122,6 +122,10 @@ def summary_lines(study: BiasStudy) -> list[str]:
             for line in r.summary]
 
 
+STUDY_FILES = ("report.json", "report.md", "heatmap.png", "pointwise_records.jsonl", "pairwise_records.jsonl")
+"""The files `write_study` may write into its folder."""
+
+
 def write_study(study: BiasStudy, verdicts: Sequence[JudgeVerdicts], out_dir: str | Path) -> dict[str, Path]:
     """Writes report.json, report.md, heatmap.png (pointwise) and the analysis' input records.
 

@@ -129,10 +129,13 @@ def judge_logppl(judge: Judge, responses: Sequence[ResponseRecord]) -> list[floa
     return [None if not math.isfinite(x) else float(x) for x in nll]
 
 
+def records_path(records_dir: Path, judge_name: str, metric_name: str) -> Path:
+    """The file in `records_dir` that holds one judge's full result records for one metric."""
+    return records_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', judge_name)}.{metric_name}.jsonl"
+
+
 def _records_file(records_dir: Path | None, judge: Judge, metric_name: str) -> Path | None:
-    if records_dir is None:
-        return None
-    return records_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', judge.info.name)}.{metric_name}.jsonl"
+    return None if records_dir is None else records_path(records_dir, judge.info.name, metric_name)
 
 
 def _evaluate(cases, metric, judge, out: Path | None, resume: bool, truncate: bool, progress: bool):

@@ -104,8 +104,14 @@ def calibrate(
     """
     from localjudge.calibration import calibrate as run_calibration
     from localjudge.calibration import format_report, load_pairs, write_plots
+    from localjudge.calibration.plots import plot_paths
+    from localjudge.files import refuse_overwriting
 
+    if not no_plots and plots_dir is None:
+        plots_dir = out.parent / f"{out.stem}_plots" if out else Path("calibration_plots")
     try:
+        outputs = ([out] if out else []) + ([] if no_plots else plot_paths(plots_dir))
+        refuse_overwriting(outputs, [("calibration input", path)])
         pairs = load_pairs(
             path,
             human=_pick(human, human_col, "--human and --human-col"),
@@ -132,8 +138,6 @@ def calibrate(
         raise _UserError(str(err)) from None
 
     if not no_plots:
-        if plots_dir is None:
-            plots_dir = out.parent / f"{out.stem}_plots" if out else Path("calibration_plots")
         written = write_plots(pairs.judge, pairs.human, plots_dir)
         report = report.model_copy(update={"plots": [str(p) for p in written]})
     if out is not None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.options import judge_options, load_from_options
+from localjudge.cli.options import judge_inputs, judge_options, load_from_options
 
 
 @click.command("models")
@@ -94,11 +94,13 @@ def _read_prompts(path: Path) -> list[str]:
 def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
     from localjudge.errors import ConfigError
-    from localjudge.files import read_text
+    from localjudge.files import read_text, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.spec import dump_metric
     from localjudge.metrics.steps import resolve_steps
 
+    refuse_overwriting([out], [("metric file", _file_or_none(metric_name)), ("style guide", style_guide),
+                               *judge_inputs(judge_kw["judge_name"], judge_kw["registry"])])
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metric = resolve_metric(metric_name, style_guide=guide)
     if metric.kind != "geval":
@@ -134,7 +136,7 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
     from localjudge.data import load_cases
     from localjudge.errors import ConfigError
-    from localjudge.files import read_text
+    from localjudge.files import read_text, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.builtin import with_reasoning
     from localjudge.runs.evaluate import evaluate
@@ -143,6 +145,10 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
         raise ConfigError("--resume and --overwrite exclude each other")
     if resume and not out:
         raise ConfigError("--resume needs --out")
+    if out:
+        refuse_overwriting([out], [("data file", data), ("style guide", style_guide),
+                                   *[("metric file", _file_or_none(n)) for n in metric_names],
+                                   *judge_inputs(judge_kw["judge_name"], judge_kw["registry"])])
     if out and not (resume or overwrite) and Path(out).exists() and Path(out).stat().st_size > 0:
         raise ConfigError(f"{out} already exists; pass --resume to continue it or --overwrite to replace it")
     skipped: list[str] | None = [] if skip_invalid else None
@@ -187,6 +193,10 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     ])
     if out:
         click.echo(f"\nresults: {out}")
+
+
+def _file_or_none(path: str) -> str | None:
+    return path if Path(path).is_file() else None
 
 
 def _f(x: float | None) -> str:

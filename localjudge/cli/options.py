@@ -33,3 +33,11 @@ def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle
                        allow_pickle=allow_pickle, registry_path=registry)
     click.echo(f"Judge: {judge.info.name} [{judge.info.dtype}, {judge.info.device}]", err=True)
     return judge
+
+
+def judge_inputs(judge_name: str | None, registry: str | None) -> list[tuple[str, str | None]]:
+    """The files a judge load reads that a command must not overwrite: registry, model file or folder."""
+    from pathlib import Path
+
+    model = judge_name if judge_name and Path(judge_name).exists() else None
+    return [("judge registry", registry), ("judge model", model)]
