@@ -89,20 +89,21 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
     path = Path(path)
     text = read_text(path, "data file")
     suffix = path.suffix.lower()
-    n_skipped = len(skipped) if skipped is not None else 0
     if suffix == ".jsonl":
-        rows = list(_jsonl_rows(text, path, skipped))
+        rows = list(_jsonl_rows(text, path))
     elif suffix == ".json":
         rows = _json_rows(text, path)
     elif suffix == ".csv":
-        rows = list(_csv_rows(text, path, skipped))
+        rows = list(_csv_rows(text, path))
     else:
         raise DataError(f"{path}: unknown data format {clip(suffix, 20)}; use .jsonl, .json or .csv")
-    if not rows and (skipped is None or len(skipped) == n_skipped):
+    if not rows:
         raise DataError(f"{path}: no test cases in the file")
     cases, seen = [], {}
     for i, (line, row) in enumerate(rows):
         try:
+            if isinstance(row, DataError):  # a row the reader could not parse
+                raise row
             case = case_from_row(row, f"{path}:{line}", i)
             if case.id in seen:
                 raise DataError(f"{path}:{line}: duplicate id {clip(case.id)} (first on line {seen[case.id]}); "
@@ -115,24 +116,20 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
         seen[case.id] = line
         cases.append(case)
     if not cases:
-        n_bad = len(skipped or ()) - n_skipped
-        raise DataError(f"{path}: no valid test cases in the file (all {n_bad} rows are invalid)")
+        raise DataError(f"{path}: no valid test cases in the file (all {len(rows)} rows are invalid)")
     return cases
 
 
-def _jsonl_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tuple[int, Any]]:
+def _jsonl_rows(text: str, path: Path) -> Iterable[tuple[int, Any]]:
+    """(line, value) of each non-blank line; the value is a `DataError` for a line that is not JSON."""
     # JSON lines end at "\n" only; str.splitlines() would also cut at U+2028, U+0085... inside strings
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            row = parse_json(line, path, n)
+            yield n, parse_json(line, path, n)
         except DataError as exc:
-            if skipped is None:
-                raise
-            skipped.append(str(exc))
-            continue
-        yield n, row
+            yield n, exc
 
 
 def _json_rows(text: str, path: Path) -> list[tuple[int, Any]]:
@@ -142,7 +139,8 @@ def _json_rows(text: str, path: Path) -> list[tuple[int, Any]]:
     return [(i + 1, row) for i, row in enumerate(data)]  # item numbers stand in for lines
 
 
-def _csv_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tuple[int, Any]]:
+def _csv_rows(text: str, path: Path) -> Iterable[tuple[int, Any]]:
+    """(line, row) of each record; the row is a `DataError` for a ragged record."""
     # strict: a stray quote is an error, not text silently merged into the next cell
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
@@ -151,18 +149,13 @@ def _csv_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tupl
         if dupes:
             raise DataError(f"{path}:1: header repeats column(s) {', '.join(map(clip, dupes))}; name each column once")
         for row in reader:
-            msg = None
             if None in row:
-                msg = f"{path}:{reader.line_num}: more values than header columns"
+                yield reader.line_num, DataError(f"{path}:{reader.line_num}: more values than header columns")
             elif None in row.values():
-                short = [k for k, v in row.items() if v is None]
-                msg = f"{path}:{reader.line_num}: fewer values than header columns (no {', '.join(map(clip, short))})"
-            if msg is not None:
-                if skipped is None:
-                    raise DataError(msg)
-                skipped.append(msg)
-                continue
-            yield reader.line_num, {k: _csv_value(k, v) for k, v in row.items() if v is not None}
+                short = ", ".join(clip(k) for k, v in row.items() if v is None)
+                yield reader.line_num, DataError(f"{path}:{reader.line_num}: fewer values than header columns (no {short})")
+            else:
+                yield reader.line_num, {k: _csv_value(k, v) for k, v in row.items()}
     except csv.Error as exc:
         raise DataError(f"{path}:{reader.reader.line_num}: malformed CSV ({exc})") from None
 

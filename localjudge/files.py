@@ -43,9 +43,9 @@ def read_text(path: str | Path, what: str = "file", error: type[LocalJudgeError]
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise error(f"{what} {path} does not exist; check the path") from None
+        raise error(f"cannot read {what} {path}: it does not exist; check the path") from None
     except IsADirectoryError:
-        raise error(f"{what} {path} is a directory; give a file") from None
+        raise error(f"cannot read {what} {path}: it is a directory; give a file") from None
     except OSError as exc:
         raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
     return decode_text(raw, path, error)

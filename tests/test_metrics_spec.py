@@ -171,7 +171,7 @@ def test_invalid_rubric_in_file_names_file(tmp_path):
 
 
 def test_unreadable_metric_files(tmp_path):
-    with pytest.raises(ConfigError, match=r"missing\.yaml does not exist"):
+    with pytest.raises(ConfigError, match=r"cannot read metric file .*missing\.yaml: it does not exist"):
         load_metric_file(tmp_path / "missing.yaml")
     path = tmp_path / "latin1.yaml"
     path.write_bytes("name: caf\xe9\n".encode("latin-1"))

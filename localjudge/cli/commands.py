@@ -152,9 +152,11 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     if out and not (resume or overwrite) and Path(out).exists() and Path(out).stat().st_size > 0:
         raise ConfigError(f"{out} already exists; pass --resume to continue it or --overwrite to replace it")
     skipped: list[str] | None = [] if skip_invalid else None
-    cases = load_cases(data, skipped)
-    for msg in skipped or []:
-        click.echo(f"skipped: {msg}", err=True)
+    try:
+        cases = load_cases(data, skipped)
+    finally:  # listed even when nothing valid is left and the run stops
+        for msg in skipped or []:
+            click.echo(f"skipped: {msg}", err=True)
     cases = cases[:limit] if limit else cases
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metrics = [with_reasoning(resolve_metric(n, style_guide=guide), reasoning) for n in metric_names]
