@@ -58,9 +58,27 @@ def clip(value: object, limit: int = CLIP) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def cut(text: object, limit: int = CLIP) -> str:
+    """Text shown as it is (a name, a path), cut to about `limit` characters like `clip`."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def repeated(names: Iterable[object], most: int = 5) -> str:
+    """The names that occur more than once, each quoted with `clip`, at most `most` of them.
+
+    Examples:
+        >>> repeated(["a", "b", "a"])
+        "'a'"
+    """
+    names = list(names)
+    twice = [n for k, n in enumerate(names) if names.count(n) > 1 and names.index(n) == k]
+    return ", ".join(clip(n) for n in twice[:most]) + (", …" if len(twice) > most else "")
+
+
 def field_path(loc: Iterable[object]) -> str:
     """A pydantic error location as "judges.0.source", each part cut like `clip` cuts values."""
-    return ".".join(p if len(p := str(part)) <= CLIP else p[:CLIP] + "…" for part in loc)
+    return ".".join(cut(part) for part in loc)
 
 
 def unknown_name(kind: str, name: str, known: Iterable[str], hint: str = "") -> UnknownNameError:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from localjudge.errors import ConfigError, DataError, LocalJudgeError
+from localjudge.errors import CLIP, ConfigError, DataError, LocalJudgeError, cut
 
 _BOM = codecs.BOM_UTF8
 
@@ -47,7 +47,8 @@ def read_text(path: str | Path, what: str = "file", error: type[LocalJudgeError]
     except IsADirectoryError:
         raise error(f"cannot read {what} {path}: it is a directory; give a file") from None
     except OSError as exc:
-        raise error(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+        # cut: a name too long for any file can reach here
+        raise error(f"cannot read {what} {cut(path, 4 * CLIP)}: {exc.strerror or exc}") from None
     return decode_text(raw, path, error)
 
 
@@ -154,6 +155,22 @@ def torn_tail(raw: bytes, path: str | Path, first_key: str, what: str) -> int:
             "fix or remove that line"
         )
     return end
+
+
+def is_file(path: str | Path) -> bool:
+    """Whether `path` is an existing file; False for names no file can have (too long, a NUL)."""
+    try:
+        return Path(path).is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def is_dir(path: str | Path) -> bool:
+    """Whether `path` is an existing folder; False for names no folder can have."""
+    try:
+        return Path(path).is_dir()
+    except (OSError, ValueError):
+        return False
 
 
 def same_file(a: str | Path, b: str | Path) -> bool:

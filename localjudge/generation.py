@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localjudge import __version__
 from localjudge.data import TestCase
-from localjudge.errors import ConfigError, DataError
+from localjudge.errors import ConfigError, DataError, clip
 from localjudge.files import decode_text, torn_tail
 from localjudge.judge import Judge
 
@@ -58,7 +58,7 @@ class ResponseRecord(BaseModel):
 def generation_prompt(model: Judge, case: TestCase) -> str:
     """The prompt a model answers: its chat template, or plain Question/Answer text for base models."""
     if not case.input:
-        raise DataError(f"prompt {case.id!r} has no 'input'; give every prompt an input")
+        raise DataError(f"prompt {clip(case.id)} has no 'input'; give every prompt an input")
     context = "\n\n".join(case.context or [])
     if model.info.chat_template:
         user = f"Context:\n{context}\n\n{case.input}" if context else case.input
@@ -206,7 +206,7 @@ def _record(case: TestCase, model: Judge, text: str, max_new_tokens: int, batch_
     extra = dict(case.extra)
     reference = case.expected_output or extra.pop("reference", None)
     if reference is not None and not isinstance(reference, str):
-        raise DataError(f"prompt {case.id!r}: field 'reference' must be a string")
+        raise DataError(f"prompt {clip(case.id)}: field 'reference' must be a string")
     info = model.info.model_dump(include={"source", "provenance", "dtype", "device"})
     return ResponseRecord(
         id=case.id, input=case.input or "", context=case.context, reference=reference,

@@ -8,7 +8,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from localjudge.errors import ConfigError, ModelUnavailableError, UnsafeModelError
+from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
+from localjudge.files import is_dir
 from localjudge.judge import Judge, JudgeInfo
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
 from localjudge.registry import (
@@ -70,7 +71,7 @@ def load_judge(
         entry = entry.model_copy(update={"source": LocalDirSource(kind="local_dir", path=str(where))})
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device {device!r} requested but CUDA is not available; use --device cpu")
+        raise ConfigError(f"device {clip(device)} requested but CUDA is not available; use --device cpu")
     dtype_name = _pick_dtype(dtype or entry.dtype, device)
     trust = entry.trust_remote_code if trust_remote_code is None else trust_remote_code
     model, tokenizer, provenance = _load_weights(entry, dtype_name, trust, allow_pickle)
@@ -95,7 +96,7 @@ def _resolve(name: str, registry) -> tuple[JudgeEntry, bool]:
         if not path.is_file():
             raise ModelUnavailableError(f"GGUF file {path} does not exist; check the path or use a registry name (`localjudge models`)")
         return JudgeEntry(**base, source=GGUFFileSource(kind="gguf_file", path=str(path))), True
-    if path.is_dir():
+    if is_dir(path):
         return JudgeEntry(**base, source=LocalDirSource(kind="local_dir", path=str(path))), True
     if name.count("/") == 1 and not name.startswith((".", "/")):
         return JudgeEntry(**base, source=HubSource(kind="hub", repo=name, revision="main")), True
@@ -112,7 +113,7 @@ def _pick_dtype(dtype: str, device: str) -> str:
     if dtype == "auto":
         return "bfloat16" if device.startswith("cuda") else "float32"
     if dtype not in _DTYPES:
-        raise ConfigError(f"unknown dtype {dtype!r}; use one of float32, bfloat16, float16")
+        raise ConfigError(f"unknown dtype {clip(dtype)}; use one of float32, bfloat16, float16")
     return _DTYPES[dtype]
 
 
@@ -155,18 +156,18 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
     except OSError as exc:
         if isinstance(src, HubSource):
             raise ModelUnavailableError(
-                f"hub model {src.repo}@{src.revision} is not in the local cache"
+                f"hub model {cut(src.repo)}@{cut(src.revision)} is not in the local cache"
                 + (" and HF_HUB_OFFLINE is set" if local_only else " and could not be downloaded")
-                + f"; on a machine with network run `hf download {src.repo} --revision {src.revision}`, "
+                + f"; on a machine with network run `hf download {cut(src.repo)} --revision {cut(src.revision)}`, "
                 "or pass a local model directory"
             ) from None
-        raise ModelUnavailableError(f"cannot load model from {where}: {exc}") from None
+        raise ModelUnavailableError(f"cannot load model from {cut(where)}: {cut(exc, 4 * CLIP)}") from None
     except ValueError as exc:
         if "trust_remote_code" in str(exc):
             raise UnsafeModelError(
-                f"{where} needs its own code to load; only if you trust it, pass --trust-remote-code"
+                f"{cut(where)} needs its own code to load; only if you trust it, pass --trust-remote-code"
             ) from None
-        raise ModelUnavailableError(f"cannot load model from {where}: {exc}") from None
+        raise ModelUnavailableError(f"cannot load model from {cut(where)}: {cut(exc, 4 * CLIP)}") from None
     provenance = f"revision:{getattr(model.config, '_commit_hash', None) or revision or 'local'}"
     return model, tok, provenance
 

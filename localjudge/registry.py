@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localjudge.errors import ConfigError, ModelUnavailableError, field_path, unknown_name
+from localjudge.errors import ConfigError, ModelUnavailableError, field_path, repeated, unknown_name
 from localjudge.files import load_yaml
 
 REGISTRY_PATH = Path(__file__).resolve().parent / "models.yaml"
@@ -120,7 +120,7 @@ def load_registry(path: Path = REGISTRY_PATH) -> Registry:
     names = [j.name for j in reg.judges]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
-        raise ConfigError(f"{path}: judge names repeated: {sorted(dupes)}")
+        raise ConfigError(f"{path}: judge names repeated: {repeated(names)}")
     reg.get(reg.default)
     return reg
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.data import TestCase
-from localjudge.errors import ConfigError, DataError
+from localjudge.errors import ConfigError, DataError, clip, repeated as _repeated
 from localjudge.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.judge import Judge, JudgeInfo
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
@@ -65,10 +65,10 @@ def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | N
     families: dict[str, str] = {}
     for r in responses:
         if (r.id, r.generator) in seen:
-            raise DataError(f"generator {r.generator!r} answered prompt {r.id!r} twice; keep one response")
+            raise DataError(f"generator {clip(r.generator)} answered prompt {clip(r.id)} twice; keep one response")
         seen.add((r.id, r.generator))
         if families.setdefault(r.generator, r.generator_family) != r.generator_family:
-            raise DataError(f"generator {r.generator!r} is tagged with two families; fix the responses file")
+            raise DataError(f"generator {clip(r.generator)} is tagged with two families; fix the responses file")
     if metric is None:
         return
     have = {"input": True, "actual_output": True,
@@ -79,7 +79,7 @@ def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | N
         source = {"expected_output": "a 'reference' field", "context": "a 'context' field"}
         hint = ", ".join(source.get(f, repr(f)) for f in lacking)
         raise ConfigError(
-            f"metric {metric.name!r} needs {', '.join(lacking)}, which no response has; "
+            f"metric {clip(metric.name)} needs {', '.join(lacking)}, which no response has; "
             f"add {hint} to the prompts file and regenerate, or pick another --metric"
         )
 
@@ -117,7 +117,8 @@ def human_score(r: ResponseRecord, field: str | None) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DataError(f"response {r.id!r} of {r.generator!r}: human field {field!r} is {value!r}, not a number")
+        raise DataError(f"response {clip(r.id)} of {clip(r.generator)}: human field {clip(field)} is {clip(value)}, "
+                        "not a number")
     return float(value)
 
 
@@ -245,7 +246,7 @@ def run_bias(
     from localjudge import loading  # torch loads only when a judge does
 
     if len(set(judges)) != len(judges):
-        raise ConfigError(f"judges repeated: {list(judges)}; give each --judge once")
+        raise ConfigError(f"judges repeated: {_repeated(judges)}; give each --judge once")
     check_responses(responses, metric)
     out = []
     for name in judges:

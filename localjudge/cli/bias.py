@@ -38,14 +38,14 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
     from localjudge import loading
     from localjudge.data import load_cases
     from localjudge.cli.options import judge_inputs
-    from localjudge.errors import ConfigError
+    from localjudge.errors import ConfigError, repeated
     from localjudge.files import refuse_overwriting
     from localjudge.generation import generate_responses
 
     if resume and overwrite:
         raise ConfigError("--resume and --overwrite exclude each other")
     if len(set(models)) != len(models):
-        raise ConfigError(f"models repeated: {list(models)}; give each --model once")
+        raise ConfigError(f"models repeated: {repeated(models)}; give each --model once")
     refuse_overwriting([out], [("prompts file", prompts), *[i for m in models for i in judge_inputs(m, None)]])
     cases = load_cases(prompts)
     for k, name in enumerate(models):
@@ -91,7 +91,8 @@ def bias_cmd(responses, judges, metric_name, pairwise, pairwise_metric, out_dir,
     from localjudge.bias.pipeline import records_path, run_bias
     from localjudge.bias.results import BiasSettings
     from localjudge.cli.options import judge_inputs
-    from localjudge.files import refuse_overwriting
+    from localjudge.errors import clip
+    from localjudge.files import is_file, refuse_overwriting
     from localjudge.generation import read_responses
     from localjudge.metrics import resolve_metric
 
@@ -100,11 +101,11 @@ def bias_cmd(responses, judges, metric_name, pairwise, pairwise_metric, out_dir,
     if metric.kind == "pairwise":
         metric, pair_metric = None, metric
     if pair_metric is not None and pair_metric.kind != "pairwise":
-        raise click.UsageError(f"--pairwise-metric {pairwise_metric!r} is not a pairwise metric")
+        raise click.UsageError(f"--pairwise-metric {clip(pairwise_metric)} is not a pairwise metric")
     outputs = [Path(out_dir) / name for name in STUDY_FILES]
     outputs += [records_path(Path(out_dir) / "records", j, m.name) for j in judges for m in (metric, pair_metric) if m]
     refuse_overwriting(outputs, [("responses file", responses),
-                                 *[("metric file", n) for n in (metric_name, pairwise_metric) if Path(n).is_file()],
+                                 *[("metric file", n) for n in (metric_name, pairwise_metric) if is_file(n)],
                                  *[i for j in judges for i in judge_inputs(j, None)]])
     records = read_responses(responses)
     verdicts = run_bias(records, list(judges), metric, pair_metric, device=device, dtype=dtype,

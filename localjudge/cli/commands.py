@@ -198,7 +198,9 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
 
 
 def _file_or_none(path: str) -> str | None:
-    return path if Path(path).is_file() else None
+    from localjudge.files import is_file
+
+    return path if is_file(path) else None
 
 
 def _f(x: float | None) -> str:

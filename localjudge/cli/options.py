@@ -37,7 +37,7 @@ def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle
 
 def judge_inputs(judge_name: str | None, registry: str | None) -> list[tuple[str, str | None]]:
     """The files a judge load reads that a command must not overwrite: registry, model file or folder."""
-    from pathlib import Path
+    from localjudge.files import is_dir, is_file
 
-    model = judge_name if judge_name and Path(judge_name).exists() else None
+    model = judge_name if judge_name and (is_file(judge_name) or is_dir(judge_name)) else None
     return [("judge registry", registry), ("judge model", model)]

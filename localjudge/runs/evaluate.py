@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.data import TestCase
-from localjudge.errors import ConfigError
+from localjudge.errors import ConfigError, clip, repeated
 from localjudge.judge import Judge
 from localjudge.metrics.spec import GEvalMetric, Metric
 from localjudge.metrics.steps import resolve_steps
@@ -105,10 +105,10 @@ def evaluate(
     """
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
-        raise ConfigError(f"metric names repeated: {names}")
+        raise ConfigError(f"metric names repeated: {repeated(names)}; give each metric once")
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
-        raise ConfigError("case ids repeated; give every case a unique id")
+        raise ConfigError(f"case ids repeated: {repeated(ids)}; give every case a unique id")
     done: dict[tuple[str, str], ResultRecord] = {}
     resuming = out is not None and resume and Path(out).exists()
     if resuming:
@@ -182,7 +182,7 @@ def _check_same_run(r: ResultRecord, judge: Judge, out) -> None:
     theirs = (r.judge.get("name"), r.judge.get("provenance"), r.judge.get("dtype"))
     if theirs != (judge.info.name, judge.info.provenance, judge.info.dtype):
         raise ConfigError(
-            f"{out} holds results of judge {theirs[0]} ({theirs[1]}, {theirs[2]}); "
+            f"{out} holds results of judge {clip(theirs[0])} ({clip(theirs[1])}, {clip(theirs[2])}); "
             "resume with the same judge and dtype, or write to a new --out"
         )
 
@@ -195,7 +195,7 @@ def _check_same_spec(ctx: MetricContext, judge: Judge, done: list[ResultRecord],
     for r in done:
         if r.metric_spec != probe.metric_spec or r.template_version != probe.template_version:
             raise ConfigError(
-                f"{out}: metric {ctx.metric.name!r} was defined differently (or with another prompt "
+                f"{out}: metric {clip(ctx.metric.name)} was defined differently (or with another prompt "
                 "template) when those results were written; write to a new --out"
             )
 
