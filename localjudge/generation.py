@@ -55,6 +55,23 @@ class ResponseRecord(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict, description="Other fields of the prompt (category, human scores...).")
 
 
+def check_prompts(cases: Sequence[TestCase]) -> None:
+    """Refuses prompts that cannot be answered, before any model loads.
+
+    Raises:
+        DataError: A prompt has no `input`, a `reference` that is not a string, or ids repeat.
+    """
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise DataError("prompt ids repeat; give every prompt a unique id")
+    for case in cases:
+        if not case.input:
+            raise DataError(f"prompt {clip(case.id)} has no 'input'; give every prompt an input")
+        reference = case.expected_output or case.extra.get("reference")
+        if reference is not None and not isinstance(reference, str):
+            raise DataError(f"prompt {clip(case.id)}: field 'reference' must be a string")
+
+
 def generation_prompt(model: Judge, case: TestCase) -> str:
     """The prompt a model answers: its chat template, or plain Question/Answer text for base models."""
     if not case.input:
@@ -164,9 +181,7 @@ def generate_responses(
         raise ConfigError("batch_size must be at least 1")
     if resume and overwrite:
         raise ConfigError("resume and overwrite exclude each other; pass one of them")
-    ids = [c.id for c in cases]
-    if len(set(ids)) != len(ids):
-        raise DataError("prompt ids repeat; give every prompt a unique id")
+    check_prompts(cases)
     path = Path(out)
     exists = path.exists() and path.stat().st_size > 0
     if exists and not (resume or overwrite):

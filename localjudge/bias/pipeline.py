@@ -248,6 +248,8 @@ def run_bias(
     if len(set(judges)) != len(judges):
         raise ConfigError(f"judges repeated: {_repeated(judges)}; give each --judge once")
     check_responses(responses, metric)
+    for r in responses:  # a bad human score is reported before the first (slow) load
+        human_score(r, judge_kw.get("human_field"))
     out = []
     for name in judges:
         judge = loading.load_judge(name, device=device, dtype=dtype)

@@ -40,7 +40,7 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
     from localjudge.cli.options import judge_inputs
     from localjudge.errors import ConfigError, repeated
     from localjudge.files import refuse_overwriting
-    from localjudge.generation import generate_responses
+    from localjudge.generation import check_prompts, generate_responses
 
     if resume and overwrite:
         raise ConfigError("--resume and --overwrite exclude each other")
@@ -48,6 +48,7 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
         raise ConfigError(f"models repeated: {repeated(models)}; give each --model once")
     refuse_overwriting([out], [("prompts file", prompts), *[i for m in models for i in judge_inputs(m, None)]])
     cases = load_cases(prompts)
+    check_prompts(cases)  # before the first (slow) load
     for k, name in enumerate(models):
         click.echo(f"Loading model {name}...", err=True)
         model = loading.load_judge(name, device=device, dtype=dtype)

@@ -49,15 +49,27 @@ def metrics_cmd() -> None:
 def score_cmd(texts, file, low, high, labels, **judge_kw) -> None:
     """Print exact score distributions at the end of already-rendered prompts."""
     from localjudge.errors import ConfigError
+    from localjudge.scoring.trie import label_spellings, validate_scale
 
     prompts = list(texts) + (_read_prompts(Path(file)) if file else [])
     if not prompts:
         raise ConfigError("give prompts as arguments or with --file")
-    if labels is None and (low is None or high is None):
+    empty = [k for k, p in enumerate(prompts, 1) if not p.strip()]
+    if empty:
+        raise ConfigError(f"prompt {empty[0]} is empty; give every prompt some text to score")
+    # every check that needs no model comes before the (slow) load
+    if labels is not None:
+        if low is not None or high is not None:
+            raise ConfigError("give either a scale (--low, --high) or --labels, not both")
+        label_list = [s.strip() for s in labels.split(",")]
+        label_spellings(label_list)
+    elif low is None or high is None:
         raise ConfigError("give a scale with --low and --high, or labels with --labels")
+    else:
+        validate_scale(low, high)
     judge = load_from_options(**judge_kw)
-    if labels:
-        dists = judge.score_labels(prompts, [s.strip() for s in labels.split(",")])
+    if labels is not None:
+        dists = judge.score_labels(prompts, label_list)
     else:
         dists = judge.score_texts(prompts, low, high)
     for p, d in zip(prompts, dists):
@@ -81,6 +93,8 @@ def _read_prompts(path: Path) -> list[str]:
             item = item["text"]
         elif not isinstance(item, str):
             raise DataError(f"{path}:{n}: expected a string or {{\"text\": ...}}, got {type(item).__name__}")
+        if not item.strip():
+            raise DataError(f"{path}:{n}: the prompt is empty; give it some text to score")
         prompts.append(item)
     return prompts
 
@@ -135,7 +149,7 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
              as_json, no_progress, distributed, **judge_kw) -> None:
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
     from localjudge.data import load_cases
-    from localjudge.errors import ConfigError
+    from localjudge.errors import ConfigError, repeated
     from localjudge.files import read_text, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.builtin import with_reasoning
@@ -160,6 +174,9 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     cases = cases[:limit] if limit else cases
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metrics = [with_reasoning(resolve_metric(n, style_guide=guide), reasoning) for n in metric_names]
+    names = [m.name for m in metrics]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
     if distributed:
         from localjudge.distributed import evaluate_distributed, local_device, write_records
 
