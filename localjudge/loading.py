@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from functools import lru_cache
+import sys
+from contextlib import contextmanager
+from functools import lru_cache, partial
 from pathlib import Path
 
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
@@ -40,6 +42,7 @@ def load_judge(
     token_budget: int | None = None,
     tree_tolerance: float = DEFAULT_TREE_TOLERANCE,
     registry_path: str | Path | None = None,
+    progress: bool = True,
 ) -> Judge:
     """Loads a judge model.
 
@@ -54,6 +57,8 @@ def load_judge(
         tree_tolerance: share of the valid mass that unread score-tree nodes may hold (the
             expected score moves by at most (high - low) times it); 0 reads every node.
         registry_path: a models.yaml other than the bundled one.
+        progress: let transformers show its loading bars ("Loading weights", GGUF
+            dequantisation); they show only when stderr is a terminal, and never when False.
 
     Examples:
         >>> judge = load_judge("smollm2-135m")  # doctest: +SKIP
@@ -74,7 +79,8 @@ def load_judge(
         raise ConfigError(f"device {clip(device)} requested but CUDA is not available; use --device cpu")
     dtype_name = _pick_dtype(dtype or entry.dtype, device)
     trust = entry.trust_remote_code if trust_remote_code is None else trust_remote_code
-    model, tokenizer, provenance = _load_weights(entry, dtype_name, trust, allow_pickle)
+    with _loader_bars(progress and _stderr_is_terminal()):
+        model, tokenizer, provenance = _load_weights(entry, dtype_name, trust, allow_pickle)
     model.to(device).eval()
     use_chat = entry.chat_template == "auto" and bool(getattr(tokenizer, "chat_template", None))
     budget = token_budget or (16384 if device.startswith("cuda") else 4096)
@@ -84,6 +90,40 @@ def load_judge(
         tree_tolerance=tree_tolerance,
     )
     return Judge.from_model(model, tokenizer, info, token_budget=budget)
+
+
+def _stderr_is_terminal() -> bool:
+    return bool(getattr(sys.stderr, "isatty", None) and sys.stderr.isatty())
+
+
+@contextmanager
+def _loader_bars(show: bool):
+    """Silences transformers' and the hub's progress bars while a model loads, unless `show`.
+
+    transformers draws "Loading weights" through its own switch, but its GGUF reader calls
+    tqdm directly, so that one is handed a disabled tqdm for the duration of the load.
+    """
+    if show:
+        yield
+        return
+    from transformers.utils import logging as hf_logging
+
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # a transformers without GGUF support: nothing to silence there
+        gguf_utils = None
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    gguf_tqdm = getattr(gguf_utils, "tqdm", None)
+    hf_logging.disable_progress_bar()
+    if gguf_tqdm is not None:
+        gguf_utils.tqdm = partial(gguf_tqdm, disable=True)
+    try:
+        yield
+    finally:
+        if gguf_tqdm is not None:
+            gguf_utils.tqdm = gguf_tqdm
+        if was_enabled:
+            hf_logging.enable_progress_bar()
 
 
 def _resolve(name: str, registry) -> tuple[JudgeEntry, bool]:

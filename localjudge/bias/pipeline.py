@@ -252,7 +252,7 @@ def run_bias(
         human_score(r, judge_kw.get("human_field"))
     out = []
     for name in judges:
-        judge = loading.load_judge(name, device=device, dtype=dtype)
+        judge = loading.load_judge(name, device=device, dtype=dtype, progress=judge_kw.get("progress", True))
         try:
             out.append(judge_responses(judge, responses, metric, pairwise_metric, **judge_kw))
         finally:

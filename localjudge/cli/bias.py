@@ -20,7 +20,7 @@ _dtype = click.option("--dtype", default=None, type=click.Choice(["float32", "bf
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True, help="Prompts per generation chunk.")
 @click.option("--resume", is_flag=True, help="Skip (prompt, model) pairs already in --out.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @_device
 @_dtype
 def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overwrite, no_progress, device, dtype) -> None:
@@ -51,7 +51,7 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
     check_prompts(cases)  # before the first (slow) load
     for k, name in enumerate(models):
         click.echo(f"Loading model {name}...", err=True)
-        model = loading.load_judge(name, device=device, dtype=dtype)
+        model = loading.load_judge(name, device=device, dtype=dtype, progress=not no_progress)
         # later models append to the file the first one started
         records = generate_responses(cases, model, out, max_new_tokens=max_new_tokens, batch_size=batch_size,
                                      resume=resume or k > 0, overwrite=overwrite and k == 0,
@@ -76,7 +76,7 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests.")
 @click.option("--resamples", type=click.IntRange(min=1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of the summary.")
-@click.option("--no-progress", is_flag=True, help="Hide progress bars.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @_device
 @_dtype
 def bias_cmd(responses, judges, metric_name, pairwise, pairwise_metric, out_dir, human_field, truncate, resume, seed,

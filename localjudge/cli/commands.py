@@ -45,8 +45,9 @@ def metrics_cmd() -> None:
 @click.option("--low", type=int, default=None, help="Lowest score of the scale.")
 @click.option("--high", type=int, default=None, help="Highest score of the scale.")
 @click.option("--labels", default=None, help="Comma-separated label scale instead of scores, e.g. A,B.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @judge_options
-def score_cmd(texts, file, low, high, labels, **judge_kw) -> None:
+def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
     """Print exact score distributions at the end of already-rendered prompts."""
     from localjudge.errors import ConfigError
     from localjudge.scoring.trie import label_spellings, validate_scale
@@ -67,7 +68,7 @@ def score_cmd(texts, file, low, high, labels, **judge_kw) -> None:
         raise ConfigError("give a scale with --low and --high, or labels with --labels")
     else:
         validate_scale(low, high)
-    judge = load_from_options(**judge_kw)
+    judge = load_from_options(**judge_kw, progress=not no_progress)
     if labels is not None:
         dists = judge.score_labels(prompts, label_list)
     else:
@@ -104,8 +105,9 @@ def _read_prompts(path: Path) -> list[str]:
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="Write the metric with its steps pinned to this .yaml file.")
 @click.option("--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric).")
 @click.option("--regenerate", is_flag=True, help="Ignore built-in or pinned steps and let the judge write them.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @judge_options
-def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
+def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw) -> None:
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
     from localjudge.errors import ConfigError
     from localjudge.files import read_text, refuse_overwriting
@@ -121,7 +123,7 @@ def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
         raise click.UsageError("only G-Eval metrics have evaluation steps")
     if regenerate:
         metric = metric.model_copy(update={"steps": None})
-    judge = load_from_options(**judge_kw)
+    judge = load_from_options(**judge_kw, progress=not no_progress)
     steps, source = resolve_steps(judge, metric)
     Path(out).write_text(dump_metric(metric.model_copy(update={"steps": steps})), encoding="utf-8")
     click.echo(f"{len(steps)} steps ({source}) written to {out}:")
@@ -141,7 +143,7 @@ def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
 @click.option("--skip-invalid", is_flag=True, help="Skip malformed rows of DATA, listing each one.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
-@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @click.option("--distributed", is_flag=True,
               help="Split the cases over the processes of `accelerate launch -m localjudge eval ...`; rank 0 reports.")
 @judge_options
@@ -182,14 +184,15 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
 
         if resume:
             raise ConfigError("--resume is not supported with --distributed; rerun the whole set")
-        judge = load_from_options(**{**judge_kw, "device": judge_kw.get("device") or local_device()})
+        judge = load_from_options(**{**judge_kw, "device": judge_kw.get("device") or local_device()},
+                                  progress=not no_progress)
         result = evaluate_distributed(cases, metrics, judge, truncate=truncate, progress=not no_progress)
         if result is None:  # not rank 0: rank 0 prints and writes everything
             return
         if out:
             write_records(result, out, overwrite)
     else:
-        judge = load_from_options(**judge_kw)
+        judge = load_from_options(**judge_kw, progress=not no_progress)
         result = evaluate(cases, metrics, judge, out=out, resume=resume, overwrite=overwrite, truncate=truncate,
                           progress=not no_progress)
     for r in result.records:

@@ -19,8 +19,12 @@ def judge_options(fn):
     return fn
 
 
-def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle, registry):
-    """Loads the judge the options name, with a note on stderr (loading takes a while)."""
+def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle, registry, progress=True):
+    """Loads the judge the options name, with a note on stderr (loading takes a while).
+
+    `progress` False (--no-progress) hides the loader's own progress bars; they never show
+    when stderr is not a terminal.
+    """
     from pathlib import Path
 
     from localjudge.loading import load_judge
@@ -30,7 +34,7 @@ def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle
         load_registry(Path(registry))  # a broken registry is reported before the load note
     click.echo(f"Loading judge {judge_name or '(default)'}...", err=True)
     judge = load_judge(judge_name, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
-                       allow_pickle=allow_pickle, registry_path=registry)
+                       allow_pickle=allow_pickle, registry_path=registry, progress=progress)
     click.echo(f"Judge: {judge.info.name} [{judge.info.dtype}, {judge.info.device}]", err=True)
     return judge
 
