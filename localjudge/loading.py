@@ -20,8 +20,10 @@ from localjudge.registry import (
     HubSource,
     JudgeEntry,
     LocalDirSource,
+    UNKNOWN_FAMILY,
     PackageGGUFSource,
     load_registry,
+    model_family,
     package_gguf_path,
 )
 
@@ -43,6 +45,7 @@ def load_judge(
     tree_tolerance: float = DEFAULT_TREE_TOLERANCE,
     registry_path: str | Path | None = None,
     progress: bool = True,
+    family: str | None = None,
 ) -> Judge:
     """Loads a judge model.
 
@@ -59,6 +62,8 @@ def load_judge(
         registry_path: a models.yaml other than the bundled one.
         progress: let transformers show its loading bars ("Loading weights", GGUF
             dequantisation); they show only when stderr is a terminal, and never when False.
+        family: the model family to record for a judge loaded by path or hub id (bias studies
+            compare it with the generators'); default: the registry entry's, else "unknown".
 
     Examples:
         >>> judge = load_judge("smollm2-135m")  # doctest: +SKIP
@@ -70,6 +75,8 @@ def load_judge(
         raise ConfigError(f"tree_tolerance must be in [0, 1), got {tree_tolerance}; 0 reads every score-tree node")
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
     entry, adhoc = _resolve(name_or_path or registry.default, registry)
+    if family is not None:
+        entry = entry.model_copy(update={"family": model_family(entry.name, registry, family)})
     if isinstance(entry.source, LocalDirSource) and not Path(entry.source.path).is_absolute() and not adhoc:
         # registry paths are relative to the registry file, not to the working directory
         where = Path(registry_path or REGISTRY_PATH).resolve().parent / entry.source.path
@@ -131,7 +138,7 @@ def _resolve(name: str, registry) -> tuple[JudgeEntry, bool]:
     if any(j.name == name for j in registry.judges):
         return registry.get(name), False
     path = Path(name).expanduser()
-    base = dict(name=name, family="unknown", context_length=8192)
+    base = dict(name=name, family=UNKNOWN_FAMILY, context_length=8192)
     if path.suffix == ".gguf":
         if not path.is_file():
             raise ModelUnavailableError(f"GGUF file {path} does not exist; check the path or use a registry name (`localjudge models`)")

@@ -11,10 +11,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localjudge.errors import ConfigError, ModelUnavailableError, field_path, repeated, unknown_name
+from localjudge.errors import ConfigError, ModelUnavailableError, clip, field_path, repeated, unknown_name
 from localjudge.files import load_yaml
 
 REGISTRY_PATH = Path(__file__).resolve().parent / "models.yaml"
+UNKNOWN_FAMILY = "unknown"
+"""The family of a model loaded by path or hub id when none is given: too vague for bias studies."""
 
 
 class _Strict(BaseModel):
@@ -123,6 +125,29 @@ def load_registry(path: Path = REGISTRY_PATH) -> Registry:
         raise ConfigError(f"{path}: judge names repeated: {repeated(names)}")
     reg.get(reg.default)
     return reg
+
+
+def model_family(name: str, registry: Registry, family: str | None = None) -> str:
+    """The model family of a model named on the command line, before it loads.
+
+    Args:
+        name: A registry name, a model folder, a GGUF file or a hub id.
+        registry: The registry in use.
+        family: The family the user gives (`--family NAME=FAMILY`); required for models outside
+            the registry in bias studies, refused when it contradicts a registry entry.
+
+    Returns:
+        The registry entry's family, else `family`, else `UNKNOWN_FAMILY`.
+    """
+    entry = next((j for j in registry.judges if j.name == name), None)
+    if entry is None:
+        return family or UNKNOWN_FAMILY
+    if family is not None and family != entry.family:
+        raise ConfigError(
+            f"{clip(name)} is registered with family {clip(entry.family)}, not {clip(family)}; "
+            "drop its --family or change the registry"
+        )
+    return entry.family
 
 
 def package_gguf_path(src: PackageGGUFSource) -> Path:

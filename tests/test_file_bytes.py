@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from test_cli_errors import GOOD, METRIC, _write, assert_user_error, fake, run  # noqa: F401 - fixture
+from test_cli_errors import GOOD, _write, assert_user_error, fake, run  # noqa: F401 - fake is a fixture
 
 from localjudge.files import decode_text, parse_json
 from localjudge.errors import DataError

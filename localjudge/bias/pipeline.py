@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -52,11 +52,13 @@ class JudgeVerdicts:
     pairwise: tuple[PairwiseRecord, ...]
 
 
-def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | None) -> None:
+def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | None,
+                    human_field: str | None = None) -> None:
     """Refuses response sets the analysis cannot use, saying what to fix.
 
     Raises:
-        DataError: No responses, a repeated (id, generator), or a generator with two families.
+        DataError: No responses, a repeated (id, generator), a generator with two families, or
+            a human score (in `human_field`) that is not a number.
         ConfigError: The metric needs a field no response carries.
     """
     if not responses:
@@ -69,6 +71,7 @@ def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | N
         seen.add((r.id, r.generator))
         if families.setdefault(r.generator, r.generator_family) != r.generator_family:
             raise DataError(f"generator {clip(r.generator)} is tagged with two families; fix the responses file")
+        human_score(r, human_field)
     if metric is None:
         return
     have = {"input": True, "actual_output": True,
@@ -227,6 +230,8 @@ def run_bias(
     *,
     device: str | None = None,
     dtype: str | None = None,
+    families: Mapping[str, str] | None = None,
+    registry_path: str | Path | None = None,
     **judge_kw: Any,
 ) -> list[JudgeVerdicts]:
     """Loads each judge in turn, collects its verdicts and frees it before loading the next.
@@ -238,6 +243,8 @@ def run_bias(
         pairwise_metric: Pairwise metric, or None.
         device: Device for every judge (`load_judge`'s default when None).
         dtype: Compute dtype for every judge (`load_judge`'s default when None).
+        families: Model family of judges loaded by path or hub id (`load_judge(family=...)`).
+        registry_path: A models.yaml other than the bundled one.
         **judge_kw: Passed to `judge_responses` (human_field, records_dir, resume, truncate, progress).
 
     Returns:
@@ -247,12 +254,11 @@ def run_bias(
 
     if len(set(judges)) != len(judges):
         raise ConfigError(f"judges repeated: {_repeated(judges)}; give each --judge once")
-    check_responses(responses, metric)
-    for r in responses:  # a bad human score is reported before the first (slow) load
-        human_score(r, judge_kw.get("human_field"))
+    check_responses(responses, metric, judge_kw.get("human_field"))  # before the first (slow) load
     out = []
     for name in judges:
-        judge = loading.load_judge(name, device=device, dtype=dtype, progress=judge_kw.get("progress", True))
+        judge = loading.load_judge(name, device=device, dtype=dtype, progress=judge_kw.get("progress", True),
+                                   family=(families or {}).get(name), registry_path=registry_path)
         try:
             out.append(judge_responses(judge, responses, metric, pairwise_metric, **judge_kw))
         finally:
