@@ -26,6 +26,9 @@ RESPONSE = json.dumps({
     "localjudge_version": "0.1.0",
 }) + "\n"
 
+VERDICT = json.dumps({"item_id": "p1", "judge": "j", "judge_family": "f", "generator": "g",
+                      "generator_family": "f", "score": 3.0, "response_length": 1}) + "\n"
+
 # (file name, good first line, command line using it); the second line of the file is made bad
 FILES = {
     "eval data jsonl": ("d.jsonl", GOOD, ["eval", "d.jsonl", "--metric", "correctness"]),
@@ -41,11 +44,22 @@ FILES = {
     "models registry": ("r.yaml", "default: x\n", ["models", "--models", "r.yaml"]),
     "generate prompts": ("p.jsonl", GOOD, ["generate", "p.jsonl", "--model", "g", "--out", "o.jsonl"]),
     "bias responses": ("resp.jsonl", RESPONSE, ["bias", "resp.jsonl", "--judge", "j", "--out-dir", "out"]),
+    "bias verdicts": ("v.jsonl", VERDICT, ["bias", "resp0.jsonl", "--verdicts", "v.jsonl", "--out-dir", "out"]),
+    "eval --resume results": ("r.jsonl", "", ["eval", "d0.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"]),
     "calibrate csv": ("c.csv", "judge,human\n", ["calibrate", "c.csv", "--no-plots"]),
     "calibrate jsonl": ("c.jsonl", '{"judge": 1, "human": 2}\n', ["calibrate", "c.jsonl", "--no-plots"]),
     "calibrate json": ("c.json", '[{"judge": 1, "human": 2},\n', ["calibrate", "c.json", "--no-plots"]),
 }
 TEXT_ONLY = {"eval data csv", "eval style guide", "steps style guide", "calibrate csv"}  # no numbers parsed
+
+
+def _first(key: str, first: str) -> str:
+    """The good first line; a results file's is a real record, made by a first run."""
+    if key != "eval --resume results":
+        return first
+    _write({"d0.jsonl": GOOD})
+    assert run("eval", "d0.jsonl", "--metric", "correctness", "--out", "r.jsonl").exit_code == 0
+    return open("r.jsonl").read()
 
 
 @pytest.mark.parametrize("key", FILES, ids=FILES)
@@ -55,7 +69,8 @@ TEXT_ONLY = {"eval data csv", "eval style guide", "steps style guide", "calibrat
 ], ids=["non-utf8", "binary"])
 def test_bad_bytes_name_file_and_line(fake, key, bad, needles):
     name, first, args = FILES[key]
-    _write({"d0.jsonl": GOOD, name: first.encode() + bad})
+    _write({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first).encode() + bad})
+    fake.backend.calls.clear()
     assert_user_error(run(*args), f"{name}:2", *needles)
     assert not fake.backend.calls
 
@@ -67,7 +82,7 @@ def test_integer_too_long_to_parse_names_file_and_line(fake, key):
               "eval registry": f"x: {HUGE}\n", "models registry": f"x: {HUGE}\n",
               "eval metric json": f'"low": {HUGE}}}\n', "score prompts": f"{HUGE}\n",
               }.get(key, '{"id": "b", "n": %s}\n' % HUGE)
-    _write({"d0.jsonl": GOOD, name: first + second})
+    _write({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first) + second})
     line = assert_user_error(run(*args))
     assert "digits" in line or "number out of range" in line, line
     assert re.search(rf"{re.escape(name)}:(line )?2: ", line), line

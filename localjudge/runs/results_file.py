@@ -6,7 +6,9 @@ import json
 import os
 from pathlib import Path
 
-from localjudge.errors import ConfigError, DataError
+from pydantic import ValidationError
+
+from localjudge.errors import ConfigError, DataError, field_path
 from localjudge.files import decode_text, torn_tail
 from localjudge.runs.records import ResultRecord
 
@@ -31,8 +33,10 @@ def read_results(path: str | Path, repair: bool = False) -> list[ResultRecord]:
             continue
         try:
             records.append(ResultRecord.model_validate_json(line))
-        except ValueError as exc:
-            raise DataError(f"{path}:{n}: not a localjudge result record ({str(exc).splitlines()[0]})") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            why = f"{field_path(first['loc'])}: {first['msg']}" if first["loc"] else first["msg"]
+            raise DataError(f"{path}:{n}: not a localjudge result record ({why})") from None
     torn_tail(raw, path, _FIRST_KEY, "localjudge result record")  # raises unless a torn record
     if repair:
         repair_torn_record(path)
