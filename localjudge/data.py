@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.errors import DataError
+from localjudge.errors import DataError, clip
+from localjudge.files import parse_json, read_text
 
 TEXT_FIELDS = ("input", "actual_output", "expected_output")
 LIST_FIELDS = ("context", "retrieval_context")
@@ -54,7 +55,7 @@ def case_from_row(row: Any, where: str, index: int) -> TestCase:
     elif isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
         case_id = str(raw_id)
     else:
-        raise DataError(f"{where}: field 'id' must be a string or integer, got {raw_id!r}")
+        raise DataError(f"{where}: field 'id' must be a string or integer, got {clip(raw_id)}")
     known: dict[str, Any] = {}
     for field in TEXT_FIELDS:
         value = row.pop(field, None)
@@ -86,32 +87,27 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
         >>> cases = load_cases("localjudge/examples/rag_demo.jsonl")  # doctest: +SKIP
     """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"cannot read data file {path}: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8") from None
+    text = read_text(path, "data file")
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        rows = list(_jsonl_rows(text, path, skipped))
+        rows = list(_jsonl_rows(text, path))
     elif suffix == ".json":
         rows = _json_rows(text, path)
     elif suffix == ".csv":
-        rows = list(_csv_rows(text, path, skipped))
+        rows = list(_csv_rows(text, path))
     else:
-        raise DataError(f"{path}: unknown data format {suffix!r}; use .jsonl, .json or .csv")
+        raise DataError(f"{path}: unknown data format {clip(suffix, 20)}; use .jsonl, .json or .csv")
     if not rows:
         raise DataError(f"{path}: no test cases in the file")
     cases, seen = [], {}
     for i, (line, row) in enumerate(rows):
         try:
+            if isinstance(row, DataError):  # a row the reader could not parse
+                raise row
             case = case_from_row(row, f"{path}:{line}", i)
             if case.id in seen:
-                raise DataError(f"{path}:{line}: duplicate id {case.id!r} (first on line {seen[case.id]}); ids must be unique")
+                raise DataError(f"{path}:{line}: duplicate id {clip(case.id)} (first on line {seen[case.id]}); "
+                                "ids must be unique")
         except DataError as exc:
             if skipped is None:
                 raise
@@ -120,58 +116,46 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
         seen[case.id] = line
         cases.append(case)
     if not cases:
-        raise DataError(f"{path}: no valid test cases in the file")
+        raise DataError(f"{path}: no valid test cases in the file (all {len(rows)} rows are invalid)")
     return cases
 
 
-def _jsonl_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tuple[int, Any]]:
+def _jsonl_rows(text: str, path: Path) -> Iterable[tuple[int, Any]]:
+    """(line, value) of each non-blank line; the value is a `DataError` for a line that is not JSON."""
     # JSON lines end at "\n" only; str.splitlines() would also cut at U+2028, U+0085... inside strings
     for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            yield n, json.loads(line)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            why = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-            msg = f"{path}:{n}: invalid JSON ({why})"
-            if skipped is None:
-                raise DataError(msg) from None
-            skipped.append(msg)
+            yield n, parse_json(line, path, n)
+        except DataError as exc:
+            yield n, exc
 
 
 def _json_rows(text: str, path: Path) -> list[tuple[int, Any]]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})") from None
-    except RecursionError:
-        raise DataError(f"{path}: invalid JSON (nested too deeply)") from None
+    data = parse_json(text, path)
     if not isinstance(data, list):
         raise DataError(f"{path}: a .json data file must hold a list of test cases")
     return [(i + 1, row) for i, row in enumerate(data)]  # item numbers stand in for lines
 
 
-def _csv_rows(text: str, path: Path, skipped: list[str] | None) -> Iterable[tuple[int, Any]]:
+def _csv_rows(text: str, path: Path) -> Iterable[tuple[int, Any]]:
+    """(line, row) of each record; the row is a `DataError` for a ragged record."""
     # strict: a stray quote is an error, not text silently merged into the next cell
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     try:
         header = reader.fieldnames or []
         dupes = sorted({h for h in header if header.count(h) > 1})
         if dupes:
-            raise DataError(f"{path}:1: header repeats column(s) {', '.join(map(repr, dupes))}; name each column once")
+            raise DataError(f"{path}:1: header repeats column(s) {', '.join(map(clip, dupes))}; name each column once")
         for row in reader:
-            msg = None
             if None in row:
-                msg = f"{path}:{reader.line_num}: more values than header columns"
+                yield reader.line_num, DataError(f"{path}:{reader.line_num}: more values than header columns")
             elif None in row.values():
-                short = [k for k, v in row.items() if v is None]
-                msg = f"{path}:{reader.line_num}: fewer values than header columns (no {', '.join(map(repr, short))})"
-            if msg is not None:
-                if skipped is None:
-                    raise DataError(msg)
-                skipped.append(msg)
-                continue
-            yield reader.line_num, {k: _csv_value(k, v) for k, v in row.items() if v is not None}
+                short = ", ".join(clip(k) for k, v in row.items() if v is None)
+                yield reader.line_num, DataError(f"{path}:{reader.line_num}: fewer values than header columns (no {short})")
+            else:
+                yield reader.line_num, {k: _csv_value(k, v) for k, v in row.items()}
     except csv.Error as exc:
         raise DataError(f"{path}:{reader.reader.line_num}: malformed CSV ({exc})") from None
 
@@ -181,7 +165,7 @@ def _csv_value(key: str, value: str) -> Any:
     if key in LIST_FIELDS and value.startswith("["):
         try:
             return json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # not JSON, or a number too long: keep the text
             return value
     if key not in CASE_FIELDS and key != "id":
         try:

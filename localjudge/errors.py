@@ -39,6 +39,48 @@ class ContextLengthError(LocalJudgeError):
     """A prompt is longer than the judge's context window."""
 
 
+CLIP = 80
+"""Characters of a user's value that a message quotes; longer values are cut with an ellipsis."""
+
+
+def clip(value: object, limit: int = CLIP) -> str:
+    """A value as a message quotes it: its repr, cut to about `limit` characters.
+
+    Examples:
+        >>> clip("short")
+        "'short'"
+        >>> clip("x" * 500)[-4:]
+        "xx'…"
+    """
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + "…"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def cut(text: object, limit: int = CLIP) -> str:
+    """Text shown as it is (a name, a path), cut to about `limit` characters like `clip`."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def repeated(names: Iterable[object], most: int = 5) -> str:
+    """The names that occur more than once, each quoted with `clip`, at most `most` of them.
+
+    Examples:
+        >>> repeated(["a", "b", "a"])
+        "'a'"
+    """
+    names = list(names)
+    twice = [n for k, n in enumerate(names) if names.count(n) > 1 and names.index(n) == k]
+    return ", ".join(clip(n) for n in twice[:most]) + (", …" if len(twice) > most else "")
+
+
+def field_path(loc: Iterable[object]) -> str:
+    """A pydantic error location as "judges.0.source", each part cut like `clip` cuts values."""
+    return ".".join(cut(part) for part in loc)
+
+
 def unknown_name(kind: str, name: str, known: Iterable[str], hint: str = "") -> UnknownNameError:
     """Builds an `UnknownNameError` that lists the closest known names.
 
@@ -50,11 +92,11 @@ def unknown_name(kind: str, name: str, known: Iterable[str], hint: str = "") -> 
     """
     known = sorted(known)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-    msg = f"unknown {kind} {name!r}"
+    msg = f"unknown {kind} {clip(name)}"
     if close:
-        msg += f"; did you mean {', '.join(repr(c) for c in close)}?"
+        msg += f"; did you mean {', '.join(clip(c) for c in close)}?"
     else:
-        msg += f"; known: {', '.join(known)}" if len(known) <= 20 else ""
+        msg += f"; known: {', '.join(clip(k, 40) for k in known)}" if len(known) <= 20 else ""
     if hint:
         msg += f" ({hint})"
     return UnknownNameError(msg)

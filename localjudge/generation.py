@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localjudge import __version__
 from localjudge.data import TestCase
-from localjudge.errors import ConfigError, DataError
+from localjudge.errors import ConfigError, DataError, clip
+from localjudge.files import decode_text, torn_tail
 from localjudge.judge import Judge
 
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
@@ -54,10 +55,27 @@ class ResponseRecord(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict, description="Other fields of the prompt (category, human scores...).")
 
 
+def check_prompts(cases: Sequence[TestCase]) -> None:
+    """Refuses prompts that cannot be answered, before any model loads.
+
+    Raises:
+        DataError: A prompt has no `input`, a `reference` that is not a string, or ids repeat.
+    """
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise DataError("prompt ids repeat; give every prompt a unique id")
+    for case in cases:
+        if not case.input:
+            raise DataError(f"prompt {clip(case.id)} has no 'input'; give every prompt an input")
+        reference = case.expected_output or case.extra.get("reference")
+        if reference is not None and not isinstance(reference, str):
+            raise DataError(f"prompt {clip(case.id)}: field 'reference' must be a string")
+
+
 def generation_prompt(model: Judge, case: TestCase) -> str:
     """The prompt a model answers: its chat template, or plain Question/Answer text for base models."""
     if not case.input:
-        raise DataError(f"prompt {case.id!r} has no 'input'; give every prompt an input")
+        raise DataError(f"prompt {clip(case.id)} has no 'input'; give every prompt an input")
     context = "\n\n".join(case.context or [])
     if model.info.chat_template:
         user = f"Context:\n{context}\n\n{case.input}" if context else case.input
@@ -81,19 +99,21 @@ def clean_response(text: str, plain: bool) -> str:
 
 
 def read_responses(path: str | Path) -> list[ResponseRecord]:
-    """Records of a responses file; a torn last line (a killed writer) is ignored.
+    """Records of a responses file; a torn last record (a killed writer) is ignored.
 
     Raises:
-        DataError: The file cannot be read or holds a line that is not a response record.
+        DataError: The file cannot be read or holds a line that is not a response record
+            (the bytes after the last newline must be the start of one).
     """
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise DataError(f"cannot read responses file {path}: {exc.strerror or exc}") from None
-    good = raw[: raw.rfind(b"\n") + 1].decode("utf-8")  # after the last newline: a torn write
+    good = decode_text(raw[: raw.rfind(b"\n") + 1], path)
     out = []
-    for n, line in enumerate(good.splitlines(), start=1):
+    # split on "\n" only: str.splitlines() also breaks at U+2028, U+0085... inside JSON strings
+    for n, line in enumerate(good.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -103,6 +123,7 @@ def read_responses(path: str | Path) -> list[ResponseRecord]:
                 f"{path}:{n}: not a response record ({exc.errors()[0]['msg']}); "
                 "make it with `localjudge generate`"
             ) from None
+    torn_tail(raw, path, _FIRST_KEY, "response record")  # after the last newline: a torn write, or refused
     return out
 
 
@@ -160,9 +181,7 @@ def generate_responses(
         raise ConfigError("batch_size must be at least 1")
     if resume and overwrite:
         raise ConfigError("resume and overwrite exclude each other; pass one of them")
-    ids = [c.id for c in cases]
-    if len(set(ids)) != len(ids):
-        raise DataError("prompt ids repeat; give every prompt a unique id")
+    check_prompts(cases)
     path = Path(out)
     exists = path.exists() and path.stat().st_size > 0
     if exists and not (resume or overwrite):
@@ -202,7 +221,7 @@ def _record(case: TestCase, model: Judge, text: str, max_new_tokens: int, batch_
     extra = dict(case.extra)
     reference = case.expected_output or extra.pop("reference", None)
     if reference is not None and not isinstance(reference, str):
-        raise DataError(f"prompt {case.id!r}: field 'reference' must be a string")
+        raise DataError(f"prompt {clip(case.id)}: field 'reference' must be a string")
     info = model.info.model_dump(include={"source", "provenance", "dtype", "device"})
     return ResponseRecord(
         id=case.id, input=case.input or "", context=case.context, reference=reference,
@@ -213,10 +232,13 @@ def _record(case: TestCase, model: Judge, text: str, max_new_tokens: int, batch_
     )
 
 
+_FIRST_KEY = next(iter(ResponseRecord.model_fields))  # records are written field by field, in order
+
+
 def _cut_torn_line(path: Path) -> None:
-    """Drops a partial last line so appended records start on a line of their own."""
+    """Drops a torn last record so appended records start on a line of their own."""
     raw = path.read_bytes()
-    end = raw.rfind(b"\n") + 1
+    end = torn_tail(raw, path, _FIRST_KEY, "response record")
     if end < len(raw):
         with path.open("r+b") as f:
             f.truncate(end)

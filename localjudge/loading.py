@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-from functools import lru_cache
+import sys
+from contextlib import contextmanager
+from functools import lru_cache, partial
 from pathlib import Path
 
-from localjudge.errors import ConfigError, ModelUnavailableError, UnsafeModelError
+from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
+from localjudge.files import is_dir
 from localjudge.judge import Judge, JudgeInfo
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
 from localjudge.registry import (
@@ -17,8 +20,10 @@ from localjudge.registry import (
     HubSource,
     JudgeEntry,
     LocalDirSource,
+    UNKNOWN_FAMILY,
     PackageGGUFSource,
     load_registry,
+    model_family,
     package_gguf_path,
 )
 
@@ -39,6 +44,8 @@ def load_judge(
     token_budget: int | None = None,
     tree_tolerance: float = DEFAULT_TREE_TOLERANCE,
     registry_path: str | Path | None = None,
+    progress: bool = True,
+    family: str | None = None,
 ) -> Judge:
     """Loads a judge model.
 
@@ -53,6 +60,10 @@ def load_judge(
         tree_tolerance: share of the valid mass that unread score-tree nodes may hold (the
             expected score moves by at most (high - low) times it); 0 reads every node.
         registry_path: a models.yaml other than the bundled one.
+        progress: let transformers show its loading bars ("Loading weights", GGUF
+            dequantisation); they show only when stderr is a terminal, and never when False.
+        family: the model family to record for a judge loaded by path or hub id (bias studies
+            compare it with the generators'); default: the registry entry's, else "unknown".
 
     Examples:
         >>> judge = load_judge("smollm2-135m")  # doctest: +SKIP
@@ -64,16 +75,19 @@ def load_judge(
         raise ConfigError(f"tree_tolerance must be in [0, 1), got {tree_tolerance}; 0 reads every score-tree node")
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
     entry, adhoc = _resolve(name_or_path or registry.default, registry)
+    if family is not None:
+        entry = entry.model_copy(update={"family": model_family(entry.name, registry, family)})
     if isinstance(entry.source, LocalDirSource) and not Path(entry.source.path).is_absolute() and not adhoc:
         # registry paths are relative to the registry file, not to the working directory
         where = Path(registry_path or REGISTRY_PATH).resolve().parent / entry.source.path
         entry = entry.model_copy(update={"source": LocalDirSource(kind="local_dir", path=str(where))})
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device {device!r} requested but CUDA is not available; use --device cpu")
+        raise ConfigError(f"device {clip(device)} requested but CUDA is not available; use --device cpu")
     dtype_name = _pick_dtype(dtype or entry.dtype, device)
     trust = entry.trust_remote_code if trust_remote_code is None else trust_remote_code
-    model, tokenizer, provenance = _load_weights(entry, dtype_name, trust, allow_pickle)
+    with _loader_bars(progress and _stderr_is_terminal()):
+        model, tokenizer, provenance = _load_weights(entry, dtype_name, trust, allow_pickle)
     model.to(device).eval()
     use_chat = entry.chat_template == "auto" and bool(getattr(tokenizer, "chat_template", None))
     budget = token_budget or (16384 if device.startswith("cuda") else 4096)
@@ -85,17 +99,51 @@ def load_judge(
     return Judge.from_model(model, tokenizer, info, token_budget=budget)
 
 
+def _stderr_is_terminal() -> bool:
+    return bool(getattr(sys.stderr, "isatty", None) and sys.stderr.isatty())
+
+
+@contextmanager
+def _loader_bars(show: bool):
+    """Silences transformers' and the hub's progress bars while a model loads, unless `show`.
+
+    transformers draws "Loading weights" through its own switch, but its GGUF reader calls
+    tqdm directly, so that one is handed a disabled tqdm for the duration of the load.
+    """
+    if show:
+        yield
+        return
+    from transformers.utils import logging as hf_logging
+
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:  # a transformers without GGUF support: nothing to silence there
+        gguf_utils = None
+    was_enabled = hf_logging.is_progress_bar_enabled()
+    gguf_tqdm = getattr(gguf_utils, "tqdm", None)
+    hf_logging.disable_progress_bar()
+    if gguf_tqdm is not None:
+        gguf_utils.tqdm = partial(gguf_tqdm, disable=True)
+    try:
+        yield
+    finally:
+        if gguf_tqdm is not None:
+            gguf_utils.tqdm = gguf_tqdm
+        if was_enabled:
+            hf_logging.enable_progress_bar()
+
+
 def _resolve(name: str, registry) -> tuple[JudgeEntry, bool]:
     """Turns a name or path into a registry entry; True for ad-hoc entries (paths, hub ids)."""
     if any(j.name == name for j in registry.judges):
         return registry.get(name), False
     path = Path(name).expanduser()
-    base = dict(name=name, family="unknown", context_length=8192)
+    base = dict(name=name, family=UNKNOWN_FAMILY, context_length=8192)
     if path.suffix == ".gguf":
         if not path.is_file():
             raise ModelUnavailableError(f"GGUF file {path} does not exist; check the path or use a registry name (`localjudge models`)")
         return JudgeEntry(**base, source=GGUFFileSource(kind="gguf_file", path=str(path))), True
-    if path.is_dir():
+    if is_dir(path):
         return JudgeEntry(**base, source=LocalDirSource(kind="local_dir", path=str(path))), True
     if name.count("/") == 1 and not name.startswith((".", "/")):
         return JudgeEntry(**base, source=HubSource(kind="hub", repo=name, revision="main")), True
@@ -112,7 +160,7 @@ def _pick_dtype(dtype: str, device: str) -> str:
     if dtype == "auto":
         return "bfloat16" if device.startswith("cuda") else "float32"
     if dtype not in _DTYPES:
-        raise ConfigError(f"unknown dtype {dtype!r}; use one of float32, bfloat16, float16")
+        raise ConfigError(f"unknown dtype {clip(dtype)}; use one of float32, bfloat16, float16")
     return _DTYPES[dtype]
 
 
@@ -155,18 +203,18 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
     except OSError as exc:
         if isinstance(src, HubSource):
             raise ModelUnavailableError(
-                f"hub model {src.repo}@{src.revision} is not in the local cache"
+                f"hub model {cut(src.repo)}@{cut(src.revision)} is not in the local cache"
                 + (" and HF_HUB_OFFLINE is set" if local_only else " and could not be downloaded")
-                + f"; on a machine with network run `hf download {src.repo} --revision {src.revision}`, "
+                + f"; on a machine with network run `hf download {cut(src.repo)} --revision {cut(src.revision)}`, "
                 "or pass a local model directory"
             ) from None
-        raise ModelUnavailableError(f"cannot load model from {where}: {exc}") from None
+        raise ModelUnavailableError(f"cannot load model from {cut(where)}: {cut(exc, 4 * CLIP)}") from None
     except ValueError as exc:
         if "trust_remote_code" in str(exc):
             raise UnsafeModelError(
-                f"{where} needs its own code to load; only if you trust it, pass --trust-remote-code"
+                f"{cut(where)} needs its own code to load; only if you trust it, pass --trust-remote-code"
             ) from None
-        raise ModelUnavailableError(f"cannot load model from {where}: {exc}") from None
+        raise ModelUnavailableError(f"cannot load model from {cut(where)}: {cut(exc, 4 * CLIP)}") from None
     provenance = f"revision:{getattr(model.config, '_commit_hash', None) or revision or 'local'}"
     return model, tok, provenance
 

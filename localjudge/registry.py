@@ -9,12 +9,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localjudge.errors import ConfigError, ModelUnavailableError, unknown_name
+from localjudge.errors import ConfigError, ModelUnavailableError, clip, field_path, repeated, unknown_name
+from localjudge.files import load_yaml
 
 REGISTRY_PATH = Path(__file__).resolve().parent / "models.yaml"
+UNKNOWN_FAMILY = "unknown"
+"""The family of a model loaded by path or hub id when none is given: too vague for bias studies."""
 
 
 class _Strict(BaseModel):
@@ -110,22 +112,42 @@ class Registry(_Strict):
 @lru_cache(maxsize=4)
 def load_registry(path: Path = REGISTRY_PATH) -> Registry:
     """Reads and validates a models.yaml file."""
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read judge registry {path}: {exc}") from None
+    raw = load_yaml(path, "judge registry")
     try:
         reg = Registry.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
+        where = field_path(first["loc"])
         raise ConfigError(f"{path}: {where}: {first['msg']} (fix this entry of the judge registry)") from None
     names = [j.name for j in reg.judges]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
-        raise ConfigError(f"{path}: judge names repeated: {sorted(dupes)}")
+        raise ConfigError(f"{path}: judge names repeated: {repeated(names)}")
     reg.get(reg.default)
     return reg
+
+
+def model_family(name: str, registry: Registry, family: str | None = None) -> str:
+    """The model family of a model named on the command line, before it loads.
+
+    Args:
+        name: A registry name, a model folder, a GGUF file or a hub id.
+        registry: The registry in use.
+        family: The family the user gives (`--family NAME=FAMILY`); required for models outside
+            the registry in bias studies, refused when it contradicts a registry entry.
+
+    Returns:
+        The registry entry's family, else `family`, else `UNKNOWN_FAMILY`.
+    """
+    entry = next((j for j in registry.judges if j.name == name), None)
+    if entry is None:
+        return family or UNKNOWN_FAMILY
+    if family is not None and family != entry.family:
+        raise ConfigError(
+            f"{clip(name)} is registered with family {clip(entry.family)}, not {clip(family)}; "
+            "drop its --family or change the registry"
+        )
+    return entry.family
 
 
 def package_gguf_path(src: PackageGGUFSource) -> Path:

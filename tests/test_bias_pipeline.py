@@ -262,16 +262,34 @@ def test_generate_resume_reproduces_an_uninterrupted_run(prompts_file, tmp_path)
         generate_responses(cases, _judge("g", "alpha"), part, batch_size=4)
 
 
+def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
+    """Regression: responses are split at "\\n" only; a U+2028 in a response (written raw) once
+    cut its record in two and made the responses file unreadable."""
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(json.dumps({"id": "a", "input": "Question number 1?"}) + "\n")
+    out = tmp_path / "r.jsonl"
+    odd = fake_judge(lambda p: {}, lambda p: "one\u2028two\x85three", name="g", family="alpha")
+    generate_responses(load_cases(prompts), odd, out, progress=False)
+    assert "\u2028".encode() in out.read_bytes()
+    assert [r.response for r in read_responses(out)] == ["one\u2028two\x85three"]
+
+
 # -- CLI ----------------------------------------------------------------------------------------
 
 @pytest.fixture()
 def fake_loader(monkeypatch):
     families = {"gen-alpha": "alpha", "gen-beta": "beta", "j-alpha": "alpha", "j-beta": "beta"}
 
-    def load(name, device=None, dtype=None, **kw):
+    def load(name, device=None, dtype=None, family=None, **kw):
+        assert family == families[name]  # --family reaches the loader
         return _judge(name, families[name], own_bonus=1.0 if name == "j-alpha" else 0.0, chat=name != "gen-beta")
 
     monkeypatch.setattr("localjudge.loading.load_judge", load)
+
+
+# the fake models are not in the registry: each is given its family, as a path or hub id would be
+GEN_FAMILIES = ["--family", "gen-alpha=alpha", "--family", "gen-beta=beta"]
+JUDGE_FAMILIES = ["--family", "j-alpha=alpha", "--family", "j-beta=beta"]
 
 
 def test_cli_generate_then_bias(prompts_file, tmp_path, fake_loader):
@@ -279,13 +297,13 @@ def test_cli_generate_then_bias(prompts_file, tmp_path, fake_loader):
 
     out, report = tmp_path / "responses.jsonl", tmp_path / "report"
     runner = CliRunner()
-    res = runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta",
+    res = runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta", *GEN_FAMILIES,
                                "--out", str(out), "--max-new-tokens", "32", "--no-progress"])
     assert res.exit_code == 0, res.output
     assert len(read_responses(out)) == 2 * N_ITEMS
-    res = runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--out", str(out)])
+    res = runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--out", str(out), *GEN_FAMILIES[:2]])
     assert res.exit_code == 2 and "--resume" in res.output
-    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--judge", "j-beta", "--pairwise",
+    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--judge", "j-beta", "--pairwise", *JUDGE_FAMILIES,
                                "--out-dir", str(report), "--resamples", "200", "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "[pointwise]" in res.output and "[pairwise]" in res.output
@@ -300,9 +318,9 @@ def test_cli_bias_reports_bad_human_field_without_traceback(prompts_file, tmp_pa
 
     out = tmp_path / "responses.jsonl"
     runner = CliRunner()
-    assert runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta",
+    assert runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta", *GEN_FAMILIES,
                                 "--out", str(out), "--no-progress"]).exit_code == 0
-    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--out-dir", str(tmp_path / "r"),
+    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", *JUDGE_FAMILIES[:2], "--out-dir", str(tmp_path / "r"),
                                "--human-field", "category", "--no-progress"])
     assert res.exit_code == 2 and "not a number" in res.output and "Traceback" not in res.output
 
@@ -312,9 +330,9 @@ def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loade
 
     out, report = tmp_path / "responses.jsonl", tmp_path / "report"
     runner = CliRunner()
-    assert runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta",
+    assert runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta", *GEN_FAMILIES,
                                 "--out", str(out), "--no-progress"]).exit_code == 0
-    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--judge", "j-beta", "--metric", "pairwise",
+    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--judge", "j-beta", *JUDGE_FAMILIES, "--metric", "pairwise",
                                "--out-dir", str(report), "--resamples", "200", "--no-progress", "--json"])
     assert res.exit_code == 0, res.output
     study = json.loads(res.output)

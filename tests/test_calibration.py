@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from localjudge.calibration import (
+    InputInfo,
     calibrate,
     correlations,
     fit_isotonic,
+    format_report,
     load_pairs,
     pav,
     required_n,
@@ -451,3 +453,56 @@ def test_cli_on_results_file(tmp_path):
     assert result.exit_code == 0, result.output
     assert "1 unscored (5.0%)" in result.output and "1 × low valid mass" in result.output
     assert "on 0–1" in result.output  # the normalised score's scale is known
+
+
+def test_unscored_reasons_group_by_kind_end_to_end(tmp_path):
+    """Regression: the low-mass reason embedded each item's own mass ("only 0.0312 of ..."), so
+    `calibrate` listed every unscored item as a reason of its own instead of counting a kind."""
+    from localjudge.data import TestCase
+    from localjudge.metrics import GEvalMetric
+    from localjudge.runs.evaluate import evaluate
+    from localjudge.testing import fake_judge
+
+    def policy(prompt: str) -> dict[str, float]:
+        k = int(prompt.split("question ")[1].split()[0])
+        return {"4": 0.01 * (k % 7 + 1)} if k % 3 == 0 else {str(1 + k % 5): 0.9}  # every third: low mass
+
+    metric = GEvalMetric(name="q", task="Judge it.", criteria="Is it right?", steps=["Check."],
+                         fields=["input", "actual_output"], low=1, high=5)
+    cases = [TestCase(id=f"k{k}", input=f"question {k} here", actual_output="answer",
+                      extra={"human": 1 + k % 5}) for k in range(30)]
+    cases.append(TestCase(id="blank", input="question 1 here", extra={"human": 3}))  # no actual_output
+    out = tmp_path / "r.jsonl"
+    result = evaluate(cases, [metric], fake_judge(policy), out=out, progress=False)
+    masses = {r.valid_mass for r in result.records if r.valid_mass is not None and r.score is None}
+    assert len(masses) > 3  # the per-item detail is still recorded, in valid_mass
+    pairs = load_pairs(out, human="human")
+    reasons = pairs.info.unscored_reasons
+    assert sorted(reasons.values()) == [1, 10], reasons  # two kinds, not eleven
+    low = next(why for why, n in reasons.items() if n == 10)
+    assert "min_valid_mass 0.1" in low and not any(f"{m:.3g}" in low for m in masses)
+    text = format_report(calibrate(pairs.judge, pairs.human, n_bootstrap=0, input_info=pairs.info))
+    assert "10 × too little of the judge's probability" in text and "1 × case has no actual_output" in text
+
+
+def test_text_report_wraps_cleanly(tmp_path):
+    """Every line fits the report width, long reasons and the verdict included (a path stays whole)."""
+    WIDTH = 88  # noqa: N806 - the width render.py wraps to
+    judge, human = _noisy(100, 3)
+    judge[:5] = np.nan
+    reasons = {"too little of the judge's probability is on valid scores (valid_mass below the threshold "
+               "min_valid_mass 0.1); the prompt does not elicit a score": 3, "case has no expected_output": 2}
+    info = InputInfo(path=str(tmp_path / "runs" / "eval.jsonl"), kind="results", metric="coherence",
+                     judge_field="raw_score", human_field="human_coherence", group_field="doc_id",
+                     unscored_reasons=reasons)
+    groups = [f"document-{k % 20}" for k in range(100)]
+    fitted = calibrate(judge, human, groups, n_bootstrap=50, judge_scale=(-2, 8), human_scale=(1, 5.5),
+                       fit="isotonic", input_info=info)
+    thin = calibrate(judge[:40], human[:40], groups[:40], n_bootstrap=50, target=0.99, input_info=info)
+    for report in (fitted, thin):
+        text = format_report(report)
+        long = [line for line in text.splitlines() if len(line) > WIDTH and info.path not in line]
+        assert not long, long
+        assert "  unscored, by reason:\n    3 × too little" in text
+    assert text.splitlines()[-1].startswith("  ")  # the verdict wrapped onto an indented line
+    assert "WARNING: only 35 labelled items" in text

@@ -137,9 +137,20 @@ def test_skip_invalid_csv_rows(fake):
     assert summary["summaries"][0]["n"] == 2
 
 
-def test_skip_invalid_with_nothing_valid_is_an_error(fake):
-    _write({"d.jsonl": '{"id": 1, "input": 2}\n'})
-    assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--skip-invalid"), "no valid test cases")
+@pytest.mark.parametrize("name, content, lines", [
+    ("d.jsonl", '{"id": 1, "input": 2}\n{"id": \n[3]\n', ["d.jsonl:1", "d.jsonl:2", "d.jsonl:3"]),
+    ("d.json", '[{"id": 1, "input": 2}, [3]]', ["d.json:1", "d.json:2"]),
+    ("d.csv", "id,input,actual_output\na,q\nb,q,x,y\n", ["d.csv:2", "d.csv:3"]),  # every row ragged
+], ids=["jsonl", "json", "csv"])
+def test_skip_invalid_with_nothing_valid_lists_every_row_then_fails(fake, name, content, lines):
+    """Regression: with every row invalid the run stopped without listing what it skipped, and a
+    CSV (or JSONL) whose rows were all malformed was reported as holding no test cases at all."""
+    _write({name: content})
+    result = run("eval", name, "--metric", "correctness", "--skip-invalid")
+    assert_user_error(result, name, "no valid test cases", f"all {len(lines)} rows are invalid")
+    skipped = [line for line in result.output.splitlines() if line.startswith("skipped:")]
+    assert [s.split()[1].rstrip(":") for s in skipped] == lines
+    assert not fake.backend.calls
 
 
 def test_existing_results_are_not_lost(fake):
@@ -242,7 +253,7 @@ def test_steps_judge_writes_no_steps(monkeypatch, tmp_path):
 
 REGISTRY_CASES = {
     "missing file": (None, ["nofile.yaml"]),
-    "malformed YAML": ("default: x\njudges: [\n", ["models.yaml", "line 3"]),
+    "malformed YAML": ("default: x\njudges: [\n", ["models.yaml:3", "invalid YAML"]),
     "non-UTF-8": (b"default: x\xff\n", ["models.yaml"]),
     "not a mapping": ("- x\n", ["models.yaml"]),
     "no judges": ("default: x\n", ["models.yaml", "judges"]),

@@ -354,7 +354,7 @@ def test_pairwise_unscored():
     result = evaluate([pair(1, "first", "second"), TestCase(id="p2", extra={"output_1": "only one"})],
                       [PAIRWISE], judge, progress=False)
     low_mass, missing = result.records
-    assert low_mass.score is None and low_mass.unscored_reason.startswith("pairwise: only")
+    assert low_mass.score is None and low_mass.unscored_reason.startswith("pairwise: too little")
     assert missing.score is None and missing.unscored_reason == "case has no output_2"
 
 

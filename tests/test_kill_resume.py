@@ -23,7 +23,7 @@ from conftest import tiny_llama
 
 from localjudge import Judge, JudgeInfo
 from localjudge.data import TestCase
-from localjudge.errors import DataError
+from localjudge.errors import ConfigError, DataError
 from localjudge.metrics import GEvalMetric
 from localjudge.metrics.steps import cache_dir, resolve_steps, steps_key
 from localjudge.runs.evaluate import evaluate
@@ -248,6 +248,86 @@ def test_corrupt_line_in_the_middle_is_an_error_not_dropped(tmp_path):
     out.write_bytes(b"".join(lines[:3]) + b"{garbage\n" + b"".join(lines[3:]))
     with pytest.raises(DataError, match=r"r\.jsonl:4"):
         evaluate(_fake_cases(), [METRIC], judge, out=out, resume=True, progress=False)
+
+
+_NOT_RECORDS = {
+    "not records, torn tail": b'{"not": "a record"}\n{"case_id": "k1", "met',
+    "not a record, no newline": b'{"not": "a record"}',
+    "records, then a non-record without newline": None,  # built from real records below
+    "records, then garbage": None,
+}
+
+
+@pytest.mark.parametrize("kind", _NOT_RECORDS)
+def test_refused_resume_changes_nothing(tmp_path, kind):
+    """Regression: --resume cut the bytes after the last newline *before* validating the file,
+    so a refused resume (or one that read nothing) had already lost the file's last line."""
+    judge = fake_judge(_policy)
+    out = tmp_path / "r.jsonl"
+    evaluate(_fake_cases(3), [METRIC], judge, out=out, progress=False)
+    good = out.read_bytes()
+    content = _NOT_RECORDS[kind] or good + {
+        "records, then a non-record without newline": b'{"case": "k9"}',
+        "records, then garbage": b"\x00\xffgarbage",
+    }[kind]
+    out.write_bytes(content)
+    calls = len(judge.backend.calls)
+    with pytest.raises(DataError, match=r"r\.jsonl:\d+: not a localjudge result record"):
+        evaluate(_fake_cases(), [METRIC], judge, out=out, resume=True, progress=False)
+    assert out.read_bytes() == content
+    assert len(judge.backend.calls) == calls
+
+
+@pytest.mark.parametrize("change", ["judge", "metric"])
+def test_resume_refused_for_another_run_keeps_the_torn_record(tmp_path, change):
+    judge = fake_judge(_policy)
+    out = tmp_path / "r.jsonl"
+    evaluate(_fake_cases(4), [METRIC], judge, out=out, progress=False)
+    lines = out.read_bytes().splitlines(keepends=True)
+    content = b"".join(lines[:3]) + lines[3][:40]  # a writer killed mid-line
+    out.write_bytes(content)
+    other_judge = fake_judge(_policy, name="other") if change == "judge" else judge
+    other_metric = METRIC.model_copy(update={"criteria": "Is it kind?"}) if change == "metric" else METRIC
+    with pytest.raises(ConfigError, match="new --out"):
+        evaluate(_fake_cases(), [other_metric], other_judge, out=out, resume=True, progress=False)
+    assert out.read_bytes() == content
+
+
+def test_cli_resume_on_a_file_that_is_not_results_keeps_its_bytes(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from localjudge.cli import main
+
+    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: fake_judge(_policy))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.jsonl").write_text(json.dumps({"id": "a", "input": "q", "actual_output": "x"}) + "\n")
+    content = b'{"keep": "me"}\n{"and": "me too"}'
+    (tmp_path / "r.jsonl").write_bytes(content)
+    result = CliRunner().invoke(main, ["eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"])
+    assert result.exit_code == 2 and "r.jsonl:1: not a localjudge result record" in result.output
+    assert (tmp_path / "r.jsonl").read_bytes() == content
+
+
+def test_responses_file_with_a_non_record_tail_is_refused_unchanged(tmp_path):
+    from localjudge.generation import generate_responses, read_responses
+
+    out = tmp_path / "resp.jsonl"
+    cases = [TestCase(id=f"p{i}", input=f"question {i}") for i in range(3)]
+    generate_responses(cases[:2], fake_judge(_policy, name="g"), out, progress=False)
+    lines = out.read_bytes().splitlines(keepends=True)
+    torn = lines[0] + lines[1][:30]
+    out.write_bytes(torn)
+    assert [r.id for r in read_responses(out)] == ["p0"]  # a torn record is ignored...
+    content = lines[0] + b'{"not": "a response"}'
+    out.write_bytes(content)
+    with pytest.raises(DataError, match=r"resp\.jsonl:2: not a response record"):
+        read_responses(out)
+    with pytest.raises(DataError, match="not a response record"):
+        generate_responses(cases, fake_judge(_policy, name="g"), out, resume=True, progress=False)
+    assert out.read_bytes() == content  # ...anything else stays where it is
+    out.write_bytes(torn)
+    generate_responses(cases, fake_judge(_policy, name="g"), out, resume=True, progress=False)
+    assert [r.id for r in read_responses(out)] == ["p0", "p1", "p2"]
 
 
 # -- in-process: the steps cache -----------------------------------------------------------------------

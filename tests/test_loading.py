@@ -138,7 +138,7 @@ def test_invalid_registry_raises_config_error(tmp_path, entry):
 def test_unreadable_registry_raises_config_error(tmp_path):
     path = tmp_path / "models.yaml"
     path.write_text("judges: [unclosed\n")
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match=r"models\.yaml:2: invalid YAML"):
         load_registry(path)
 
 

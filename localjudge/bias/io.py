@@ -1,8 +1,10 @@
 """A bias study on disk: what was judged and by whom, both reports, and the files they go to.
 
 `analyze_verdicts` turns the judges' verdicts into a `BiasStudy` (pointwise and pairwise
-`BiasReport`s plus everything needed to reproduce them); `write_study` writes report.json,
-report.md, heatmap.png and the input records of the analysis to a folder.
+`BiasReport`s plus everything needed to reproduce them); `analyze_records` does the same for
+verdict records read back from disk (`localjudge bias --verdicts`, no model loaded);
+`write_study` writes report.json, report.md, heatmap.png and the input records of the
+analysis to a folder.
 
 Examples:
     >>> study = analyze_verdicts(verdicts, responses, "responses.jsonl", metric, pairwise_metric)  # doctest: +SKIP
@@ -15,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,10 +25,13 @@ from localjudge import __version__
 from localjudge.bias.markdown import format_report
 from localjudge.bias.pipeline import JudgeVerdicts
 from localjudge.bias.plots import write_heatmap
+from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.bias.report import analyze_pairwise, analyze_pointwise
 from localjudge.bias.results import BiasReport, BiasSettings
+from localjudge.errors import ConfigError, clip
 from localjudge.generation import ResponseRecord
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
+from localjudge.registry import UNKNOWN_FAMILY
 
 
 class Generator(BaseModel):
@@ -56,7 +61,17 @@ class BiasStudy(BaseModel):
     human_field: str | None = Field(default=None, description="Prompt field holding human scores, or null.")
     pointwise: BiasReport | None = Field(description="Analysis of the pointwise scores, or null.")
     pairwise: BiasReport | None = Field(description="Analysis of the own-vs-other pairs, or null.")
+    verdicts_files: list[str] = Field(default_factory=list,
+                                      description="Verdict files re-analysed (`--verdicts`); empty when the judges ran.")
+    notes: list[str] = Field(default_factory=list, description="Analyses skipped for lack of data, and why.")
     localjudge_version: str = Field(default=__version__, description="Version of localjudge.")
+
+
+class Verdicts(NamedTuple):
+    """Verdict records without a loaded judge, e.g. read back from a finished study."""
+
+    pointwise: tuple[PointwiseRecord, ...]
+    pairwise: tuple[PairwiseRecord, ...]
 
 
 def analyze_verdicts(
@@ -70,9 +85,52 @@ def analyze_verdicts(
     settings: BiasSettings | None = None,
 ) -> BiasStudy:
     """Runs the pointwise and pairwise analyses on every judge's verdicts."""
+    return analyze_records(
+        [r for v in verdicts for r in v.pointwise], [r for v in verdicts for r in v.pairwise],
+        responses, responses_file, metric, pairwise_metric,
+        judges=[v.judge.model_dump() for v in verdicts], human_field=human_field, settings=settings,
+    )
+
+
+def analyze_records(
+    point: Sequence[PointwiseRecord],
+    pair: Sequence[PairwiseRecord],
+    responses: Sequence[ResponseRecord],
+    responses_file: str | Path,
+    metric: GEvalMetric | None,
+    pairwise_metric: PairwiseMetric | None,
+    *,
+    judges: Sequence[dict[str, Any]],
+    human_field: str | None = None,
+    settings: BiasSettings | None = None,
+    verdicts_files: Sequence[str | Path] = (),
+) -> BiasStudy:
+    """Runs the pointwise and pairwise analyses on verdict records.
+
+    Args:
+        point: Pointwise records of every judge.
+        pair: Pairwise records of every judge.
+        responses: The responses judged (generators, their families and info).
+        responses_file: Where they were read from (recorded with its SHA-256).
+        metric: The pointwise metric, or None (also when not known).
+        pairwise_metric: The pairwise metric, or None.
+        judges: Each judge's info: at least name and family.
+        human_field: The prompts' field the human scores came from, if any.
+        settings: Resampling settings.
+        verdicts_files: The files the records were read from, if any.
+
+    Raises:
+        ConfigError: A judge or generator has the family "unknown": self-preference would
+            compare "unknown" with "unknown" as one family.
+    """
     settings = settings or BiasSettings()
-    point = [r for v in verdicts for r in v.pointwise]
-    pair = [r for v in verdicts for r in v.pairwise]
+    families = {j["name"]: j["family"] for j in judges} | {r.generator: r.generator_family for r in responses}
+    vague = sorted(name for name, family in families.items() if family == UNKNOWN_FAMILY)
+    if vague:
+        raise ConfigError(f"{clip(vague[0])} has the model family {UNKNOWN_FAMILY!r}, so self-preference cannot "
+                          f"be told from chance; pass --family {vague[0]}=FAMILY")
+    no_ppl = sorted({r.judge for r in point} - {r.judge for r in point if r.judge_logppl is not None})
+    notes = [f"perplexity covariate skipped for {', '.join(no_ppl)}: no judge_logppl in the verdicts"] if no_ppl else []
     gens: dict[str, list[ResponseRecord]] = {}
     for r in responses:
         gens.setdefault(r.generator, []).append(r)
@@ -83,29 +141,36 @@ def analyze_verdicts(
         n_items=len({r.id for r in responses}),
         generators=[Generator(name=g, family=rs[0].generator_family, n_responses=len(rs),
                               info=rs[0].generator_info) for g, rs in sorted(gens.items())],
-        judges=[v.judge.model_dump() for v in verdicts],
+        judges=[dict(j) for j in judges],
         metric=metric.model_dump(mode="json") if metric is not None else None,
         pairwise_metric=pairwise_metric.model_dump(mode="json") if pairwise_metric is not None else None,
         human_field=human_field,
         pointwise=analyze_pointwise(point, settings) if point else None,
         pairwise=analyze_pairwise(pair, settings) if pair else None,
+        verdicts_files=[str(p) for p in verdicts_files],
+        notes=notes,
     )
 
 
 def format_study(study: BiasStudy) -> str:
     """The study as markdown: what was judged, then each report."""
     gens = ", ".join(f"{g.name} ({g.family}, {g.n_responses} responses)" for g in study.generators)
-    judges = ", ".join(f"{j['name']} ({j['family']}, {j['dtype']}, {j['device']})" for j in study.judges)
+    judges = ", ".join(f"{j['name']} ({', '.join(str(j[k]) for k in ('family', 'dtype', 'device') if k in j)})"
+                       for j in study.judges)
+    named = "not recorded" if study.verdicts_files else "–"
     out = [
         "# Bias study", "",
         f"- Responses: `{study.responses_file}` (sha256 {study.responses_sha256[:12]}), "
         f"{study.n_items} prompts; generators: {gens}.",
         f"- Judges: {judges}.",
-        f"- Pointwise metric: {study.metric['name'] if study.metric else '–'}; pairwise metric: "
-        f"{study.pairwise_metric['name'] if study.pairwise_metric else '–'} (both orders).",
+        f"- Pointwise metric: {study.metric['name'] if study.metric else named}; pairwise metric: "
+        f"{study.pairwise_metric['name'] if study.pairwise_metric else named} (both orders).",
         f"- Response lengths in {study.length_unit}; judge_logppl is the judge's mean NLL per token "
         "of the response given the prompt it would itself answer.",
-        f"- localjudge {study.localjudge_version}.", "",
+        f"- localjudge {study.localjudge_version}.",
+        *([f"- Analysis only, of the verdicts in {', '.join(f'`{p}`' for p in study.verdicts_files)}."]
+          if study.verdicts_files else []),
+        *[f"- Note: {note}." for note in study.notes], "",
     ]
     for report in (study.pointwise, study.pairwise):
         if report is not None:
@@ -117,12 +182,16 @@ def format_study(study: BiasStudy) -> str:
 
 
 def summary_lines(study: BiasStudy) -> list[str]:
-    """The plain-language summary of each report, prefixed by its kind."""
+    """The plain-language summary of each report, prefixed by its kind, then the notes."""
     return [f"[{r.kind}] {line}" for r in (study.pointwise, study.pairwise) if r is not None
-            for line in r.summary]
+            for line in r.summary] + [f"[note] {note}" for note in study.notes]
 
 
-def write_study(study: BiasStudy, verdicts: Sequence[JudgeVerdicts], out_dir: str | Path) -> dict[str, Path]:
+STUDY_FILES = ("report.json", "report.md", "heatmap.png", "pointwise_records.jsonl", "pairwise_records.jsonl")
+"""The files `write_study` may write into its folder."""
+
+
+def write_study(study: BiasStudy, verdicts: Sequence[JudgeVerdicts | Verdicts], out_dir: str | Path) -> dict[str, Path]:
     """Writes report.json, report.md, heatmap.png (pointwise) and the analysis' input records.
 
     Returns:

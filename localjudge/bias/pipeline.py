@@ -19,7 +19,7 @@ from __future__ import annotations
 import gc
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -27,7 +27,7 @@ from typing import Any
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.data import TestCase
-from localjudge.errors import ConfigError, DataError
+from localjudge.errors import ConfigError, DataError, clip, repeated as _repeated
 from localjudge.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.judge import Judge, JudgeInfo
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
@@ -52,11 +52,13 @@ class JudgeVerdicts:
     pairwise: tuple[PairwiseRecord, ...]
 
 
-def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | None) -> None:
+def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | None,
+                    human_field: str | None = None) -> None:
     """Refuses response sets the analysis cannot use, saying what to fix.
 
     Raises:
-        DataError: No responses, a repeated (id, generator), or a generator with two families.
+        DataError: No responses, a repeated (id, generator), a generator with two families, or
+            a human score (in `human_field`) that is not a number.
         ConfigError: The metric needs a field no response carries.
     """
     if not responses:
@@ -65,10 +67,11 @@ def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | N
     families: dict[str, str] = {}
     for r in responses:
         if (r.id, r.generator) in seen:
-            raise DataError(f"generator {r.generator!r} answered prompt {r.id!r} twice; keep one response")
+            raise DataError(f"generator {clip(r.generator)} answered prompt {clip(r.id)} twice; keep one response")
         seen.add((r.id, r.generator))
         if families.setdefault(r.generator, r.generator_family) != r.generator_family:
-            raise DataError(f"generator {r.generator!r} is tagged with two families; fix the responses file")
+            raise DataError(f"generator {clip(r.generator)} is tagged with two families; fix the responses file")
+        human_score(r, human_field)
     if metric is None:
         return
     have = {"input": True, "actual_output": True,
@@ -79,7 +82,7 @@ def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | N
         source = {"expected_output": "a 'reference' field", "context": "a 'context' field"}
         hint = ", ".join(source.get(f, repr(f)) for f in lacking)
         raise ConfigError(
-            f"metric {metric.name!r} needs {', '.join(lacking)}, which no response has; "
+            f"metric {clip(metric.name)} needs {', '.join(lacking)}, which no response has; "
             f"add {hint} to the prompts file and regenerate, or pick another --metric"
         )
 
@@ -117,7 +120,8 @@ def human_score(r: ResponseRecord, field: str | None) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DataError(f"response {r.id!r} of {r.generator!r}: human field {field!r} is {value!r}, not a number")
+        raise DataError(f"response {clip(r.id)} of {clip(r.generator)}: human field {clip(field)} is {clip(value)}, "
+                        "not a number")
     return float(value)
 
 
@@ -130,10 +134,13 @@ def judge_logppl(judge: Judge, responses: Sequence[ResponseRecord]) -> list[floa
     return [None if not math.isfinite(ll.mean) else -ll.mean for ll in lls]
 
 
+def records_path(records_dir: Path, judge_name: str, metric_name: str) -> Path:
+    """The file in `records_dir` that holds one judge's full result records for one metric."""
+    return records_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', judge_name)}.{metric_name}.jsonl"
+
+
 def _records_file(records_dir: Path | None, judge: Judge, metric_name: str) -> Path | None:
-    if records_dir is None:
-        return None
-    return records_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', judge.info.name)}.{metric_name}.jsonl"
+    return None if records_dir is None else records_path(records_dir, judge.info.name, metric_name)
 
 
 def _evaluate(cases, metric, judge, out: Path | None, resume: bool, truncate: bool, progress: bool):
@@ -224,6 +231,8 @@ def run_bias(
     *,
     device: str | None = None,
     dtype: str | None = None,
+    families: Mapping[str, str] | None = None,
+    registry_path: str | Path | None = None,
     **judge_kw: Any,
 ) -> list[JudgeVerdicts]:
     """Loads each judge in turn, collects its verdicts and frees it before loading the next.
@@ -235,6 +244,8 @@ def run_bias(
         pairwise_metric: Pairwise metric, or None.
         device: Device for every judge (`load_judge`'s default when None).
         dtype: Compute dtype for every judge (`load_judge`'s default when None).
+        families: Model family of judges loaded by path or hub id (`load_judge(family=...)`).
+        registry_path: A models.yaml other than the bundled one.
         **judge_kw: Passed to `judge_responses` (human_field, records_dir, resume, truncate, progress).
 
     Returns:
@@ -243,11 +254,12 @@ def run_bias(
     from localjudge import loading  # torch loads only when a judge does
 
     if len(set(judges)) != len(judges):
-        raise ConfigError(f"judges repeated: {list(judges)}; give each --judge once")
-    check_responses(responses, metric)
+        raise ConfigError(f"judges repeated: {_repeated(judges)}; give each --judge once")
+    check_responses(responses, metric, judge_kw.get("human_field"))  # before the first (slow) load
     out = []
     for name in judges:
-        judge = loading.load_judge(name, device=device, dtype=dtype)
+        judge = loading.load_judge(name, device=device, dtype=dtype, progress=judge_kw.get("progress", True),
+                                   family=(families or {}).get(name), registry_path=registry_path)
         try:
             out.append(judge_responses(judge, responses, metric, pairwise_metric, **judge_kw))
         finally:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.errors import DataError
+from localjudge.errors import DataError, clip
 
 
 def _family_map(pairs: list[tuple[str, str]], kind: str) -> dict[str, str]:
@@ -22,7 +22,7 @@ def _family_map(pairs: list[tuple[str, str]], kind: str) -> dict[str, str]:
     for name, family in pairs:
         if families.setdefault(name, family) != family:
             raise DataError(
-                f"{kind} {name!r} is tagged with families {families[name]!r} and {family!r}; "
+                f"{kind} {clip(name)} is tagged with families {clip(families[name])} and {clip(family)}; "
                 "fix the records so each model has one family"
             )
     return families
@@ -74,7 +74,7 @@ def pointwise_table(records: Sequence[PointwiseRecord]) -> PointwiseTable:
         j, i, g = jj[r.judge], ii[r.item_id], gg[r.generator]
         if seen[j, i, g]:
             raise DataError(
-                f"judge {r.judge!r} scored generator {r.generator!r} on item {r.item_id!r} "
+                f"judge {clip(r.judge)} scored generator {clip(r.generator)} on item {clip(r.item_id)} "
                 "twice; keep one record per (judge, item, generator)"
             )
         seen[j, i, g] = True
@@ -88,7 +88,7 @@ def pointwise_table(records: Sequence[PointwiseRecord]) -> PointwiseTable:
         if r.human_score is not None:
             if not np.isnan(human[i, g]) and abs(human[i, g] - r.human_score) > 1e-9:
                 raise DataError(
-                    f"item {r.item_id!r}, generator {r.generator!r} has human scores "
+                    f"item {clip(r.item_id)}, generator {clip(r.generator)} has human scores "
                     f"{human[i, g]} and {r.human_score}; give each response one human score"
                 )
             human[i, g] = r.human_score
@@ -158,8 +158,8 @@ def pairwise_table(records: Sequence[PairwiseRecord]) -> PairwiseTable:
         key = (r.item_id, frozenset((r.generator_a, r.generator_b)))
         if (r.judge, *key) in seen:
             raise DataError(
-                f"judge {r.judge!r} compared {r.generator_a!r} and {r.generator_b!r} on item "
-                f"{r.item_id!r} twice; keep one record per pair (it holds both orders)"
+                f"judge {clip(r.judge)} compared {clip(r.generator_a)} and {clip(r.generator_b)} on item "
+                f"{clip(r.item_id)} twice; keep one record per pair (it holds both orders)"
             )
         seen.add((r.judge, *key))
         if r.p_a_first is None or r.p_a_second is None:

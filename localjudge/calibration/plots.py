@@ -26,6 +26,11 @@ def _binned_means(judge: np.ndarray, human: np.ndarray) -> tuple[np.ndarray, np.
     return xs, ys
 
 
+def plot_paths(out_dir: str | Path, prefix: str = "calibration") -> list[Path]:
+    """The files `write_plots` writes: the scatter, then the histograms."""
+    return [Path(out_dir) / f"{prefix}_{kind}.png" for kind in ("scatter", "histograms")]
+
+
 def write_plots(
     judge: np.ndarray, human: np.ndarray, out_dir: str | Path, *, prefix: str = "calibration"
 ) -> list[Path]:
@@ -51,8 +56,8 @@ def write_plots(
     judge, human = np.asarray(judge, float), np.asarray(human, float)
     scored = np.isfinite(judge)
     j, h = judge[scored], human[scored]
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    scatter, histograms = plot_paths(out_dir, prefix)
+    scatter.parent.mkdir(parents=True, exist_ok=True)
 
     fig = Figure(figsize=(5.5, 5))
     ax = fig.add_subplot()
@@ -67,7 +72,6 @@ def write_plots(
     ax.set_ylabel("human score")
     ax.set_title("Judge vs human")
     ax.legend(loc="best", fontsize="small")
-    scatter = out / f"{prefix}_scatter.png"
     fig.savefig(scatter, dpi=110, bbox_inches="tight")
 
     fig = Figure(figsize=(9, 3.8))
@@ -77,6 +81,5 @@ def write_plots(
         ax.set_title(f"{name} scores")
         ax.set_xlabel("score")
         ax.set_ylabel("items")
-    histograms = out / f"{prefix}_histograms.png"
     fig.savefig(histograms, dpi=110, bbox_inches="tight")
     return [scatter, histograms]

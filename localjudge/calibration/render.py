@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from localjudge.calibration.models import (
     CalibrationReport,
     CorrelationEstimates,
     Estimate,
     ScoreSummary,
 )
+
+
+WIDTH = 88
+"""Columns of the text report; longer lines wrap with a hanging indent (paths stay whole)."""
+
+
+def _wrap(text: str, indent: str = "", hang: str = "    ") -> list[str]:
+    """`text` wrapped to `WIDTH`: the first line starts with `indent`, the rest with indent + hang."""
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + hang,
+                         break_long_words=False, break_on_hyphens=False) or [indent]
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -58,7 +70,7 @@ def format_report(report: CalibrationReport) -> str:
         src = report.input
         what = f"metric {src.metric!r}, " if src.metric else ""
         grouped = f", group {src.group_field!r}" if src.group_field else ""
-        lines.append(
+        lines += _wrap(
             f"Input: {src.path} ({src.kind}; {what}judge {src.judge_field!r}, "
             f"human {src.human_field!r}{grouped})"
         )
@@ -67,8 +79,10 @@ def format_report(report: CalibrationReport) -> str:
         f"{report.n_unscored} unscored ({report.unscored_share:.1%})"
     )
     if report.input is not None and report.input.unscored_reasons:
-        reasons = sorted(report.input.unscored_reasons.items(), key=lambda kv: -kv[1])
-        lines.append("  unscored: " + "; ".join(f"{n} × {why}" for why, n in reasons))
+        reasons = sorted(report.input.unscored_reasons.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines.append("  unscored, by reason:")
+        for why, n in reasons:
+            lines += _wrap(f"{n} × {why}", "    ")
     boot = (
         f"{s.n_bootstrap} bootstrap resamples of {report.resampling}, seed {s.seed}"
         if s.n_bootstrap
@@ -78,11 +92,10 @@ def format_report(report: CalibrationReport) -> str:
     lines += _correlations(report.dataset, level)
     if report.summary is not None:
         sm = report.summary
-        lines += [
-            "",
+        lines += [""] + _wrap(
             f"Summary level (mean over {sm.n_groups_used} groups; {sm.n_groups_skipped} skipped "
-            "as constant or with fewer than 3 scored items)",
-        ]
+            "as constant or with fewer than 3 scored items)"
+        )
         lines += _correlations(sm.correlations, level)
 
     sc = report.scale
@@ -90,8 +103,8 @@ def format_report(report: CalibrationReport) -> str:
     lines += [_score_row("judge", sc.judge), _score_row("human", sc.human)]
     basis = "std / scale width" if sc.spread_basis == "scale" else "IQR / observed range"
     flag = "COMPRESSED" if sc.compressed else "not compressed"
-    lines.append(
-        f"  spread ({basis}): judge {sc.judge_spread:.3f} vs human {sc.human_spread:.3f} → {flag}"
+    lines += _wrap(
+        f"spread ({basis}): judge {sc.judge_spread:.3f} vs human {sc.human_spread:.3f} → {flag}", "  "
     )
     if sc.compressed:
         lines.append("  the judge orders items well but squeezes them; consider --fit isotonic")
@@ -99,7 +112,7 @@ def format_report(report: CalibrationReport) -> str:
     ss = report.sample_size
     lines += ["", f"Sample size: {ss.n_labelled} labelled items"]
     if ss.warning:
-        lines.append(f"  WARNING: {ss.warning}")
+        lines += _wrap(f"WARNING: {ss.warning}", "  ")
     else:
         lines.append(
             f"  ≥ {ss.min_recommended} (enough to tell ρ = 0.7 from 0.5); "
@@ -108,12 +121,11 @@ def format_report(report: CalibrationReport) -> str:
 
     if report.fit is not None:
         f = report.fit
-        lines += [
-            "",
+        lines += [""] + _wrap(
             f"Isotonic fit (fitted on {f.n_calibration} items, evaluated on {f.n_heldout} "
-            f"held-out items, split by {f.split_by})",
-            f"  {'':<8}{'Spearman':>10}{'Pearson':>10}{'MAE':>10}",
-        ]
+            f"held-out items, split by {f.split_by})"
+        )
+        lines.append(f"  {'':<8}{'Spearman':>10}{'Pearson':>10}{'MAE':>10}")
         for name, sc_ in (("before", f.before), ("after", f.after)):
             lines.append(
                 f"  {name:<8}{_num(sc_.spearman):>10}{_num(sc_.pearson):>10}{sc_.mae:>10.3f}"
@@ -123,5 +135,5 @@ def format_report(report: CalibrationReport) -> str:
 
     if report.plots:
         lines += ["", "Plots:"] + [f"  {p}" for p in report.plots]
-    lines += ["", report.verdict.line]
+    lines += [""] + _wrap(report.verdict.line, "", "  ")
     return "\n".join(lines)

@@ -9,7 +9,6 @@ an error naming the file and line.
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections import Counter
 from collections.abc import Iterator
@@ -19,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from localjudge.calibration.models import InputInfo
-from localjudge.errors import ConfigError, DataError, unknown_name
+from localjudge.errors import ConfigError, DataError, clip, cut, unknown_name
+from localjudge.files import parse_json, read_text
 
 RESULTS_KEYS = ("case_id", "metric", "extra")
 """Keys whose presence marks a record of a `localjudge eval` results file."""
@@ -41,29 +41,26 @@ class Pairs:
 
 def _records(path: Path) -> Iterator[tuple[str, object]]:
     """Yields (location, record) with a 1-based 'line N' or 'item N' location."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise DataError(f"cannot read {path}: {err}") from None
+    text = read_text(path, "calibration input")
     if path.suffix.lower() in (".csv", ".tsv"):
         reader = csv.DictReader(text.splitlines(), delimiter="\t" if path.suffix == ".tsv" else ",")
         for row in reader:
             yield f"line {reader.line_num}", row
         return
-    try:
-        whole = json.loads(text)
-    except json.JSONDecodeError:
-        whole = None
+    if path.suffix.lower() == ".json":
+        whole = parse_json(text, path)
+    else:
+        try:
+            whole = parse_json(text, path)
+        except DataError:  # not one JSON document: JSON lines
+            whole = None
     if isinstance(whole, list):
         for i, record in enumerate(whole, start=1):
             yield f"item {i}", record
         return
-    for i, line in enumerate(text.splitlines(), start=1):
+    for i, line in enumerate(text.split("\n"), start=1):  # "\n" only: U+2028 may sit in a string
         if line.strip():
-            try:
-                yield f"line {i}", json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{path}:line {i}: invalid JSON ({err.msg}); fix or remove it")
+            yield f"line {i}", parse_json(line, path, f"line {i}")
 
 
 def _number(value: object) -> float | None:
@@ -93,6 +90,13 @@ def _lookup(record: dict, field: str) -> tuple[bool, object]:
 def _field(record: dict, field: str, is_results: bool) -> tuple[bool, object]:
     """(found, value) of a field: results records look in `extra` first, tables by column."""
     return _lookup(record, field) if is_results else (field in record, record.get(field))
+
+
+def _names(names, most: int = 6) -> str:
+    """Field names for a message: each cut, at most `most` of them."""
+    names = [str(n) for n in names]
+    shown = ", ".join(cut(n, 40) for n in names[:most])
+    return shown + (f", … ({len(names)} in all)" if len(names) > most else "")
 
 
 def _numeric_fields(record: dict) -> list[str]:
@@ -140,7 +144,7 @@ def load_pairs(
     if is_results:
         judge = judge or "raw_score"
         if judge not in JUDGE_FIELDS:
-            raise ConfigError(f"--judge-field must be raw_score or score, got {judge!r}")
+            raise ConfigError(f"--judge-field must be raw_score or score, got {clip(judge)}")
         for loc, record in records:
             missing = [k for k in RESULTS_KEYS if k not in record]
             if missing:
@@ -153,7 +157,7 @@ def load_pairs(
             raise unknown_name("metric", metric, metrics, f"metrics present in {path}")
         records = [(loc, r) for loc, r in records if str(r["metric"]) == metric]
         if human is None:
-            fields = ", ".join(_numeric_fields(records[0][1])) or "none"
+            fields = _names(_numeric_fields(records[0][1])) or "none"
             raise ConfigError(f"pass --human FIELD for the human score; numeric extra: {fields}")
     else:
         judge, human = judge or "judge", human or "human"
@@ -162,7 +166,7 @@ def load_pairs(
         for column in (judge, human, group):
             if column is not None and column not in first:
                 raise ConfigError(
-                    f"{path} has no column {column!r}; columns: {', '.join(map(str, first))} "
+                    f"{path} has no column {clip(column)}; columns: {_names(first)} "
                     "(pass --judge-col/--human-col/--group-col)"
                 )
 
@@ -175,7 +179,7 @@ def load_pairs(
             case = str(record["case_id"])
             if case in seen:
                 raise DataError(
-                    f"{where}: case {case!r} appears again for metric {metric!r} (first at "
+                    f"{where}: case {clip(case)} appears again for metric {clip(metric)} (first at "
                     f"{seen[case]}); split the file so each case is judged once"
                 )
             seen[case] = loc
@@ -183,27 +187,27 @@ def load_pairs(
         if not found:
             hint = ""
             if is_results:
-                hint = f" (numeric extra fields: {', '.join(_numeric_fields(record)) or 'none'})"
-            raise DataError(f"{where}: no human score field {human!r}{hint}")
+                hint = f" (numeric extra fields: {_names(_numeric_fields(record)) or 'none'})"
+            raise DataError(f"{where}: no human score field {clip(human)}{hint}")
         try:
             human_value = _number(raw)
         except ValueError:
-            raise DataError(f"{where}: human score {raw!r} in {human!r} is not a number") from None
+            raise DataError(f"{where}: human score {clip(raw)} in {clip(human)} is not a number") from None
         if human_value is None:
-            raise DataError(f"{where}: human score {human!r} is missing; label the item or drop it")
+            raise DataError(f"{where}: human score {clip(human)} is missing; label the item or drop it")
         if judge not in record:
-            raise DataError(f"{where}: no judge score field {judge!r}; write null if unscored")
+            raise DataError(f"{where}: no judge score field {clip(judge)}; write null if unscored")
         try:
             judge_value = _number(record[judge])
         except ValueError:
             bad = record[judge]
-            raise DataError(f"{where}: judge score {bad!r} in {judge!r} is not a number") from None
+            raise DataError(f"{where}: judge score {clip(bad)} in {clip(judge)} is not a number") from None
         if judge_value is None:
             reasons[str(record.get("unscored_reason") or "no reason given")] += 1
         if group is not None:
             found, gid = _field(record, group, is_results)
             if not found or gid is None or gid == "":
-                raise DataError(f"{where}: group id {group!r} is missing")
+                raise DataError(f"{where}: group id {clip(group)} is missing")
             group_ids.append(str(gid))
         judge_scores.append(math.nan if judge_value is None else judge_value)
         human_scores.append(human_value)

@@ -113,6 +113,8 @@ def calibrate(
     """
     from localjudge.calibration import calibrate as run_calibration
     from localjudge.calibration import format_report, load_pairs, write_plots
+    from localjudge.calibration.plots import plot_paths
+    from localjudge.files import refuse_overwriting
 
     if save_hybrid is not None and not hybrid:
         raise _UserError("--save-hybrid needs --hybrid M1,M2,...")
@@ -120,7 +122,11 @@ def calibrate(
         _hybrid(path, hybrid, _pick(human, human_col, "--human and --human-col"), group, split, seed, save_hybrid,
                 hybrid_name, as_json)
         return
+    if not no_plots and plots_dir is None:
+        plots_dir = out.parent / f"{out.stem}_plots" if out else Path("calibration_plots")
     try:
+        outputs = ([out] if out else []) + ([] if no_plots else plot_paths(plots_dir))
+        refuse_overwriting(outputs, [("calibration input", path)])
         pairs = load_pairs(
             path,
             human=_pick(human, human_col, "--human and --human-col"),
@@ -147,8 +153,6 @@ def calibrate(
         raise _UserError(str(err)) from None
 
     if not no_plots:
-        if plots_dir is None:
-            plots_dir = out.parent / f"{out.stem}_plots" if out else Path("calibration_plots")
         written = write_plots(pairs.judge, pairs.human, plots_dir)
         report = report.model_copy(update={"plots": [str(p) for p in written]})
     if out is not None:
@@ -166,10 +170,12 @@ def _hybrid(path: Path, names: str, human: str | None, group: str | None, split:
             save: Path | None, name: str, as_json: bool) -> None:
     """Fits, reports and saves a hybrid of several metrics of a results file."""
     from localjudge.calibration.hybrid_fit import fit_hybrid, format_hybrid_report
+    from localjudge.files import refuse_overwriting
     from localjudge.runs.results_file import read_results
 
     components = [n.strip() for n in names.split(",") if n.strip()]
     try:
+        refuse_overwriting([save] if save else [], [("calibration input", path)])
         if len(components) < 2:
             raise ConfigError("--hybrid needs at least two metrics, comma-separated")
         if human is None:

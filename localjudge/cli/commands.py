@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.options import judge_options, load_from_options
+from localjudge.cli.options import judge_inputs, judge_options, load_from_options
 
 
 @click.command("models")
@@ -49,19 +49,32 @@ def metrics_cmd() -> None:
 @click.option("--low", type=int, default=None, help="Lowest score of the scale.")
 @click.option("--high", type=int, default=None, help="Highest score of the scale.")
 @click.option("--labels", default=None, help="Comma-separated label scale instead of scores, e.g. A,B.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @judge_options
-def score_cmd(texts, file, low, high, labels, **judge_kw) -> None:
+def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
     """Print exact score distributions at the end of already-rendered prompts."""
     from localjudge.errors import ConfigError
+    from localjudge.scoring.trie import label_spellings, validate_scale
 
     prompts = list(texts) + (_read_prompts(Path(file)) if file else [])
     if not prompts:
         raise ConfigError("give prompts as arguments or with --file")
-    if labels is None and (low is None or high is None):
+    empty = [k for k, p in enumerate(prompts, 1) if not p.strip()]
+    if empty:
+        raise ConfigError(f"prompt {empty[0]} is empty; give every prompt some text to score")
+    # every check that needs no model comes before the (slow) load
+    if labels is not None:
+        if low is not None or high is not None:
+            raise ConfigError("give either a scale (--low, --high) or --labels, not both")
+        label_list = [s.strip() for s in labels.split(",")]
+        label_spellings(label_list)
+    elif low is None or high is None:
         raise ConfigError("give a scale with --low and --high, or labels with --labels")
-    judge = load_from_options(**judge_kw)
-    if labels:
-        dists = judge.score_labels(prompts, [s.strip() for s in labels.split(",")])
+    else:
+        validate_scale(low, high)
+    judge = load_from_options(**judge_kw, progress=not no_progress)
+    if labels is not None:
+        dists = judge.score_labels(prompts, label_list)
     else:
         dists = judge.score_texts(prompts, low, high)
     for p, d in zip(prompts, dists):
@@ -71,25 +84,22 @@ def score_cmd(texts, file, low, high, labels, **judge_kw) -> None:
 def _read_prompts(path: Path) -> list[str]:
     """Prompts from a JSONL file of strings or {"text": ...} objects; errors name file and line."""
     from localjudge.errors import DataError
+    from localjudge.files import parse_json, read_text
 
-    try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not valid UTF-8 (byte {exc.start}); re-save the file as UTF-8") from None
+    text = read_text(path, "prompts file")
     prompts = []
     for n, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 may sit in a string
         if not line.strip():
             continue
-        try:
-            item = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            raise DataError(f"{path}:{n}: invalid JSON; each line must be a string or {{\"text\": ...}}") from None
+        item = parse_json(line, path, n)
         if isinstance(item, dict):
             if not isinstance(item.get("text"), str):
                 raise DataError(f"{path}:{n}: field 'text' missing or not a string")
             item = item["text"]
         elif not isinstance(item, str):
             raise DataError(f"{path}:{n}: expected a string or {{\"text\": ...}}, got {type(item).__name__}")
+        if not item.strip():
+            raise DataError(f"{path}:{n}: the prompt is empty; give it some text to score")
         prompts.append(item)
     return prompts
 
@@ -99,20 +109,25 @@ def _read_prompts(path: Path) -> list[str]:
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="Write the metric with its steps pinned to this .yaml file.")
 @click.option("--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric).")
 @click.option("--regenerate", is_flag=True, help="Ignore built-in or pinned steps and let the judge write them.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @judge_options
-def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
+def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw) -> None:
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
+    from localjudge.errors import ConfigError
+    from localjudge.files import read_text, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.spec import dump_metric
     from localjudge.metrics.steps import resolve_steps
 
-    guide = Path(style_guide).read_text(encoding="utf-8") if style_guide else None
+    refuse_overwriting([out], [("metric file", _file_or_none(metric_name)), ("style guide", style_guide),
+                               *judge_inputs(judge_kw["judge_name"], judge_kw["registry"])])
+    guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metric = resolve_metric(metric_name, style_guide=guide)
     if metric.kind != "geval":
         raise click.UsageError("only G-Eval metrics have evaluation steps")
     if regenerate:
         metric = metric.model_copy(update={"steps": None})
-    judge = load_from_options(**judge_kw)
+    judge = load_from_options(**judge_kw, progress=not no_progress)
     steps, source = resolve_steps(judge, metric)
     Path(out).write_text(dump_metric(metric.model_copy(update={"steps": steps})), encoding="utf-8")
     click.echo(f"{len(steps)} steps ({source}) written to {out}:")
@@ -132,7 +147,7 @@ def steps_cmd(metric_name, out, style_guide, regenerate, **judge_kw) -> None:
 @click.option("--skip-invalid", is_flag=True, help="Skip malformed rows of DATA, listing each one.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
-@click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
+@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @click.option("--distributed", is_flag=True,
               help="Split the cases over the processes of `accelerate launch -m localjudge eval ...`; rank 0 reports.")
 @judge_options
@@ -140,7 +155,8 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
              as_json, no_progress, distributed, **judge_kw) -> None:
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
     from localjudge.data import load_cases
-    from localjudge.errors import ConfigError
+    from localjudge.errors import ConfigError, repeated
+    from localjudge.files import read_text, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.builtin import with_reasoning
     from localjudge.runs.evaluate import evaluate
@@ -149,28 +165,38 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
         raise ConfigError("--resume and --overwrite exclude each other")
     if resume and not out:
         raise ConfigError("--resume needs --out")
+    if out:
+        refuse_overwriting([out], [("data file", data), ("style guide", style_guide),
+                                   *[("metric file", _file_or_none(n)) for n in metric_names],
+                                   *judge_inputs(judge_kw["judge_name"], judge_kw["registry"])])
     if out and not (resume or overwrite) and Path(out).exists() and Path(out).stat().st_size > 0:
         raise ConfigError(f"{out} already exists; pass --resume to continue it or --overwrite to replace it")
     skipped: list[str] | None = [] if skip_invalid else None
-    cases = load_cases(data, skipped)
-    for msg in skipped or []:
-        click.echo(f"skipped: {msg}", err=True)
+    try:
+        cases = load_cases(data, skipped)
+    finally:  # listed even when nothing valid is left and the run stops
+        for msg in skipped or []:
+            click.echo(f"skipped: {msg}", err=True)
     cases = cases[:limit] if limit else cases
-    guide = Path(style_guide).read_text(encoding="utf-8") if style_guide else None
+    guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metrics = [with_reasoning(resolve_metric(n, style_guide=guide), reasoning) for n in metric_names]
+    names = [m.name for m in metrics]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
     if distributed:
         from localjudge.distributed import evaluate_distributed, local_device, write_records
 
         if resume:
             raise ConfigError("--resume is not supported with --distributed; rerun the whole set")
-        judge = load_from_options(**{**judge_kw, "device": judge_kw.get("device") or local_device()})
+        judge = load_from_options(**{**judge_kw, "device": judge_kw.get("device") or local_device()},
+                                  progress=not no_progress)
         result = evaluate_distributed(cases, metrics, judge, truncate=truncate, progress=not no_progress)
         if result is None:  # not rank 0: rank 0 prints and writes everything
             return
         if out:
             write_records(result, out, overwrite)
     else:
-        judge = load_from_options(**judge_kw)
+        judge = load_from_options(**judge_kw, progress=not no_progress)
         result = evaluate(cases, metrics, judge, out=out, resume=resume, overwrite=overwrite, truncate=truncate,
                           progress=not no_progress)
     for r in result.records:
@@ -193,6 +219,12 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     ])
     if out:
         click.echo(f"\nresults: {out}")
+
+
+def _file_or_none(path: str) -> str | None:
+    from localjudge.files import is_file
+
+    return path if is_file(path) else None
 
 
 def _f(x: float | None) -> str:

@@ -19,12 +19,29 @@ def judge_options(fn):
     return fn
 
 
-def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle, registry):
-    """Loads the judge the options name, with a note on stderr (loading takes a while)."""
-    from localjudge.loading import load_judge
+def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle, registry, progress=True):
+    """Loads the judge the options name, with a note on stderr (loading takes a while).
 
+    `progress` False (--no-progress) hides the loader's own progress bars; they never show
+    when stderr is not a terminal.
+    """
+    from pathlib import Path
+
+    from localjudge.loading import load_judge
+    from localjudge.registry import load_registry
+
+    if registry:
+        load_registry(Path(registry))  # a broken registry is reported before the load note
     click.echo(f"Loading judge {judge_name or '(default)'}...", err=True)
     judge = load_judge(judge_name, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
-                       allow_pickle=allow_pickle, registry_path=registry)
+                       allow_pickle=allow_pickle, registry_path=registry, progress=progress)
     click.echo(f"Judge: {judge.info.name} [{judge.info.dtype}, {judge.info.device}]", err=True)
     return judge
+
+
+def judge_inputs(judge_name: str | None, registry: str | None) -> list[tuple[str, str | None]]:
+    """The files a judge load reads that a command must not overwrite: registry, model file or folder."""
+    from localjudge.files import is_dir, is_file
+
+    model = judge_name if judge_name and (is_file(judge_name) or is_dir(judge_name)) else None
+    return [("judge registry", registry), ("judge model", model)]

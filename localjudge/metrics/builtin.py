@@ -26,10 +26,9 @@ def builtin_metric(name: str, /, *, style_guide: str | None = None, **overrides)
         >>> builtin_metric("fluency").high
         3
     """
-    path = BUILTIN_DIR / f"{name}.yaml"
-    if not path.is_file():
+    if name not in builtin_names():  # not path.is_file(): a name too long for a file raises OSError
         raise unknown_name("metric", name, builtin_names(), "or pass a metric .yaml/.json file")
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.safe_load((BUILTIN_DIR / f"{name}.yaml").read_text(encoding="utf-8"))
     if name == "style":
         if not style_guide:
             raise ConfigError("the style metric needs a style guide: pass --style-guide FILE (or style_guide=...)")

@@ -8,7 +8,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from localjudge.errors import ConfigError
+from localjudge.errors import ConfigError, field_path
+from localjudge.files import load_yaml
 
 FieldName = Literal["input", "actual_output", "expected_output", "context", "retrieval_context"]
 Reasoning = Literal["none", "before", "after"]
@@ -225,21 +226,14 @@ def metric_from_dict(data: dict, source: str = "<dict>") -> Metric:
         return cls.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "metric"
+        where = field_path(first["loc"]) or "metric"
         raise ConfigError(f"{source}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
 def load_metric_file(path: str | Path) -> Metric:
     """Reads a metric definition from a .yaml/.yml/.json file."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read metric file {path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{line}: invalid YAML ({getattr(exc, 'problem', exc)})") from None
+    data = load_yaml(path, "metric file")
     return metric_from_dict(data, str(path))
 
 

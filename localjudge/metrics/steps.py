@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from localjudge.errors import LocalJudgeError
+from localjudge.errors import LocalJudgeError, clip
 from localjudge.judge import Judge
 from localjudge.metrics.prompts import TEMPLATE_VERSION, parse_steps, steps_request
 from localjudge.metrics.spec import GEvalMetric
@@ -85,7 +85,7 @@ def generate_steps(judge: Judge, metric: GEvalMetric) -> list[str]:
     steps = parse_steps(text)
     if not steps:
         raise LocalJudgeError(
-            f"judge {judge.info.name} wrote no usable evaluation steps for metric {metric.name!r}; "
+            f"judge {judge.info.name} wrote no usable evaluation steps for metric {clip(metric.name)}; "
             "write them yourself under `steps:` in the metric file"
         )
     return steps

@@ -9,13 +9,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.data import TestCase
-from localjudge.errors import ConfigError
+from localjudge.errors import ConfigError, clip, repeated
 from localjudge.judge import Judge
 from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric
 from localjudge.metrics.steps import resolve_steps
 from localjudge.runs.records import ResultRecord
-from localjudge.runs.results_file import ResultsWriter, read_results
 from localjudge.runs.hybrid import hybrid_records
+from localjudge.runs.results_file import ResultsWriter, read_results, repair_torn_record
 from localjudge.runs.scoring import MetricContext, missing_fields, record_base, score_chunk, unscored_record
 
 log = logging.getLogger("localjudge")
@@ -107,17 +107,26 @@ def evaluate(
     """
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
-        raise ConfigError(f"metric names repeated: {names}")
+        raise ConfigError(f"metric names repeated: {repeated(names)}; give each metric once")
     metrics = with_components(metrics)
     names = [m.name for m in metrics]
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
-        raise ConfigError("case ids repeated; give every case a unique id")
+        raise ConfigError(f"case ids repeated: {repeated(ids)}; give every case a unique id")
     done: dict[tuple[str, str], ResultRecord] = {}
-    if out is not None and resume and Path(out).exists():
-        for r in read_results(out, repair=True):
+    resuming = out is not None and resume and Path(out).exists()
+    if resuming:
+        for r in read_results(out):
             _check_same_run(r, judge, out)
             done[(r.case_id, r.metric)] = r
+    # every check runs before the file is touched: a refused resume leaves it as it was
+    contexts = {}
+    for metric in metrics:
+        if any((c.id, metric.name) not in done for c in cases):
+            contexts[metric.name] = ctx = _context(judge, metric, truncate, hardened, steps_cache)
+            _check_same_spec(ctx, judge, [r for (_, name), r in done.items() if name == metric.name], out)
+    if resuming:
+        repair_torn_record(out)
     chunk = chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
     todo = {(c.id, m.name) for c in cases for m in metrics} - set(done)
     bar = _progress_bar(len(todo), progress)
@@ -129,8 +138,7 @@ def evaluate(
             pending = [c for c in cases if (c.id, metric.name) not in done]
             if not pending:
                 continue
-            ctx = _context(judge, metric, truncate, hardened, steps_cache)
-            _check_same_spec(ctx, judge, [r for (_, name), r in done.items() if name == metric.name], out)
+            ctx = contexts[metric.name]
             if isinstance(metric, HybridMetric):  # its components come before it and are all judged
                 for rec in hybrid_records(metric, pending, {**done, **fresh}, lambda c: record_base(ctx, judge, c)):
                     fresh[(rec.case_id, rec.metric)] = rec
@@ -207,7 +215,7 @@ def _check_same_run(r: ResultRecord, judge: Judge, out) -> None:
     theirs = (r.judge.get("name"), r.judge.get("provenance"), r.judge.get("dtype"))
     if theirs != (judge.info.name, judge.info.provenance, judge.info.dtype):
         raise ConfigError(
-            f"{out} holds results of judge {theirs[0]} ({theirs[1]}, {theirs[2]}); "
+            f"{out} holds results of judge {clip(theirs[0])} ({clip(theirs[1])}, {clip(theirs[2])}); "
             "resume with the same judge and dtype, or write to a new --out"
         )
 
@@ -220,7 +228,7 @@ def _check_same_spec(ctx: MetricContext, judge: Judge, done: list[ResultRecord],
     for r in done:
         if r.metric_spec != probe.metric_spec or r.template_version != probe.template_version:
             raise ConfigError(
-                f"{out}: metric {ctx.metric.name!r} was defined differently (or with another prompt "
+                f"{out}: metric {clip(ctx.metric.name)} was defined differently (or with another prompt "
                 "template) when those results were written; write to a new --out"
             )
 

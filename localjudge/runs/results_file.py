@@ -6,28 +6,54 @@ import json
 import os
 from pathlib import Path
 
-from localjudge.errors import ConfigError, DataError
+from pydantic import ValidationError
+
+from localjudge.errors import ConfigError, DataError, field_path
+from localjudge.files import decode_text, torn_tail
 from localjudge.runs.records import ResultRecord
 
 
 def read_results(path: str | Path, repair: bool = False) -> list[ResultRecord]:
-    """Records of a results file; a torn last line (a killed writer) is dropped, or cut if `repair`."""
+    """Records of a results file; a torn last record (a killed writer) is dropped, or cut if `repair`.
+
+    Every line is validated before anything is cut, and only a torn *record* is cut: a file that
+    holds anything else is refused as it is.
+
+    Raises:
+        DataError: A line is not a result record, or the bytes after the last newline are not
+            the start of one.
+    """
     path = Path(path)
     raw = path.read_bytes()
-    good_end = raw.rfind(b"\n") + 1  # everything after the last newline is a torn write
-    if repair and good_end < len(raw):
-        with path.open("r+b") as f:
-            f.truncate(good_end)
+    good_end = raw.rfind(b"\n") + 1
     records = []
     # split on "\n" only: str.splitlines() also breaks at U+2028, U+0085... inside JSON strings
-    for n, line in enumerate(raw[:good_end].decode("utf-8").split("\n"), start=1):
+    for n, line in enumerate(decode_text(raw[:good_end], path).split("\n"), start=1):
         if not line.strip():
             continue
         try:
             records.append(ResultRecord.model_validate_json(line))
-        except ValueError as exc:
-            raise DataError(f"{path}:{n}: not a localjudge result record ({str(exc).splitlines()[0]})") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            why = f"{field_path(first['loc'])}: {first['msg']}" if first["loc"] else first["msg"]
+            raise DataError(f"{path}:{n}: not a localjudge result record ({why})") from None
+    torn_tail(raw, path, _FIRST_KEY, "localjudge result record")  # raises unless a torn record
+    if repair:
+        repair_torn_record(path)
     return records
+
+
+def repair_torn_record(path: str | Path) -> None:
+    """Cuts a torn last record so that appended records start on a line of their own."""
+    path = Path(path)
+    raw = path.read_bytes()
+    end = torn_tail(raw, path, _FIRST_KEY, "localjudge result record")
+    if end < len(raw):
+        with path.open("r+b") as f:
+            f.truncate(end)
+
+
+_FIRST_KEY = next(iter(ResultRecord.model_fields))  # records are written field by field, in order
 
 
 class ResultsWriter:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from localjudge import __version__
 from localjudge.data import TestCase
-from localjudge.errors import ContextLengthError
+from localjudge.errors import ContextLengthError, clip
 from localjudge.judge import Judge
 from localjudge.metrics import prompts as P
 from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION
@@ -81,7 +81,7 @@ def _fit(judge: Judge, ctx: MetricContext, case: TestCase, render) -> tuple[Test
         return case, prompt, None
     if not ctx.truncate:
         raise ContextLengthError(
-            f"case {case.id!r}: the {ctx.metric.name} prompt has {n} tokens, more than the judge's "
+            f"case {clip(case.id)}: the {ctx.metric.name} prompt has {n} tokens, more than the judge's "
             f"context of {limit}; shorten the case or pass --truncate"
         )
     notes, current = [], case
@@ -95,7 +95,7 @@ def _fit(judge: Judge, ctx: MetricContext, case: TestCase, render) -> tuple[Test
         n = judge.count_tokens(prompt)
         if n <= limit:
             return current, prompt, "; ".join(notes)
-    raise ContextLengthError(f"case {case.id!r}: cannot truncate the {ctx.metric.name} prompt to {limit} tokens")
+    raise ContextLengthError(f"case {clip(case.id)}: cannot truncate the {ctx.metric.name} prompt to {limit} tokens")
 
 
 def score_chunk(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[ResultRecord]:
@@ -156,7 +156,7 @@ def _pairwise(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> li
     texts = [prompt(c, f1, f2) for c in cases] + [prompt(c, f2, f1) for c in cases]
     for c, t in zip(cases * 2, texts):
         if judge.count_tokens(t) > judge.info.context_length:
-            raise ContextLengthError(f"case {c.id!r}: the pairwise prompt is longer than the judge's context")
+            raise ContextLengthError(f"case {clip(c.id)}: the pairwise prompt is longer than the judge's context")
     dists = judge.score_labels(texts, labels)
     n = len(cases)
     out = []

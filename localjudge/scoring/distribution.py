@@ -102,11 +102,12 @@ class LabelDistribution(BaseModel):
 
 
 def _low_mass_reason(mass: float, min_valid_mass: float, what: str) -> str | None:
+    # the same words for every item, so reasons group by kind; the item's mass is in valid_mass
     if mass >= min_valid_mass and mass > 0:
         return None
     return (
-        f"only {mass:.3g} of the judge's probability is on valid {what} "
-        f"(threshold {min_valid_mass:g}); the prompt does not elicit a score"
+        f"too little of the judge's probability is on valid {what} (valid_mass below the "
+        f"threshold min_valid_mass {min_valid_mass:g}); the prompt does not elicit a score"
     )
 
 

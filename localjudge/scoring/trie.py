@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from localjudge.errors import ConfigError
+from localjudge.errors import ConfigError, clip
 
 
 @dataclass(frozen=True)
@@ -165,17 +165,17 @@ def label_spellings(labels: Sequence[str]) -> dict[str, int]:
         ConfigError: labels are empty, repeated, or two labels share a spelling.
     """
     if len(labels) < 2:
-        raise ConfigError(f"a label scale needs at least two labels, got {list(labels)!r}")
+        raise ConfigError(f"a label scale needs at least two labels, got {clip(list(labels))}")
     spellings: dict[str, int] = {}
     for i, label in enumerate(labels):
         if not isinstance(label, str) or not label.strip() or label != label.strip():
-            raise ConfigError(f"labels must be non-empty strings without outer spaces, got {label!r}")
+            raise ConfigError(f"labels must be non-empty strings without outer spaces, got {clip(label)}")
         for variant in {label, label.lower(), label.upper(), label.capitalize()}:
             for spelled in (variant, " " + variant):
                 if spellings.get(spelled, i) != i:
                     raise ConfigError(
-                        f"labels {labels[spellings[spelled]]!r} and {label!r} share the spelling "
-                        f"{spelled!r}; use labels that differ in more than case"
+                        f"labels {clip(labels[spellings[spelled]])} and {clip(label)} share the spelling "
+                        f"{clip(spelled)}; use labels that differ in more than case"
                     )
                 spellings[spelled] = i
     return spellings
