@@ -1,12 +1,16 @@
 """Agreement with human judgments on SummEval, computed as G-Eval (Liu et al., 2023) reports it.
 
 For each judge and each of the four SummEval dimensions (coherence, consistency, fluency,
-relevance; G-Eval prompts, scales 1–5 and fluency 1–3) three scorers are compared in one run:
+relevance; G-Eval prompts, scales 1–5 and fluency 1–3) these scorers are compared in one run:
 
 - expected: the probability-weighted expected score over the score tokens (ours, G-Eval's "Probs");
 - argmax: the most probable score of the same distribution (the paper's "−Probs" ablation);
 - naive: greedy generation of a few tokens with no score prefill, parsing the first number in
-  range (what most tools do). Parse failures are counted and excluded from the correlation.
+  range (what most tools do). Parse failures are counted and excluded from the correlation;
+- ll-mean, ll-sum, ll-pmi: likelihood judging, how likely the judge finds the summary itself
+  after the article and an instruction naming the dimension (`summeval_likelihood.py`);
+- hybrid: per dimension, the judge's expected score, ll-mean and ll-pmi combined, fitted on half
+  of the articles and reported on the other half beside each part.
 
 Agreement is summary-level: per article, Spearman ρ and Kendall τ-b (scipy) between the judge's
 scores and the expert mean over its summaries; articles where either list is constant are
@@ -15,8 +19,11 @@ skipped; the remaining articles are averaged (`localjudge.calibration.stats.summ
 Usage:
     .venv/bin/python benchmarks/summeval.py --docs 5 --judge smollm2-135m --dtype bfloat16
     .venv/bin/python benchmarks/summeval.py --data other.json --no-naive
+    .venv/bin/python benchmarks/summeval.py --judge gemma3-270m --no-geval   # likelihood only
 
-Writes `summeval_results.json` and `summeval_results.md` beside this script.
+Writes `summeval_results.json` and `summeval_results.md` beside this script, and every item's
+scores to `summeval_scores/<judge>-<dtype>.json` (merged over runs on the same data, so a later
+G-Eval run and an earlier likelihood run of a judge are combined into its hybrids).
 """
 
 from __future__ import annotations
@@ -34,10 +41,13 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import summeval_likelihood as LL  # noqa: E402  (the benchmark's own sibling module)
+
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "summeval_dev.json"
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
-SCORERS = ("expected", "argmax", "naive")
+SCORERS = ("expected", "argmax", "naive", *LL.LL_SCORERS)
 JUDGES = ("smollm2-135m", "gemma3-270m")
 NAIVE_TOKENS = 6
 PAPER_ROWS = {  # G-Eval Table 1, summary-level Spearman ρ averaged over the four dimensions
@@ -125,14 +135,26 @@ def summeval_metric(dim: str, metrics_dir: str | Path | None = None, reasoning: 
     return metric.model_copy(update={"reasoning": reasoning}) if reasoning else metric
 
 
-def judge_one(judge, cases, *, naive: bool = True, chunk_size: int = 64, hardened: bool = True,
-              metrics_dir: str | Path | None = None, reasoning: str | None = None) -> dict:
-    """Scores, agreement and timing of one judge on every dimension."""
+def judge_one(judge, cases, *, naive: bool = True, geval: bool = True, likelihood: bool = True,
+              chunk_size: int = 64, hardened: bool = True, metrics_dir: str | Path | None = None,
+              reasoning: str | None = None) -> dict:
+    """Scores, agreement and timing of one judge on every dimension; per-item scores under "items"."""
     from localjudge.runs.evaluate import evaluate
 
     docs = [c.extra["doc_id"] for c in cases]
-    out: dict = {"dimensions": {}, "seconds": {}}
-    for dim in DIMENSIONS:
+    out: dict = {"dimensions": {d: {} for d in DIMENSIONS}, "seconds": {d: {} for d in DIMENSIONS}, "items": {}}
+    items = out["items"]
+    if likelihood:
+        t0, c0 = time.perf_counter(), time.process_time()
+        scores, passes = LL.likelihood_scores(judge, cases)
+        out["seconds"]["likelihood"] = passes | {"cpu": round(time.process_time() - c0, 1),
+                                                 "wall": round(time.perf_counter() - t0, 1)}
+        items.update(scores)
+        for dim in DIMENSIONS:
+            human = [c.extra[f"human_{dim}"] for c in cases]
+            for s in LL.LL_SCORERS:
+                out["dimensions"][dim][s] = agreement(scores[s][dim], human, docs)
+    for dim in DIMENSIONS if geval else ():
         metric = summeval_metric(dim, metrics_dir, reasoning)
         human = [c.extra[f"human_{dim}"] for c in cases]
         t0, c0 = time.perf_counter(), time.process_time()
@@ -143,6 +165,8 @@ def judge_one(judge, cases, *, naive: bool = True, chunk_size: int = 64, hardene
             "argmax": [None if r.mode is None else int(r.mode) for r in recs],
         }
         row = {s: agreement(v, human, docs) for s, v in scores.items()}
+        for s, v in scores.items():
+            items.setdefault(s, {})[dim] = v
         # wall and CPU seconds: CPU time is the fairer cost on a machine shared with other jobs
         out["seconds"][dim] = {"distribution": round(t_dist, 1), "distribution_cpu": round(c_dist, 1)}
         if naive:
@@ -151,9 +175,12 @@ def judge_one(judge, cases, *, naive: bool = True, chunk_size: int = 64, hardene
             out["seconds"][dim] |= {"naive": round(time.perf_counter() - t0, 1),
                                     "naive_cpu": round(time.process_time() - c0, 1)}
             row["naive"] = agreement(parsed, human, docs) | {"examples": raw[:3]}
-        out["dimensions"][dim] = row
-        print(f"[{judge.info.name}] {dim}: {out['seconds'][dim]} s, "
-              + ", ".join(f"{k} ρ={_f(v['spearman'])}" for k, v in row.items()), file=sys.stderr, flush=True)
+            items.setdefault("naive", {})[dim] = parsed
+        out["dimensions"][dim] |= row
+    for dim in DIMENSIONS:
+        print(f"[{judge.info.name}] {dim}: {out['seconds'].get(dim)} s, "
+              + ", ".join(f"{k} ρ={_f(v['spearman'])}" for k, v in out["dimensions"][dim].items()),
+              file=sys.stderr, flush=True)
     out["average"] = {
         s: {k: _mean([out["dimensions"][d][s][k] for d in DIMENSIONS]) for k in ("spearman", "kendall_tau_b")}
         for s in SCORERS if s in out["dimensions"][DIMENSIONS[0]]
@@ -166,9 +193,15 @@ def _mean(xs: list[float | None]) -> float | None:
     return None if any(x is None for x in xs) else float(np.mean(xs))
 
 
-def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True, chunk_size: int = 64,
-        hardened: bool = True, metrics_dir: str | Path | None = None, reasoning: str | None = None) -> dict:
-    """Every judge (name -> loaded `Judge`) on the first `docs` articles of a SummEval-schema file."""
+def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True, geval: bool = True,
+        likelihood: bool = True, chunk_size: int = 64, hardened: bool = True,
+        metrics_dir: str | Path | None = None, reasoning: str | None = None,
+        scores_dir: Path | None = None) -> dict:
+    """Every judge (name -> loaded `Judge`) on the first `docs` articles of a SummEval-schema file.
+
+    With `scores_dir`, every item's scores are merged into `<judge>-<dtype>.json` there and the
+    hybrids use all scorers that file holds for the same items.
+    """
     from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 
     cases = load_summeval(data, docs)
@@ -178,13 +211,29 @@ def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True,
            "judges": {}}
     for name, judge in judges.items():
         t0, c0 = time.perf_counter(), time.process_time()
-        r = judge_one(judge, cases, naive=naive, chunk_size=chunk_size, hardened=hardened,
-                      metrics_dir=metrics_dir, reasoning=reasoning)
+        r = judge_one(judge, cases, naive=naive, geval=geval, likelihood=likelihood, chunk_size=chunk_size,
+                      hardened=hardened, metrics_dir=metrics_dir, reasoning=reasoning)
         r["judge"] = judge.info.model_dump()
         r["wall_s"] = round(time.perf_counter() - t0, 1)
         r["cpu_s"] = round(time.process_time() - c0, 1)
+        items = r.pop("items")
+        if scores_dir is not None:
+            items = merge_scores(scores_dir / f"{name}-{judge.info.dtype}.json", data, cases, items)
+        r["hybrid"] = LL.hybrids(items, cases)
         res["judges"][name] = r
     return res
+
+
+def merge_scores(path: Path, data, cases, items: dict) -> dict:
+    """This run's per-item scores merged into the judge's scores file (same data, same items)."""
+    ids = [c.id for c in cases]
+    old = json.loads(path.read_text()) if path.exists() else {}
+    merged = dict(old.get("items", {})) if old.get("case_ids") == ids else {}
+    for scorer, dims in items.items():
+        merged[scorer] = {**merged.get(scorer, {}), **dims}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"data": Path(data).name, "case_ids": ids, "items": merged}) + "\n")
+    return merged
 
 
 def machine() -> dict:
@@ -221,7 +270,7 @@ def render_md(res: dict) -> str:
     ]
     for name, r in res["judges"].items():
         for s in SCORERS:
-            if s not in r["dimensions"][DIMENSIONS[0]]:
+            if any(s not in r["dimensions"][d] for d in DIMENSIONS):
                 continue
             cells = []
             for d in DIMENSIONS:
@@ -232,12 +281,13 @@ def render_md(res: dict) -> str:
             used = "/".join(str(r["dimensions"][d][s]["articles_used"]) for d in DIMENSIONS)
             lines.append(f"| {name} ({r['judge']['dtype']}) {s} | " + " | ".join(cells)
                          + f" | {_f(avg['spearman'])} | {_f(avg['kendall_tau_b'])} | {miss} | {used} |")
+    hybrid_lines = [line for name, r in res["judges"].items() for line in LL.render_hybrids(name, r.get("hybrid", {}))]
     for k, v in PAPER_ROWS.items():
         lines.append(f"| *paper: {k}* | " + " | ".join(["", ""] * len(DIMENSIONS)) + f" | {v:.3f} | | | |")
     lines += ["", "– = undefined: every article skipped (the judge's list constant, or under 3 scored "
               "summaries). unscored = items without a score (naive: parse failures), summed over dimensions. "
               "articles used = articles with a defined correlation per dimension (coherence/consistency/"
-              "fluency/relevance); the others are skipped, as in the paper.", ""]
+              "fluency/relevance); the others are skipped, as in the paper.", "", *hybrid_lines]
     for name, r in res["judges"].items():
         lines.append(f"- {name}: wall {r['wall_s']} s, CPU {r['cpu_s']} s (shared machine); "
                      f"per dimension {json.dumps(r['seconds'])}")
@@ -262,6 +312,8 @@ def main() -> None:
     ap.add_argument("--dtype", default="float32", help="compute dtype (float32, bfloat16)")
     ap.add_argument("--chunk-size", type=int, default=64, help="cases per scoring call")
     ap.add_argument("--no-naive", action="store_true", help="skip the naive generate-and-parse judge")
+    ap.add_argument("--no-geval", action="store_true", help="skip the G-Eval scorers (expected, argmax, naive)")
+    ap.add_argument("--no-likelihood", action="store_true", help="skip the likelihood scorers")
     ap.add_argument("--plain", action="store_true", help="the plain prompt template (content unfenced)")
     ap.add_argument("--metrics-dir", help="a folder of coherence/consistency/fluency/relevance.yaml to use instead")
     ap.add_argument("--reasoning", choices=["none", "before", "after"], help="override the metrics' reasoning mode")
@@ -278,8 +330,9 @@ def main() -> None:
     t0 = time.perf_counter()
     judges = {n: load_judge(n, device="cpu", dtype=args.dtype) for n in (args.judge or JUDGES)}
     load_s = time.perf_counter() - t0
-    res = run(judges, args.data, args.docs, naive=not args.no_naive, chunk_size=args.chunk_size,
-              hardened=not args.plain, metrics_dir=args.metrics_dir, reasoning=args.reasoning)
+    res = run(judges, args.data, args.docs, naive=not args.no_naive, geval=not args.no_geval,
+              likelihood=not args.no_likelihood, chunk_size=args.chunk_size, hardened=not args.plain,
+              metrics_dir=args.metrics_dir, reasoning=args.reasoning, scores_dir=HERE / "summeval_scores")
     res |= {"machine": machine(), "dtype": args.dtype, "load_s": round(load_s, 1)}
     runs = [res]
     if args.append and Path(args.out + ".json").exists():

@@ -96,7 +96,9 @@ def unknown_name(kind: str, name: str, known: Iterable[str], hint: str = "") -> 
     if close:
         msg += f"; did you mean {', '.join(clip(c) for c in close)}?"
     else:
-        msg += f"; known: {', '.join(clip(k, 40) for k in known)}" if len(known) <= 20 else ""
+        listed = ", ".join(clip(k, 40) for k in known)
+        # a long list would break the one-short-line rule: the hint says where to see them all
+        msg += f"; known: {listed}" if len(listed) <= 200 else ""
     if hint:
         msg += f" ({hint})"
     return UnknownNameError(msg)

@@ -74,3 +74,26 @@ def test_run_end_to_end_with_fake_judge(two_articles: Path):
     assert coh["naive"]["articles_used"] == 0  # the two parsed scores are too few to correlate
     md = S.render_md(res)
     assert "G-Eval-4" in md and "fake (float32) expected" in md
+
+
+def test_likelihood_scorers_equal_eval_records_and_runs_merge(two_articles: Path, tmp_path: Path):
+    from localjudge.runs.evaluate import evaluate
+
+    cases = S.load_summeval(two_articles)
+    judge = fake_judge(lambda p: {"3": 1.0})
+    scores, seconds = S.LL.likelihood_scores(judge, cases)
+    assert set(seconds) == {"given_article", "without_article"}
+    for dim in S.DIMENSIONS:
+        recs = evaluate(cases, [S.LL.likelihood_metric(dim, pmi=True)], judge, progress=False).records
+        assert scores["ll-pmi"][dim] == pytest.approx([r.raw_score for r in recs])
+        assert scores["ll-mean"][dim] == pytest.approx([r.likelihood.given_source.mean for r in recs])
+        assert scores["ll-sum"][dim] == pytest.approx([r.likelihood.given_source.sum for r in recs])
+    # a likelihood-only run, then a G-Eval-only run: the scores file holds both, hybrids see both
+    first = S.run({"fake": judge}, two_articles, None, geval=False, scores_dir=tmp_path)
+    assert "expected" not in first["judges"]["fake"]["dimensions"]["coherence"]
+    second = S.run({"fake": judge}, two_articles, None, likelihood=False, naive=False, scores_dir=tmp_path)
+    saved = json.loads((tmp_path / "fake-float32.json").read_text())
+    assert {"expected", "argmax", "ll-mean", "ll-pmi", "ll-sum"} <= set(saved["items"])
+    # 8 summaries are too few to fit and test a hybrid: the run says so instead of inventing one
+    assert "label more" in second["judges"]["fake"]["hybrid"]["coherence"]["error"]
+    assert "fake (float32) ll-mean" in S.render_md(first)

@@ -106,6 +106,23 @@ def fit_hybrid(
     if name in components:
         raise ConfigError(f"the hybrid's name {name!r} is one of its components; name it otherwise")
     x, y, g, specs, skipped = _table(records, components, human, group, field)
+    model, report = fit_arrays(x, y, g, components, share=share, seed=seed, folds=folds)
+    report = report.model_copy(update={"human_field": human, "group_field": group, "skipped": skipped})
+    metric = HybridMetric(
+        kind="hybrid", name=name, method=report.chosen, intercept=model.intercept, human_field=human,
+        human_scale=(float(y.min()), float(y.max())),
+        components=[HybridComponent(metric=specs[c], field=field, mean=float(model.mean[k]),
+                                    std=float(model.std[k]), weight=float(model.weights[k]))
+                    for k, c in enumerate(components)],
+        fit=report.model_dump(mode="json"),
+    )
+    return metric, report
+
+
+def fit_arrays(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, components: Sequence[str], *,
+               share: float = 0.5, seed: int = 0, folds: int = 5) -> tuple[H.LinearScore, HybridReport]:
+    """`fit_hybrid` on arrays: (n, K) component scores, (n,) human scores, (n,) group ids or None."""
+    g = groups
     fit, held = H.split_items(len(y), g, share, seed)
     if len(fit) < H.MIN_FIT_ITEMS or len(held) < H.MIN_FIT_ITEMS:
         raise DataError(f"{len(y)} labelled cases give {len(fit)} to fit and {len(held)} to test; "
@@ -124,23 +141,15 @@ def fit_hybrid(
     best = max(parts, key=parts.get) if parts else None
     beats = None if best is None or held_out["hybrid"] is None else held_out["hybrid"] >= parts[best] - 1e-12
     report = HybridReport(
-        components=components, human_field=human, group_field=group, items=len(y), skipped=skipped,
-        fit_items=len(fit), held_items=len(held),
+        components=list(components), human_field="human", group_field="group" if g is not None else None,
+        items=len(y), skipped=0, fit_items=len(fit), held_items=len(held),
         fit_groups=len(np.unique(gf)) if gf is not None else None,
         held_groups=len(np.unique(gh)) if gh is not None else None,
         cross_validation=[CandidateScore(label=c.label, cv_spearman=c.cv_spearman) for c in cands],
         chosen=chosen.label, held_out=held_out, best_part=best, beats_best_part=beats,
         verdict=_verdict(held_out, best, beats, chosen.label),
     )
-    metric = HybridMetric(
-        kind="hybrid", name=name, method=chosen.label, intercept=model.intercept, human_field=human,
-        human_scale=(float(y.min()), float(y.max())),
-        components=[HybridComponent(metric=specs[c], field=field, mean=float(model.mean[k]),
-                                    std=float(model.std[k]), weight=float(model.weights[k]))
-                    for k, c in enumerate(components)],
-        fit=report.model_dump(mode="json"),
-    )
-    return metric, report
+    return model, report
 
 
 def _verdict(held_out: dict, best: str | None, beats: bool | None, chosen: str) -> str:

@@ -1,0 +1,114 @@
+"""Likelihood scorers and hybrids of the SummEval benchmark (`summeval.py` runs them).
+
+Scorers, per dimension, from the builtin `<dimension>_likelihood` metrics (an instruction naming
+the dimension after the article, the summary scored token by token):
+
+- ll-mean: mean log-probability per summary token (the metric's raw_score);
+- ll-sum: the summed log-probability of the summary;
+- ll-pmi: ll-mean minus the mean log-probability under the same instruction without the article
+  (pointwise mutual information of summary and article).
+
+The four dimensions' prompts share each article, so all of them go through the engine in one
+call and an article is computed once for its 4 × 16 rows; the contrast prompts (no article) are
+one more call. The values equal what `localjudge eval --metric <dimension>_likelihood` records.
+
+Hybrids: per dimension, the judge's scorers of that dimension (G-Eval expected score, ll-mean,
+ll-pmi) are combined by `localjudge.calibration.hybrid_fit.fit_arrays`, fitted and
+cross-validated on half of the articles (seeded) and reported on the other half, beside each
+part alone on the same half.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from localjudge.metrics import builtin_metric
+from localjudge.metrics import likelihood as L
+from localjudge.metrics.spec import PMIContrast
+
+DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
+LL_SCORERS = ("ll-mean", "ll-sum", "ll-pmi")
+HYBRID_PARTS = ("expected", "ll-mean", "ll-pmi")
+
+
+def likelihood_metric(dim: str, pmi: bool = False):
+    """The builtin likelihood metric of a dimension, optionally with the article as PMI contrast."""
+    metric = builtin_metric(f"{dim}_likelihood")
+    return metric.model_copy(update={"pmi": PMIContrast(without=["input"])}) if pmi else metric
+
+
+def likelihood_scores(judge, cases) -> tuple[dict[str, dict[str, list[float]]], dict[str, float]]:
+    """{scorer: {dimension: per-case score}} and wall seconds of the two engine passes."""
+    prompts, conts, contrasts = [], [], []
+    for dim in DIMENSIONS:
+        m = likelihood_metric(dim, pmi=True)
+        for c in cases:
+            p = L.condition_prompt(judge, m, c)
+            prompts.append(p)
+            conts.append(L.continuation(p, c.actual_output))
+            contrasts.append(L.contrast_prompt(judge, m, c))
+    t0 = time.perf_counter()
+    given = judge.loglikelihood(prompts, conts)
+    t1 = time.perf_counter()
+    without = judge.loglikelihood(contrasts, conts)
+    t2 = time.perf_counter()
+    n = len(cases)
+    out: dict[str, dict[str, list[float]]] = {s: {} for s in LL_SCORERS}
+    for k, dim in enumerate(DIMENSIONS):
+        g, w = given[k * n:(k + 1) * n], without[k * n:(k + 1) * n]
+        out["ll-mean"][dim] = [x.mean for x in g]
+        out["ll-sum"][dim] = [x.sum for x in g]
+        out["ll-pmi"][dim] = [x.mean - y.mean for x, y in zip(g, w)]
+    return out, {"given_article": round(t1 - t0, 1), "without_article": round(t2 - t1, 1)}
+
+
+def hybrids(items: dict[str, dict[str, list[float | None]]], cases, seed: int = 0) -> dict:
+    """Per dimension: the hybrid of the available parts, fitted on half the articles, tested on the rest."""
+    from localjudge.calibration.hybrid_fit import fit_arrays
+    from localjudge.errors import LocalJudgeError
+
+    docs = np.array([c.extra["doc_id"] for c in cases])
+    out = {}
+    for dim in DIMENSIONS:
+        parts = [p for p in HYBRID_PARTS if dim in items.get(p, {})]
+        if len(parts) < 2:
+            continue
+        x = np.array([[items[p][dim][i] for p in parts] for i in range(len(cases))], dtype=float)  # (n, K)
+        y = np.array([c.extra[f"human_{dim}"] for c in cases])
+        keep = ~np.isnan(x).any(axis=1)
+        try:
+            _, rep = fit_arrays(x[keep], y[keep], docs[keep], parts, share=0.5, seed=seed)
+        except LocalJudgeError as exc:
+            out[dim] = {"error": str(exc)}
+            continue
+        out[dim] = {"parts": parts, "chosen": rep.chosen, "held_out": rep.held_out, "best_part": rep.best_part,
+                    "beats_best_part": rep.beats_best_part, "fit_articles": rep.fit_groups,
+                    "held_articles": rep.held_groups,
+                    "cross_validation": {c.label: c.cv_spearman for c in rep.cross_validation}}
+    return out
+
+
+def _f(x) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def render_hybrids(name: str, hyb: dict) -> list[str]:
+    """Markdown rows: each part alone and the hybrid, Spearman ρ on the held-back articles."""
+    dims = [d for d in DIMENSIONS if d in hyb and "held_out" in hyb[d]]
+    if not dims:
+        return []
+    parts = list(dict.fromkeys(p for d in dims for p in hyb[d]["parts"]))
+    first = hyb[dims[0]]
+    lines = [f"Hybrid of {name} (fitted with 5-fold grouped cross-validation on {first['fit_articles']} articles, "
+             f"ρ on the other {first['held_articles']}):", "",
+             "| scorer (held-back articles) | " + " | ".join(f"{d[:4]} ρ" for d in DIMENSIONS) + " | avg ρ |",
+             "|---|" + "---|" * (len(DIMENSIONS) + 1)]
+    for p in [*parts, "hybrid"]:
+        vals = [hyb[d]["held_out"].get(p) if d in dims else None for d in DIMENSIONS]
+        avg = None if any(v is None for v in vals) else float(np.mean(vals))
+        lines.append(f"| {name} {p} | " + " | ".join(_f(v) for v in vals) + f" | {_f(avg)} |")
+    chosen = ", ".join(f"{d[:4]}: {hyb[d]['chosen']}" for d in dims)
+    beats = ", ".join(f"{d[:4]}: {'yes' if hyb[d]['beats_best_part'] else 'no'}" for d in dims)
+    return [*lines, "", f"Chosen by cross-validation: {chosen}. Hybrid ≥ its best part: {beats}.", ""]
