@@ -8,7 +8,7 @@ TEST_STAMP := $(VENV)/.installed-test
 TORCH_SPEC ?= torch==2.13.0
 PIP   := $(PY) -m pip install -q --disable-pip-version-check
 
-.PHONY: demo test install clean
+.PHONY: demo demo-rag test install clean
 
 install: $(STAMP)
 
@@ -24,9 +24,14 @@ $(TEST_STAMP): $(STAMP)
 	$(PIP) -e ".[test,ray]"
 	touch $(TEST_STAMP)
 
+# the default judge against SummEval's experts on 3 bundled articles (likelihood judging, ROUGE-L beside it)
 demo: $(STAMP)
+	$(VENV)/bin/localjudge demo --out out/demo_results.jsonl
+
+# the bundled RAG answers with the G-Eval correctness and faithfulness metrics
+demo-rag: $(STAMP)
 	$(VENV)/bin/localjudge eval localjudge/examples/rag_demo.jsonl \
-		--metric correctness --metric faithfulness --out out/demo_results.jsonl --overwrite
+		--metric correctness --metric faithfulness --out out/demo_rag_results.jsonl --overwrite
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q

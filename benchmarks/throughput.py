@@ -23,6 +23,11 @@ in `throughput_results.json` next to this file; the markdown table is rebuilt fr
 including the bf16-vs-fp32 score deviation when both dtypes of a judge are present.
 
     .venv/bin/python benchmarks/throughput.py --judge smollm2-135m --dtype float32 --items 60
+    .venv/bin/python benchmarks/throughput.py --likelihood --judge smollm2-135m   # 800 dev summaries
+
+`--likelihood` measures likelihood scoring instead (`throughput_likelihood.py`): the 800 SummEval
+dev summaries scored by the `consistency_likelihood` metric, against the bare forward floor over
+the same tokens, with and without prefix reuse.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import platform
 import re
 import statistics
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -50,6 +56,9 @@ from localjudge.data import load_cases
 from localjudge.engine.batching import plan_batches
 from localjudge.metrics import builtin_metric
 from localjudge.metrics import prompts as P
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import throughput_likelihood as TL  # noqa: E402  (the benchmark's own sibling module)
 
 HERE = Path(__file__).parent
 RESULTS_JSON = HERE / "throughput_results.json"
@@ -387,7 +396,7 @@ def markdown(all_results: dict) -> str:
              "the same batches, last-position logits only). `naive`, `gen100` and `geval20` ran on "
              "a few items spread over the length order, one repetition; their rates are per item/per token of those "
              "items (extrapolated to the set; the tokens ratio corrects for their length).", ""]
-    for key, c in all_results["configs"].items():
+    for key, c in all_results.get("configs", {}).items():
         lines += [f"## {key}", "",
                   f"{c['items']} prompts ({c['min_prompt_tokens']}-{c['max_prompt_tokens']} tokens, mean "
                   f"{c['mean_prompt_tokens']:.0f}), {slow_note(c)}, {c['reps']} reps. "
@@ -408,8 +417,10 @@ def markdown(all_results: dict) -> str:
         lines += ["", f"Per-repetition items/s ratios to the floor of the same repetition ({paired}): their spread "
                   "shows how much the shared machine's load moved between phases.", "",
                   "Targets: " + "; ".join(targets(c)), ""]
+    if all_results.get("likelihood"):
+        lines += TL.markdown(all_results["likelihood"])
     lines += ["## bf16 vs fp32 score deviation", ""]
-    for judge in sorted({c["judge"] for c in all_results["configs"].values()}):
+    for judge in sorted({c["judge"] for c in all_results.get("configs", {}).values()}):
         a, b = all_results["configs"].get(f"{judge}/float32"), all_results["configs"].get(f"{judge}/bfloat16")
         if not (a and b):
             continue
@@ -440,6 +451,8 @@ def main() -> None:
     ap.add_argument("--skip-slow", action="store_true", help="floor / lj / lj+prefix / gen4 only")
     ap.add_argument("--tag", default="", help="suffix of the results key (e.g. a code change)")
     ap.add_argument("--report", action="store_true", help="only rebuild the markdown from the JSON")
+    ap.add_argument("--likelihood", action="store_true", help="likelihood scoring of SummEval dev summaries instead")
+    ap.add_argument("--docs", type=int, default=None, help="--likelihood: only the first N articles (default all 50)")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads; 1 is fastest on a shared, oversubscribed CPU")
     args = ap.parse_args()
@@ -449,15 +462,24 @@ def main() -> None:
         RESULTS_MD.write_text(markdown(json.loads(RESULTS_JSON.read_text())) + kept_notes())
         return
     torch.set_num_threads(args.threads)
-    result = run(args)
+    key = f"{args.judge}/{args.dtype}{args.tag}"
+    if args.likelihood:
+        judge = localjudge.load_judge(args.judge, device="cuda" if torch.cuda.is_available() else "cpu",
+                                      dtype=args.dtype)
+        result = TL.run(judge, args.docs)
+    else:
+        result = run(args)
     with open(HERE / ".throughput.lock", "w") as lock:  # several configs may run at once
         fcntl.flock(lock, fcntl.LOCK_EX)
         all_results = json.loads(RESULTS_JSON.read_text()) if RESULTS_JSON.exists() else {"configs": {}}
         all_results["machine"] = machine()
-        all_results["configs"][f"{args.judge}/{args.dtype}{args.tag}"] = result
+        all_results.setdefault("likelihood" if args.likelihood else "configs", {})[key] = result
         RESULTS_JSON.write_text(json.dumps(all_results, indent=1))
         RESULTS_MD.write_text(markdown(all_results) + kept_notes())
-    print(markdown({"machine": all_results["machine"], "configs": {f"{args.judge}/{args.dtype}{args.tag}": result}}))
+    if args.likelihood:
+        print("\n".join(TL.markdown({key: result})))
+    else:
+        print(markdown({"machine": all_results["machine"], "configs": {key: result}}))
 
 
 if __name__ == "__main__":

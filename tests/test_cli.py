@@ -59,8 +59,20 @@ def test_eval_prints_table_and_summary(judges, data):
     rows = [line.split() for line in out.splitlines()[2:5]]
     assert rows == [[cid, "correctness", "0.875", "4.50", "pass"] for cid in ("c1", "c2", "c3")]
     assert "mean score" in out and "pass rate" in out and "unscored" in out
-    assert out.splitlines()[-1].split() == ["correctness", "3", "0.875", "1.000", "0", "1.000"]
+    summary = next(line for line in out.splitlines()[5:] if line.startswith("correctness"))
+    assert summary.split() == ["correctness", "3", "0.875", "1.000", "0", "1.000"]
+    # every case got the same 0.875: the summary says plainly that this is no verdict
+    assert "Note on correctness: scores span only 0.88-0.88 (0% of the 0-1 scale) over 3 cases" in out
+    assert "do not read them as verdicts" in out
     assert "Judge: fake" in result.stderr
+
+
+def test_eval_says_nothing_when_scores_spread(judges, data):
+    _, state = judges
+    state["policy"] = lambda p: {"1": 0.9, "5": 0.1} if "a1" in p else {"5": 1.0}
+    result = run("eval", data, "--metric", "correctness", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "Note on" not in result.stdout
 
 
 def test_eval_json_summary(judges, data, tmp_path):

@@ -164,3 +164,21 @@ def test_dummy_prefix_tokenizer_spells_the_continuation():
         assert backend._spelled(ids) == text, text
     unspaced, spaced = backend.encode_continuation("good"), backend.encode_continuation(" good")
     assert unspaced != spaced
+
+
+@pytest.mark.parametrize("build", ["granite", "gemma3-softcap"])
+def test_models_that_rescale_their_logits(tiny_tokenizer, build):
+    """Gemma's soft-capping is applied to the split head; Granite's scaling keeps the plain forward."""
+    from test_tree_head import _granite
+
+    if build == "granite":
+        model = _granite(tiny_tokenizer)
+    else:
+        model = tiny_gemma3(tiny_tokenizer)
+        model.config.final_logit_softcapping = 3.0
+    prompts, conts = _pairs()
+    judge = _judge(model, tiny_tokenizer, budget=300)
+    got = judge.loglikelihood(prompts, conts)
+    assert (judge.backend._split_head() is None) == (build == "granite")
+    for p, c, g in zip(prompts, conts, got):
+        assert list(g.logprobs) == pytest.approx(brute_force(model, tiny_tokenizer, p, c), abs=TOL)

@@ -204,3 +204,15 @@ def test_cli_metrics_lists_likelihood_kinds():
     result = CliRunner().invoke(main, ["metrics"])
     line = next(x for x in result.stdout.splitlines() if x.startswith("faithfulness_pmi"))
     assert "PMI (mean)" in line and "retrieval_context, input -> actual_output" in line
+
+
+def test_reading_notes_say_what_scores_cannot_tell():
+    from localjudge.runs.evaluate import reading_notes
+
+    flat = reading_notes("geval", [0.55, 0.57, 0.61], 0.95, True)
+    assert len(flat) == 1 and "0.55-0.61 (6% of the 0-1 scale) over 3 cases" in flat[0]
+    assert reading_notes("geval", [0.1, 0.5, 0.9], 0.95, True) == []
+    assert reading_notes("geval", [0.5, 0.5], 0.95, True) == []  # two cases say nothing of a spread
+    assert "valid scores" in reading_notes("geval", [0.1, 0.9, 0.5], 0.2, True)[0]
+    assert "not verdicts" in reading_notes("likelihood", [0.3, 0.4], None, False)[0]
+    assert reading_notes("likelihood", [0.3, 0.4], None, True) == []

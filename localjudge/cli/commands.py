@@ -217,6 +217,9 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     _table(["metric", "n", "mean score", "pass rate", "unscored", "valid mass"], [
         (s.metric, s.n, _f(s.mean_score), _f(s.pass_rate), s.unscored, _f(s.mean_valid_mass)) for s in result.summaries
     ])
+    for s in result.summaries:
+        for note in s.notes:
+            click.echo(f"\nNote on {s.metric}: {note}.")
     if out:
         click.echo(f"\nresults: {out}")
 

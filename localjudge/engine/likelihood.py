@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from localjudge.engine.batching import plan_batches
+from localjudge.engine.batching import BatchPlan, plan_batches
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
 from localjudge.errors import ContextLengthError
@@ -57,15 +57,7 @@ class ContinuationScoring:
             return out
         with self._torch.inference_mode():
             split = self._split_head()
-        # the plain forward keeps logits at every position: fewer tokens per batch
-        budget = self.token_budget if split is not None else max(64, min(self.token_budget, ROW_BYTES // (4 * self._logit_width)))
-        # what a batch may share: the prompt but its last token, whose hidden state reads the
-        # first continuation token; unique placeholders stand for the rest of the row
-        shareable = [list(prompts[i][:-1]) + [-1 - i] * (len(continuations[i]) + 1) for i in live]
-        if self.reuse_prefix and len(live) > 1:
-            plan = plan_prefix_batches(shareable, budget, 0, 256)
-        else:
-            plan = plan_batches([len(r) for r in shareable], budget)
+        plan, shareable = self.plan_continuations(prompts, continuations)
         self.last_plan = plan
         memo: dict[tuple[int, ...], Any] = {}
 
@@ -84,6 +76,26 @@ class ContinuationScoring:
         if progress and len(live) < len(rows):
             progress(len(rows) - len(live))
         return out
+
+    def plan_continuations(
+        self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]
+    ) -> tuple[BatchPlan, list[list[int]]]:
+        """The batches `token_logprobs` runs, over the items with a non-empty continuation.
+
+        Returns:
+            The plan (indices into those items) and, per item, the tokens a batch may share.
+        """
+        live = [i for i, c in enumerate(continuations) if c]
+        with self._torch.inference_mode():
+            split = self._split_head()
+        # the plain forward keeps logits at every position: fewer tokens per batch
+        budget = self.token_budget if split is not None else max(64, min(self.token_budget, ROW_BYTES // (4 * self._logit_width)))
+        # what a batch may share: the prompt but its last token, whose hidden state reads the
+        # first continuation token; unique placeholders stand for the rest of the row
+        shareable = [list(prompts[i][:-1]) + [-1 - i] * (len(continuations[i]) + 1) for i in live]
+        if self.reuse_prefix and len(live) > 1:
+            return plan_prefix_batches(shareable, budget, 0, 256), shareable
+        return plan_batches([len(r) for r in shareable], budget), shareable
 
     def _logprob_batch(self, rows, cont_lens, split, prefix_cache=None, shared: int = 0) -> list[np.ndarray]:
         """Continuation log-probabilities of right-padded rows, optionally after a cached prefix."""

@@ -33,6 +33,36 @@ class MetricSummary(BaseModel):
     mean_score: float | None = Field(description="Mean normalised score over scored cases.")
     pass_rate: float | None = Field(description="Share of scored cases that passed; null when the metric has no threshold.")
     mean_valid_mass: float | None = Field(description="Mean probability on valid scores.")
+    score_min: float | None = Field(default=None, description="Lowest score over scored cases.")
+    score_max: float | None = Field(default=None, description="Highest score over scored cases.")
+    notes: list[str] = Field(default_factory=list, description="Warnings on what the scores can tell (see `reading_notes`).")
+
+
+NARROW_SPREAD = 0.15
+"""Scores of a bounded metric spanning less than this share of the 0-1 scale do not separate cases."""
+
+LOW_VALID_MASS = 0.5
+"""Below this mean valid mass the judge is mostly not answering with a score at all."""
+
+
+def reading_notes(kind: str, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool) -> list[str]:
+    """What a reader must know before taking a metric's scores as verdicts, in plain words."""
+    notes = []
+    if kind in ("geval", "pairwise", "hybrid") and len(scores) >= 3:
+        lo, hi = min(scores), max(scores)
+        if hi - lo < NARROW_SPREAD:
+            notes.append(
+                f"scores span only {lo:.2f}-{hi:.2f} ({hi - lo:.0%} of the 0-1 scale) over {len(scores)} cases: "
+                "the judge does not separate these cases, so do not read them as verdicts; check it on "
+                "labelled cases with `localjudge calibrate`"
+            )
+    if kind == "geval" and mean_valid_mass is not None and mean_valid_mass < LOW_VALID_MASS:
+        notes.append(f"only {mean_valid_mass:.0%} of the judge's probability went to valid scores on average: "
+                     "it is mostly not answering with a score")
+    if kind == "likelihood" and not has_threshold:
+        notes.append("likelihood scores rank cases against each other (higher: likelier given the source); "
+                     "they are not verdicts and have no pass mark")
+    return notes
 
 
 class EvaluationResult(BaseModel):
@@ -58,11 +88,16 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
         rs = [r for r in records if r.metric == name]
         scored = [r for r in rs if r.score is not None]
         masses = [r.valid_mass for r in rs if r.valid_mass is not None]
+        values = [r.score for r in scored]
+        judged = [r for r in scored if r.passed is not None]
+        mass = sum(masses) / len(masses) if masses else None
+        kind = rs[0].kind if rs else "geval"
         out.append(MetricSummary(
             metric=name, n=len(rs), scored=len(scored), unscored=len(rs) - len(scored),
-            mean_score=sum(r.score for r in scored) / len(scored) if scored else None,
-            pass_rate=sum(bool(r.passed) for r in judged) / len(judged) if (judged := [r for r in scored if r.passed is not None]) else None,
-            mean_valid_mass=sum(masses) / len(masses) if masses else None,
+            mean_score=sum(values) / len(values) if values else None,
+            pass_rate=sum(bool(r.passed) for r in judged) / len(judged) if judged else None,
+            mean_valid_mass=mass, score_min=min(values, default=None), score_max=max(values, default=None),
+            notes=reading_notes(kind, values, mass, any(r.threshold is not None for r in rs)),
         ))
     return out
 

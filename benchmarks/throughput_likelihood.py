@@ -1,0 +1,130 @@
+"""Throughput of likelihood scoring against the bare forward floor (`throughput.py --likelihood`).
+
+The items are SummEval dev summaries under the builtin `consistency_likelihood` metric: article,
+instruction, then the summary scored token by token (~700 tokens a row). Three methods, run
+back to back on every article's 16 summaries so that background load hits all three alike:
+
+  floor      a bare batched forward over the very batches localjudge plans without prefix reuse
+             (same right padding, a plain 2D mask), last-position logits only: what any scorer
+             of these tokens must at least pay.
+  lj         `judge.loglikelihood`, prefix reuse off: output layer and fp32 log-softmax at every
+             summary token, on top of the floor's work.
+  lj+prefix  `judge.loglikelihood`, prefix reuse on: an article is computed once for its 16
+             summaries.
+
+Ratios are floor time / method time summed over the articles (a ratio above 1 is faster than the
+floor), with the median of the per-article ratios beside them.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from localjudge.scoring.likelihood import split_boundary
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parent.parent / "shared" / "data" / "summeval_dev.json"
+METRIC = "consistency_likelihood"
+
+
+def _articles(judge, docs: int | None):
+    """Per article: (prompts, continuations) of its summaries, as the metric renders them."""
+    import summeval  # the SummEval benchmark's loader (same folder)
+
+    from localjudge.metrics import builtin_metric
+    from localjudge.metrics import likelihood as L
+
+    metric = builtin_metric(METRIC)
+    groups: dict[str, tuple[list[str], list[str]]] = {}
+    for c in summeval.load_summeval(DATA, docs):
+        p = L.condition_prompt(judge, metric, c)
+        prompts, conts = groups.setdefault(c.extra["doc_id"], ([], []))
+        prompts.append(p)
+        conts.append(L.continuation(p, c.actual_output))
+    return list(groups.values())
+
+
+def floor_pass(backend, rows: list[list[int]], plan) -> None:
+    """The plan's batches, right-padded, one plain forward each, last-position logits only."""
+    for batch in plan.batches:
+        width = max(len(rows[i]) for i in batch)
+        x = torch.full((len(batch), width), backend._pad_id, dtype=torch.long)
+        attn = torch.zeros_like(x)
+        for b, i in enumerate(batch):
+            x[b, : len(rows[i])] = torch.tensor(rows[i])
+            attn[b, : len(rows[i])] = 1
+        with torch.inference_mode():
+            backend.model(input_ids=x.to(backend.device), attention_mask=attn.to(backend.device), logits_to_keep=1,
+                          use_cache=False)
+
+
+def run(judge, docs: int | None = None) -> dict:
+    """Seconds of floor, lj and lj+prefix over every article, and the largest score difference."""
+    backend = judge.backend
+    articles = _articles(judge, docs)
+    times = {"floor": [], "lj": [], "lj+prefix": []}
+    tokens, items, real, padded, diff, prefill = 0, 0, 0, 0, 0.0, 0
+    for k, (prompts, conts) in enumerate(articles):
+        pairs = [split_boundary(p, c) for p, c in zip(prompts, conts)]
+        p_ids = [backend.encode(p) for p, _ in pairs]
+        c_ids = [backend.encode_continuation(c) for _, c in pairs]
+        rows = [p + c for p, c in zip(p_ids, c_ids)]
+        backend.reuse_prefix = False
+        plan, _ = backend.plan_continuations(p_ids, c_ids)
+        if k == 0:
+            floor_pass(backend, rows, plan)  # warm-up: every method runs warm
+            judge.loglikelihood(prompts, conts)
+        t = time.perf_counter()
+        floor_pass(backend, rows, plan)
+        times["floor"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        plain = judge.loglikelihood(prompts, conts)
+        times["lj"].append(time.perf_counter() - t)
+        backend.reuse_prefix = True
+        t = time.perf_counter()
+        shared = judge.loglikelihood(prompts, conts)
+        times["lj+prefix"].append(time.perf_counter() - t)
+        prefix_plan = backend.last_plan
+        diff = max([diff] + [abs(a.mean - b.mean) for a, b in zip(plain, shared)])
+        tokens += sum(len(r) for r in rows)
+        items += len(rows)
+        real, padded, prefill = real + plan.real_tokens, padded + plan.padded_tokens, prefill + prefix_plan.padded_tokens
+        print(f"article {k + 1}/{len(articles)}: " + ", ".join(f"{m} {v[-1]:.2f}s" for m, v in times.items()),
+              flush=True)
+    out = {"metric": METRIC, "articles": len(articles), "items": items, "tokens": tokens,
+           "padding_waste": 1 - real / padded, "prefix_computed_tokens": prefill,
+           "prefix_reuse_max_mean_diff": diff, "seconds": {m: sum(v) for m, v in times.items()},
+           "per_article": times}
+    floor = out["seconds"]["floor"]
+    out["ratio"] = {m: floor / s for m, s in out["seconds"].items()}
+    out["median_article_ratio"] = {m: statistics.median(f / t for f, t in zip(times["floor"], v))
+                                   for m, v in times.items()}
+    out["tokens_per_s"] = {m: tokens / s for m, s in out["seconds"].items()}
+    return out
+
+
+def markdown(results: dict) -> list[str]:
+    """The likelihood section of the throughput results."""
+    lines = ["## Likelihood scoring (`throughput.py --likelihood`)", "",
+             "SummEval dev summaries under `consistency_likelihood` (article, instruction, summary scored); "
+             "floor = a bare batched forward over the batches localjudge plans without prefix reuse. "
+             "Methods run back to back on each article's 16 summaries; ratio = floor seconds / method "
+             "seconds over all articles (> 1: faster than the floor).", "",
+             "| config | items | tokens | padding | floor tok/s | lj × floor | lj+prefix × floor | "
+             "median per-article (lj / lj+prefix) | max Δ mean log-prob (prefix vs none) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for key, c in results.items():
+        m = c["median_article_ratio"]
+        lines.append(f"| {key} | {c['items']} ({c['articles']} articles) | {c['tokens']} | {c['padding_waste']:.1%} | "
+                     f"{c['tokens_per_s']['floor']:.0f} | {c['ratio']['lj']:.2f} | {c['ratio']['lj+prefix']:.2f} | "
+                     f"{m['lj']:.2f} / {m['lj+prefix']:.2f} | {c['prefix_reuse_max_mean_diff']:.1e} |")
+    targets = []
+    for key, c in results.items():
+        lj, lp = c["ratio"]["lj"], c["ratio"]["lj+prefix"]
+        targets.append(f"{key}: lj ≥ 0.90× floor: {lj:.2f} {'met' if lj >= 0.9 else 'NOT met'}; "
+                       f"lj+prefix ≥ 1.5×: {lp:.2f} {'met' if lp >= 1.5 else 'NOT met'}")
+    return [*lines, "", "Targets: " + "; ".join(targets), ""]
