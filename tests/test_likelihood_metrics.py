@@ -40,9 +40,13 @@ def _judge(**kw):
 def test_builtins_are_likelihood_metrics():
     names = set(builtin_names())
     assert {"likelihood", "faithfulness_pmi"} <= names
-    for dim in ("coherence", "consistency", "fluency", "relevance"):
+    instructions = set()
+    for dim, word in [("coherence", "coherent"), ("consistency", "only facts"), ("fluency", "fluent"),
+                      ("relevance", "important")]:
         m = builtin_metric(f"{dim}_likelihood")
-        assert m.kind == "likelihood" and dim in m.instruction.lower()
+        assert m.kind == "likelihood" and word in m.instruction and m.fields == ["input"]
+        instructions.add(m.instruction)
+    assert len(instructions) == 4
     pmi = builtin_metric("faithfulness_pmi")
     assert pmi.pmi is not None and pmi.pmi.without == ["retrieval_context"]
 
