@@ -193,7 +193,7 @@ NOTES = "## Notes (hand-written)"
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sets", nargs="+", default=["demo", "contrastive", "summeval"],
+    ap.add_argument("--sets", nargs="+", default=["demo", "contrastive"],
                     choices=["demo", "contrastive", "summeval"])
     ap.add_argument("--judge", action="append", help="judge (repeatable; default both embedded judges)")
     ap.add_argument("--docs", type=int, default=None, help="summeval: only the first N articles")

@@ -408,3 +408,14 @@ def test_good_input_still_works(fake):
     assert result.exit_code == 0, result.output
     (rec,) = [json.loads(line) for line in open("r.jsonl")]
     assert rec["score"] == pytest.approx((4.3 - 1) / 4)
+
+
+def test_too_long_likelihood_case_names_case_and_truncates(fake, monkeypatch):
+    _short_judge(monkeypatch, 3000)
+    long = {"id": "long-one", **GOOD_ROW, "input": "word " * 1000}
+    _write({"d.jsonl": GOOD + json.dumps(long) + "\n"})
+    assert_user_error(run("eval", "d.jsonl", "--metric", "likelihood", "--out", "r.jsonl"),
+                      "case 'long-one'", "3000", "--truncate")
+    result = run("eval", "d.jsonl", "--metric", "likelihood", "--out", "r2.jsonl", "--truncate", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert "truncated: case 'long-one' (likelihood): input cut from" in result.output

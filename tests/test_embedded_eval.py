@@ -118,3 +118,24 @@ def test_cli_killed_and_resumed_matches_uninterrupted_run(smollm_judge, tmp_path
     assert len(got) == len(set((c, m) for c, m, _ in got)) == 12  # no duplicates, nothing missing
     assert set(got) == set(want)
     assert all(s is not None and not math.isnan(s) for _, _, s in got)
+
+
+def test_cli_likelihood_metrics_on_deepeval_file(smollm_judge, monkeypatch, tmp_path):
+    """`localjudge eval cases.jsonl --metric likelihood --out r.jsonl` on the real default judge."""
+    from click.testing import CliRunner
+
+    from localjudge.cli import main
+    from localjudge.runs.results_file import read_results
+
+    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: smollm_judge)
+    out = tmp_path / "r.jsonl"
+    result = CliRunner().invoke(main, ["eval", str(DEMO), "--metric", "likelihood", "--metric", "faithfulness_pmi",
+                                       "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    recs = read_results(out)
+    assert len(recs) == 20 and all(r.score is not None and r.kind == "likelihood" for r in recs)
+    for r in recs:
+        assert r.raw_score == pytest.approx(r.likelihood.given_source.mean - (
+            r.likelihood.without_source.mean if r.likelihood.without_source else 0.0))
+        assert r.judge["provenance"].startswith("sha256:") and r.likelihood.n_tokens > 0
+    assert "Note on likelihood" in result.stdout  # ranks, not verdicts
