@@ -99,6 +99,11 @@ def scorer_values(records) -> dict[str, dict[str, float | None]]:
     return out
 
 
+def _fields(metric) -> list[str]:
+    """Fields a metric reads (the contrastive set has no reference answers)."""
+    return [*metric.fields, getattr(metric, "target", "actual_output")]
+
+
 def auroc(good: list[float], bad: list[float]) -> float | None:
     """P(a good item outscores a bad one), ties counting half."""
     if not good or not bad:
@@ -144,8 +149,9 @@ def run_set(judge, set_name: str, docs: int | None) -> dict:
     from localjudge.runs.evaluate import evaluate
 
     cases, labels, pairs = load(set_name, docs)
+    needed = [m for m in metrics(set_name) if set_name != "contrastive" or "expected_output" not in _fields(m)]
     t0 = time.perf_counter()
-    recs = evaluate(cases, metrics(set_name), judge, progress=False, chunk_size=64).records
+    recs = evaluate(cases, needed, judge, progress=False, chunk_size=64).records
     wall = time.perf_counter() - t0
     vals = scorer_values(recs)
     return {"cases": len(cases), "labelled": len(labels), "wall_s": round(wall, 1),
@@ -163,6 +169,7 @@ def render(res: dict) -> str:
     for judge, sets in res["judges"].items():
         for set_name, r in sets.items():
             lines += [f"## {judge} — {set_name} ({r['labelled']} labelled of {r['cases']} cases, {r['wall_s']} s)", ""]
+            r = {**r, "scorers": {s: f for s, f in r["scorers"].items() if f["n"]}}  # a set without its fields
             if set_name == "summeval":
                 lines += ["| scorer | summary-level ρ vs experts' consistency | AUROC (all experts 5 vs not) | n |",
                           "|---|---|---|---|"]

@@ -338,3 +338,38 @@ def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loade
     study = json.loads(res.output)
     assert study["pointwise"] is None and study["pairwise"]["kind"] == "pairwise"
     assert not (report / "heatmap.png").exists()
+
+
+def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
+    """judge_logppl: the responses go through the likelihood engine in batches, not one forward each."""
+    import torch
+    from conftest import tiny_llama
+
+    from localjudge.bias.pipeline import judge_logppl
+    from localjudge.generation import ResponseRecord, generation_prompt, response_continuation
+    from localjudge.judge import Judge, JudgeInfo
+
+    info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32", device="cpu",
+                     chat_template=False, context_length=1024)
+    model = tiny_llama(tiny_tokenizer)
+    judge = Judge.from_model(model, tiny_tokenizer, info, token_budget=4096)
+    responses = [ResponseRecord(id=f"q{i % 3}", input=f"the answer is good yes {i % 3}", generator=f"g{i}",
+                                generator_family="tiny", response=" ".join(["the response is fluent"] * (1 + i % 4)),
+                                prompt_style="plain", max_new_tokens=8, batch_size=1, generator_info={},
+                                localjudge_version="0") for i in range(12)]
+    batches = []
+    real = judge.backend._logprob_batch
+    judge.backend._logprob_batch = lambda rows, *a, **k: batches.append(len(rows)) or real(rows, *a, **k)
+    got = judge_logppl(judge, responses)
+    assert len(batches) < len(responses) and sum(batches) == len(responses)
+    assert judge.backend.head_rows == sum(len(judge.backend.encode_continuation(response_continuation(judge, r.response)))
+                                          for r in responses)  # output layer at response tokens only
+    for r, nll in zip(responses, got):
+        from localjudge.data import TestCase
+
+        prompt = tiny_tokenizer(generation_prompt(judge, TestCase(id=r.id, input=r.input)))["input_ids"]
+        cont = tiny_tokenizer(response_continuation(judge, r.response), add_special_tokens=False)["input_ids"]
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([prompt + cont])).logits[0].double()
+        logp = torch.log_softmax(logits[len(prompt) - 1 : -1], -1)[torch.arange(len(cont)), torch.tensor(cont)]
+        assert nll == pytest.approx(float(-logp.mean()), abs=1e-5)

@@ -16,7 +16,7 @@ import numpy as np
 
 from localjudge.engine.batching import BatchPlan, plan_batches
 from localjudge.engine.oom import run_with_backoff
-from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
+from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
 from localjudge.errors import ContextLengthError
 
 Progress = Callable[[int], None]
@@ -99,8 +99,6 @@ class ContinuationScoring:
 
     def _logprob_batch(self, rows, cont_lens, split, prefix_cache=None, shared: int = 0) -> list[np.ndarray]:
         """Continuation log-probabilities of right-padded rows, optionally after a cached prefix."""
-        from localjudge.engine.prefix import expand_cache
-
         torch = self._torch
         b, lengths = len(rows), [len(r) for r in rows]
         width = max(lengths)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from localjudge.data import LIST_FIELDS, TestCase
 from localjudge.errors import ContextLengthError
@@ -13,6 +14,9 @@ from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric
 from localjudge.runs.records import LikelihoodDetail, ResultRecord, TokenStats
 from localjudge.scoring.likelihood import ContinuationLogprobs
+
+if TYPE_CHECKING:
+    from localjudge.runs.scoring import MetricContext
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,8 @@ class _Item:
     cut: str | None
 
 
-def score_likelihood(judge: Judge, ctx, cases: Sequence[TestCase], base) -> list[ResultRecord]:
+def score_likelihood(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase],
+                     base: Callable[[TestCase], dict]) -> list[ResultRecord]:
     """Records of cases that have every field the metric needs, in input order.
 
     `ctx` is the run's `MetricContext`; `base(case)` gives the provenance fields of a record.
