@@ -9,7 +9,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.calibration import hybrid as H
-from localjudge.errors import ConfigError, DataError
+from localjudge.errors import ConfigError, DataError, clip, cut
 from localjudge.metrics.spec import HybridComponent, HybridMetric
 from localjudge.runs.records import ResultRecord
 
@@ -53,7 +53,8 @@ def _table(records: Sequence[ResultRecord], components: Sequence[str], human: st
         if r.metric in by_metric:
             by_metric[r.metric][r.case_id] = r
             if specs.setdefault(r.metric, r.metric_spec) != r.metric_spec:
-                raise DataError(f"metric {r.metric!r} was defined differently in different records; fit on one run")
+                raise DataError(f"metric {clip(r.metric)} was defined differently in different records; "
+                                "fit on the records of one run")
     missing = [c for c in components if not by_metric[c]]
     if missing:
         known = sorted({r.metric for r in records})
@@ -64,9 +65,10 @@ def _table(records: Sequence[ResultRecord], components: Sequence[str], human: st
         values = [getattr(r, field) if r is not None else None for r in recs]
         label = first.extra.get(human)
         if label is None:
-            raise DataError(f"case {case_id!r} has no human field {human!r}; known extra fields: {sorted(first.extra)}")
+            known = cut(", ".join(sorted(first.extra)), 160)
+            raise DataError(f"case {clip(case_id)} has no human field {clip(human)}; known extra fields: {known}")
         if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
-            raise DataError(f"case {case_id!r}: human field {human!r} is {label!r}, not a number")
+            raise DataError(f"case {clip(case_id)}: human field {clip(human)} is {clip(label)}, not a number")
         if any(v is None for v in values):
             skipped += 1
             continue
@@ -74,7 +76,7 @@ def _table(records: Sequence[ResultRecord], components: Sequence[str], human: st
         labels.append(float(label))
         if group is not None:
             if group not in first.extra:
-                raise DataError(f"case {case_id!r} has no group field {group!r}")
+                raise DataError(f"case {clip(case_id)} has no group field {clip(group)}")
             groups.append(str(first.extra[group]))
     g = np.array(groups) if group is not None else None
     return np.array(rows, dtype=float), np.array(labels), g, specs, skipped
@@ -104,7 +106,7 @@ def fit_hybrid(
     """
     components = list(dict.fromkeys(components))
     if name in components:
-        raise ConfigError(f"the hybrid's name {name!r} is one of its components; name it otherwise")
+        raise ConfigError(f"the hybrid's name {clip(name)} is one of its components; name it otherwise")
     x, y, g, specs, skipped = _table(records, components, human, group, field)
     model, report = fit_arrays(x, y, g, components, share=share, seed=seed, folds=folds)
     report = report.model_copy(update={"human_field": human, "group_field": group, "skipped": skipped})

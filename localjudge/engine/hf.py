@@ -23,7 +23,7 @@ from localjudge.engine.likelihood import ContinuationScoring
 from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.engine.vocab import token_surfaces
-from localjudge.errors import ContextLengthError, DataError, ModelUnavailableError
+from localjudge.errors import ContextLengthError, DataError, ModelUnavailableError, clip
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE, TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
@@ -263,7 +263,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
             if joined[: len(anchor)] == anchor and self._spelled(joined[len(anchor):]) == text:
                 return joined[len(anchor):]
         raise DataError(
-            f"cannot tokenise the continuation {text[:40]!r} apart from its prompt without adding a "
+            f"cannot tokenise the continuation {clip(text, 40)} apart from its prompt without adding a "
             "space; start it with a space"
         )
 

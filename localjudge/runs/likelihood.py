@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from localjudge.data import LIST_FIELDS, TestCase
-from localjudge.errors import ContextLengthError
+from localjudge.errors import ContextLengthError, clip
 from localjudge.judge import Judge
 from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric
@@ -101,7 +101,7 @@ def _fit(judge: Judge, m: LikelihoodMetric, case: TestCase, truncate: bool) -> _
         return _Item(case, prompt, contrast, cont, n, None)
     if not truncate:
         raise ContextLengthError(
-            f"case {case.id!r}: the {m.name} prompt and {m.target} have {n} tokens, more than the judge's "
+            f"case {clip(case.id)}: the {m.name} prompt and {m.target} have {n} tokens, more than the judge's "
             f"context of {limit}; shorten the case or pass --truncate"
         )
     notes, current = [], case
@@ -115,7 +115,7 @@ def _fit(judge: Judge, m: LikelihoodMetric, case: TestCase, truncate: bool) -> _
         prompt, contrast, cont, n = _measure(judge, m, current)
         if n <= limit:
             return _Item(current, prompt, contrast, cont, n, "; ".join(notes))
-    raise ContextLengthError(f"case {case.id!r}: cannot truncate the {m.name} prompt to {limit} tokens")
+    raise ContextLengthError(f"case {clip(case.id)}: cannot truncate the {m.name} prompt to {limit} tokens")
 
 
 def _length(value) -> int:
