@@ -150,11 +150,14 @@ def run_set(judge, set_name: str, docs: int | None) -> dict:
 
     cases, labels, pairs = load(set_name, docs)
     needed = [m for m in metrics(set_name) if set_name != "contrastive" or "expected_output" not in _fields(m)]
-    t0 = time.perf_counter()
-    recs = evaluate(cases, needed, judge, progress=False, chunk_size=64).records
-    wall = time.perf_counter() - t0
+    recs, seconds = [], {}
+    for metric in needed:  # one at a time, for the wall time of each
+        t0 = time.perf_counter()
+        recs += evaluate(cases, [metric], judge, progress=False, chunk_size=64).records
+        seconds[metric.name] = round(time.perf_counter() - t0, 1)
     vals = scorer_values(recs)
-    return {"cases": len(cases), "labelled": len(labels), "wall_s": round(wall, 1),
+    return {"cases": len(cases), "labelled": len(labels), "wall_s": round(sum(seconds.values()), 1),
+            "metric_seconds": seconds,
             "scorers": {s: figures(v, labels, pairs, cases, set_name) for s, v in vals.items()}}
 
 
@@ -170,6 +173,9 @@ def render(res: dict) -> str:
         for set_name, r in sets.items():
             lines += [f"## {judge} — {set_name} ({r['labelled']} labelled of {r['cases']} cases, {r['wall_s']} s)", ""]
             r = {**r, "scorers": {s: f for s, f in r["scorers"].items() if f["n"]}}  # a set without its fields
+            if r.get("metric_seconds"):
+                lines += ["Wall seconds per metric (a likelihood metric's min-token row comes from the same "
+                          "pass): " + ", ".join(f"{k} {v}" for k, v in r["metric_seconds"].items()) + ".", ""]
             if set_name == "summeval":
                 lines += ["| scorer | summary-level ρ vs experts' consistency | AUROC (all experts 5 vs not) | n |",
                           "|---|---|---|---|"]

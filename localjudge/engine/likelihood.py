@@ -17,7 +17,6 @@ import numpy as np
 from localjudge.engine.batching import BatchPlan, plan_batches
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
-from localjudge.errors import ContextLengthError
 
 Progress = Callable[[int], None]
 
@@ -43,14 +42,8 @@ class ContinuationScoring:
             One float64 array of shape (len(continuation),) per item.
         """
         rows = [list(p) + list(c) for p, c in zip(prompts, continuations)]
-        for i, (p, row) in enumerate(zip(prompts, rows)):
-            if not p:
-                raise ContextLengthError(f"prompt {i} is empty after tokenisation; a continuation needs a prompt")
-            if len(row) > self.max_context:
-                raise ContextLengthError(
-                    f"item {i} has {len(row)} tokens (prompt + continuation), more than the judge's "
-                    f"context of {self.max_context}; shorten it or pass --truncate"
-                )
+        self.check_lengths(prompts)  # a continuation needs a prompt to follow
+        self.check_lengths(rows, [f"item {i} (prompt + continuation)" for i in range(len(rows))])
         out = [np.zeros(0) for _ in rows]
         live = [i for i, c in enumerate(continuations) if c]
         if not live:
