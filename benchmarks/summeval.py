@@ -236,6 +236,21 @@ def merge_scores(path: Path, data, cases, items: dict) -> dict:
     return merged
 
 
+def refit_hybrids(res: dict, scores_dir: Path) -> None:
+    """A run's hybrids fitted again from the judges' saved per-item scores (no model runs)."""
+    cases = None
+    for name, r in res["judges"].items():
+        path = scores_dir / f"{name}-{r['judge']['dtype']}.json"
+        if "hybrid" not in r or not path.exists():  # runs from before per-item scores were kept
+            continue
+        saved = json.loads(path.read_text())
+        if cases is None:
+            cases = load_summeval(res["data"], None)
+            cases = [c for c in cases if c.id in set(saved["case_ids"])]
+        if [c.id for c in cases] == saved["case_ids"] and len(cases) == res["summaries"]:
+            r["hybrid"] = LL.hybrids(saved["items"], cases)
+
+
 def machine() -> dict:
     """CPU model and core count (lscpu), torch threads and versions."""
     import torch
@@ -323,6 +338,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.report:
         runs = json.loads(Path(args.out + ".json").read_text())["runs"]
+        for r in runs:
+            refit_hybrids(r, HERE / "summeval_scores")
+        Path(args.out + ".json").write_text(json.dumps({"runs": runs}, indent=1) + "\n")
         Path(args.out + ".md").write_text(HEADER + "\n".join(render_md(r) for r in runs) + notes(Path(args.out + ".md")))
         return
     from localjudge import load_judge

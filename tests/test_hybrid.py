@@ -167,3 +167,21 @@ def test_cli_hybrid_errors(tmp_path, args, why):
     res.write_text("")
     result = CliRunner().invoke(main, ["calibrate", str(res), *args])
     assert result.exit_code == 2 and why in result.output
+
+
+def test_choose_keeps_the_simplest_within_one_standard_error():
+    rng = np.random.default_rng(0)
+    base = {g: 0.4 + 0.2 * rng.standard_normal() for g in range(30)}
+    noisy_gain = {g: v + 0.01 + 0.1 * rng.standard_normal() for g, v in base.items()}  # +0.01 ± big noise
+    clear_gain = {g: v + 0.2 for g, v in base.items()}  # +0.2 in every group
+
+    def cand(label, method, alpha, units):
+        return H.Candidate(label, method, alpha, 0 if method == "single" else None, float(np.mean(list(units.values()))),
+                           units)
+
+    single = cand("a alone", "single", None, base)
+    assert H.choose([single, cand("ridge α=0.01", "ridge", 0.01, noisy_gain)]).label == "a alone"
+    assert H.choose([single, cand("ridge α=0.01", "ridge", 0.01, clear_gain)]).label == "ridge α=0.01"
+    # among those within reach, the simplest kind: a strong ridge penalty before a weak one
+    strong, weak = cand("ridge α=10", "ridge", 10.0, clear_gain), cand("ridge α=0.01", "ridge", 0.01, clear_gain)
+    assert H.choose([single, weak, strong]).label == "ridge α=10"

@@ -11,15 +11,20 @@ human scale. Candidates, from simplest to richest:
 
 With groups (e.g. articles), agreement is per group and then averaged (the SummEval convention),
 the fit uses within-group variation only (each group's means removed: an article's difficulty
-is not what a summary's score should learn), and cross-validation folds are whole groups. The
-candidate with the best cross-validated agreement on the fit split is kept (the simpler one on a
-tie) and refitted on the whole fit split; the held-back split is only used to report.
+is not what a summary's score should learn), and cross-validation folds are whole groups.
+
+The choice follows the one-standard-error rule (Breiman et al., 1984): the simplest candidate
+whose cross-validated agreement is within one standard error of the best one's, the error taken
+over the paired per-group (or, without groups, per-fold) differences. A richer combination must
+beat a single scorer by more than the noise of the fit data to be kept, since on held-back data
+it otherwise does worse as often as better. The kept candidate is refitted on the whole fit
+split; the held-back split is only used to report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -96,13 +101,18 @@ def fit_candidate(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, metho
 
 @dataclass(frozen=True)
 class Candidate:
-    """A way of combining the components, and its cross-validated agreement."""
+    """A way of combining the components, and its cross-validated agreement.
+
+    `units` holds Spearman ρ per group (or per fold, without groups) of the held-out
+    predictions; `cv_spearman` is their mean.
+    """
 
     label: str
     method: str
     alpha: float | None
     component: int | None
     cv_spearman: float | None
+    units: dict = field(default_factory=dict, compare=False)
 
 
 def candidates(names: Sequence[str]) -> list[tuple[str, str, float | None, int | None]]:
@@ -135,17 +145,52 @@ def cross_validate(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, name
             train = np.setdiff1d(np.arange(len(y)), test)
             g = groups[train] if groups is not None else None
             pred[test] = fit_candidate(x[train], y[train], g, method, alpha, comp).predict(x[test])
-        out.append(Candidate(label, method, alpha, comp, agreement(pred, y, groups)))
+        units = unit_agreements(pred, y, groups, parts)
+        mean = float(np.mean(list(units.values()))) if units else None
+        out.append(Candidate(label, method, alpha, comp, mean, units))
+    return out
+
+
+def unit_agreements(pred: np.ndarray, y: np.ndarray, groups: np.ndarray | None, parts: Sequence[np.ndarray]) -> dict:
+    """Spearman ρ per group, or per fold without groups; units where it is undefined are left out."""
+    units = ([(g, groups == g) for g in np.unique(groups)] if groups is not None
+             else list(enumerate(parts)))
+    out = {}
+    for key, sel in units:
+        rho = correlations(pred[sel], y[sel]).spearman
+        if rho is not None:
+            out[key] = rho
     return out
 
 
 def choose(cands: Sequence[Candidate]) -> Candidate:
-    """The candidate with the best cross-validated agreement; the simplest among equals."""
+    """The simplest candidate within one standard error of the best (paired over groups or folds).
+
+    Simplest: a single component before the equal-weight mean before ridge, and a strong ridge
+    penalty before a weak one; among the single components within reach, the best.
+    """
     scored = [c for c in cands if c.cv_spearman is not None]
     if not scored:
         raise DataError("no combination has a defined agreement on the fit split; label more items or groups")
-    best = max(c.cv_spearman for c in scored)
-    return next(c for c in scored if c.cv_spearman >= best - 1e-12)
+    best = max(scored, key=lambda c: c.cv_spearman)
+
+    def close(c: Candidate) -> bool:
+        shared = [u for u in c.units if u in best.units]
+        diffs = np.array([best.units[u] - c.units[u] for u in shared])
+        se = float(diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else 0.0
+        return c.cv_spearman >= best.cv_spearman - se - 1e-12
+
+    # the simplest kind within reach of the best, and the best of that kind
+    return min((c for c in scored if close(c)), key=lambda c: (complexity(c), -c.cv_spearman))
+
+
+def complexity(c: Candidate) -> int:
+    """0 for a single component, 1 for zmean, then ridge from the strongest penalty to the weakest."""
+    if c.method == "single":
+        return 0
+    if c.method == "zmean":
+        return 1
+    return 2 + sorted(RIDGE_ALPHAS, reverse=True).index(c.alpha)
 
 
 def split_items(n: int, groups: np.ndarray | None, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
