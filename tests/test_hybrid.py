@@ -172,7 +172,9 @@ def test_cli_hybrid_errors(tmp_path, args, why):
 def test_choose_keeps_the_simplest_within_one_standard_error():
     rng = np.random.default_rng(0)
     base = {g: 0.4 + 0.2 * rng.standard_normal() for g in range(30)}
-    noisy_gain = {g: v + 0.01 + 0.1 * rng.standard_normal() for g, v in base.items()}  # +0.01 ± big noise
+    noise = rng.standard_normal(30)
+    noise = 0.1 * (noise - noise.mean()) / noise.std(ddof=1)  # SE of the paired mean: 0.1 / √30 ≈ 0.018
+    noisy_gain = {g: v + 0.01 + noise[g] for g, v in base.items()}  # a +0.01 gain, inside the noise
     clear_gain = {g: v + 0.2 for g, v in base.items()}  # +0.2 in every group
 
     def cand(label, method, alpha, units):
