@@ -472,7 +472,10 @@ def main() -> None:
     with open(HERE / ".throughput.lock", "w") as lock:  # several configs may run at once
         fcntl.flock(lock, fcntl.LOCK_EX)
         all_results = json.loads(RESULTS_JSON.read_text()) if RESULTS_JSON.exists() else {"configs": {}}
-        all_results["machine"] = machine()
+        if args.likelihood:  # its own machine line: the tables above may come from another host
+            result["machine"] = machine()
+        else:
+            all_results["machine"] = machine()
         all_results.setdefault("likelihood" if args.likelihood else "configs", {})[key] = result
         RESULTS_JSON.write_text(json.dumps(all_results, indent=1))
         RESULTS_MD.write_text(markdown(all_results) + kept_notes())

@@ -117,6 +117,10 @@ def markdown(results: dict) -> list[str]:
              "| config | items | tokens | padding | floor tok/s | lj × floor | lj+prefix × floor | "
              "median per-article (lj / lj+prefix) | max Δ mean log-prob (prefix vs none) |",
              "|---|---|---|---|---|---|---|---|---|"]
+    machines = {f"{c['machine']['cpu']}, {c['machine']['cores']} cores ({c['machine']['torch_threads']} torch threads)"
+                for c in results.values() if "machine" in c}
+    if machines:
+        lines[2] += f" Machine: {'; '.join(sorted(machines))}."
     for key, c in results.items():
         m = c["median_article_ratio"]
         lines.append(f"| {key} | {c['items']} ({c['articles']} articles) | {c['tokens']} | {c['padding_waste']:.1%} | "
