@@ -313,6 +313,44 @@ HEADER = "# SummEval agreement with expert judgments\n\nMade by `benchmarks/summ
 NOTES = "## Notes (hand-written)"
 
 
+def write_results(out: str, runs: list[dict], scores_dir: Path) -> None:
+    """`<out>.json` and `<out>.md`: the runs, the cross-judge hybrid, the hand-written notes kept."""
+    cross = cross_judge(scores_dir, runs)
+    doc = {"runs": runs} | ({"cross_judge": cross} if cross else {})
+    Path(out + ".json").write_text(json.dumps(doc, indent=1) + "\n")
+    extra = "\n".join(["### Both embedded judges together", "",
+                       *LL.render_hybrids("", cross["hybrid"])]) + "\n" if cross else ""
+    Path(out + ".md").write_text(HEADER + "\n".join(render_md(r) for r in runs) + extra + notes(Path(out + ".md")))
+
+
+def cross_judge(scores_dir: Path, runs: list[dict]) -> dict | None:
+    """The hybrid of every judge's ll-mean on the same items (full data files only), fitted as per judge.
+
+    A question the per-judge hybrids cannot answer: do two small judges of different families
+    rank summaries better together than either alone?
+    """
+    full = [r for r in runs if "hybrid" in next(iter(r["judges"].values()))]
+    if not full:
+        return None
+    data = full[-1]["data"]
+    saved = {}
+    for r in full:
+        for name, j in r["judges"].items():
+            path = scores_dir / f"{name}-{j['judge']['dtype']}.json"
+            if path.exists() and r["data"] == data and r["summaries"] == len(json.loads(path.read_text())["case_ids"]):
+                saved[name] = json.loads(path.read_text())
+    if len(saved) < 2 or len({tuple(v["case_ids"]) for v in saved.values()}) != 1:
+        return None
+    ids = next(iter(saved.values()))["case_ids"]
+    cases = [c for c in load_summeval(data, None) if c.id in set(ids)]
+    if [c.id for c in cases] != ids:
+        return None
+    items = {f"{name} ll-mean": v["items"]["ll-mean"] for name, v in saved.items() if "ll-mean" in v["items"]}
+    if len(items) < 2:
+        return None
+    return {"judges": sorted(saved), "hybrid": LL.hybrids(items, cases, parts=list(items))}
+
+
 def notes(md: Path) -> str:
     """The hand-written notes section of an existing results file, kept when the tables are rewritten."""
     text = md.read_text() if md.exists() else ""
@@ -340,8 +378,7 @@ def main() -> None:
         runs = json.loads(Path(args.out + ".json").read_text())["runs"]
         for r in runs:
             refit_hybrids(r, HERE / "summeval_scores")
-        Path(args.out + ".json").write_text(json.dumps({"runs": runs}, indent=1) + "\n")
-        Path(args.out + ".md").write_text(HEADER + "\n".join(render_md(r) for r in runs) + notes(Path(args.out + ".md")))
+        write_results(args.out, runs, HERE / "summeval_scores")
         return
     from localjudge import load_judge
 
@@ -355,9 +392,7 @@ def main() -> None:
     runs = [res]
     if args.append and Path(args.out + ".json").exists():
         runs = json.loads(Path(args.out + ".json").read_text())["runs"] + runs
-    Path(args.out + ".json").write_text(json.dumps({"runs": runs}, indent=1) + "\n")
-    md = HEADER + "\n".join(render_md(r) for r in runs) + notes(Path(args.out + ".md"))
-    Path(args.out + ".md").write_text(md)
+    write_results(args.out, runs, HERE / "summeval_scores")
     print(render_md(res))
 
 

@@ -21,6 +21,7 @@ part alone on the same half.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -64,7 +65,8 @@ def likelihood_scores(judge, cases) -> tuple[dict[str, dict[str, list[float]]], 
     return out, {"given_article": round(t1 - t0, 1), "without_article": round(t2 - t1, 1)}
 
 
-def hybrids(items: dict[str, dict[str, list[float | None]]], cases, seed: int = 0) -> dict:
+def hybrids(items: dict[str, dict[str, list[float | None]]], cases, seed: int = 0,
+            parts: Sequence[str] = HYBRID_PARTS) -> dict:
     """Per dimension: the hybrid of the available parts, fitted on half the articles, tested on the rest."""
     from localjudge.calibration.hybrid_fit import fit_arrays
     from localjudge.errors import LocalJudgeError
@@ -72,18 +74,18 @@ def hybrids(items: dict[str, dict[str, list[float | None]]], cases, seed: int = 
     docs = np.array([c.extra["doc_id"] for c in cases])
     out = {}
     for dim in DIMENSIONS:
-        parts = [p for p in HYBRID_PARTS if dim in items.get(p, {})]
-        if len(parts) < 2:
+        have = [p for p in parts if dim in items.get(p, {})]
+        if len(have) < 2:
             continue
-        x = np.array([[items[p][dim][i] for p in parts] for i in range(len(cases))], dtype=float)  # (n, K)
+        x = np.array([[items[p][dim][i] for p in have] for i in range(len(cases))], dtype=float)  # (n, K)
         y = np.array([c.extra[f"human_{dim}"] for c in cases])
         keep = ~np.isnan(x).any(axis=1)
         try:
-            _, rep = fit_arrays(x[keep], y[keep], docs[keep], parts, share=0.5, seed=seed)
+            _, rep = fit_arrays(x[keep], y[keep], docs[keep], have, share=0.5, seed=seed)
         except LocalJudgeError as exc:
             out[dim] = {"error": str(exc)}
             continue
-        out[dim] = {"parts": parts, "chosen": rep.chosen, "held_out": rep.held_out, "best_part": rep.best_part,
+        out[dim] = {"parts": have, "chosen": rep.chosen, "held_out": rep.held_out, "best_part": rep.best_part,
                     "beats_best_part": rep.beats_best_part, "fit_articles": rep.fit_groups,
                     "held_articles": rep.held_groups,
                     "cross_validation": {c.label: c.cv_spearman for c in rep.cross_validation}}
@@ -101,14 +103,14 @@ def render_hybrids(name: str, hyb: dict) -> list[str]:
         return []
     parts = list(dict.fromkeys(p for d in dims for p in hyb[d]["parts"]))
     first = hyb[dims[0]]
-    lines = [f"Hybrid of {name} (fitted with 5-fold grouped cross-validation on {first['fit_articles']} articles, "
+    lines = [f"Hybrid of {name or ' and '.join(parts)} (fitted with 5-fold grouped cross-validation on {first['fit_articles']} articles, "
              f"ρ on the other {first['held_articles']}):", "",
              "| scorer (held-back articles) | " + " | ".join(f"{d[:4]} ρ" for d in DIMENSIONS) + " | avg ρ |",
              "|---|" + "---|" * (len(DIMENSIONS) + 1)]
     for p in [*parts, "hybrid"]:
         vals = [hyb[d]["held_out"].get(p) if d in dims else None for d in DIMENSIONS]
         avg = None if any(v is None for v in vals) else float(np.mean(vals))
-        lines.append(f"| {name} {p} | " + " | ".join(_f(v) for v in vals) + f" | {_f(avg)} |")
+        lines.append(f"| {f'{name} {p}'.strip()} | " + " | ".join(_f(v) for v in vals) + f" | {_f(avg)} |")
     chosen = ", ".join(f"{d[:4]}: {hyb[d]['chosen']}" for d in dims)
     beats = ", ".join(f"{d[:4]}: {'yes' if hyb[d]['beats_best_part'] else 'no'}" for d in dims)
     return [*lines, "", f"Chosen by cross-validation: {chosen}. Hybrid ≥ its best part: {beats}.", ""]

@@ -97,3 +97,30 @@ def test_likelihood_scorers_equal_eval_records_and_runs_merge(two_articles: Path
     # 8 summaries are too few to fit and test a hybrid: the run says so instead of inventing one
     assert "label more" in second["judges"]["fake"]["hybrid"]["coherence"]["error"]
     assert "fake (float32) ll-mean" in S.render_md(first)
+
+
+def test_cross_judge_hybrid_from_two_judges_saved_scores(tmp_path: Path):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = [_row(f"d{a}", f"M{i}", f"s{i}", float(rng.integers(1, 6)), float(rng.integers(1, 6)))
+            for a in range(20) for i in range(6)]
+    data = tmp_path / "dev.json"
+    data.write_text(json.dumps(rows))
+    cases = S.load_summeval(data)
+    ids = [c.id for c in cases]
+    runs = []
+    for name in ("a", "b"):  # two judges, each a noisy reading of the human scores
+        items = {"ll-mean": {d: [c.extra[f"human_{d}"] + rng.normal(0, 1.5) for c in cases] for d in S.DIMENSIONS}}
+        (tmp_path / f"{name}-float32.json").write_text(json.dumps({"data": data.name, "case_ids": ids, "items": items}))
+        runs.append({"data": str(data), "articles": 20, "summaries": len(cases), "template": "t", "dtype": "float32",
+                     "judges": {name: {"judge": {"dtype": "float32"}, "hybrid": {}, "dimensions": {}}}})
+    cross = S.cross_judge(tmp_path, runs)
+    assert cross["judges"] == ["a", "b"]
+    coh = cross["hybrid"]["coherence"]
+    assert coh["parts"] == ["a ll-mean", "b ll-mean"] and coh["fit_articles"] == 10 == coh["held_articles"]
+    assert set(coh["held_out"]) == {"a ll-mean", "b ll-mean", "hybrid"}
+    # a run on other data, or one judge only, has no cross-judge hybrid
+    assert S.cross_judge(tmp_path, runs[:1]) is None
+    lines = S.LL.render_hybrids("", cross["hybrid"])
+    assert lines[0].startswith("Hybrid of a ll-mean and b ll-mean") and any(r.startswith("| hybrid |") for r in lines)
