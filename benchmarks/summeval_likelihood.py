@@ -21,6 +21,7 @@ part alone on the same half.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -32,6 +33,8 @@ from localjudge.metrics.spec import PMIContrast
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 LL_SCORERS = ("ll-mean", "ll-sum", "ll-pmi")
 HYBRID_PARTS = ("expected", "ll-mean", "ll-pmi")
+SPLITS = 20
+"""Random half splits over which the hybrids' held-back agreement is also averaged."""
 
 
 def likelihood_metric(dim: str, pmi: bool = False):
@@ -66,8 +69,12 @@ def likelihood_scores(judge, cases) -> tuple[dict[str, dict[str, list[float]]], 
 
 
 def hybrids(items: dict[str, dict[str, list[float | None]]], cases, seed: int = 0,
-            parts: Sequence[str] = HYBRID_PARTS) -> dict:
-    """Per dimension: the hybrid of the available parts, fitted on half the articles, tested on the rest."""
+            parts: Sequence[str] = HYBRID_PARTS, repeats: int = SPLITS) -> dict:
+    """Per dimension: the hybrid of the available parts, fitted on half the articles, tested on the rest.
+
+    The split of seed `seed` is the headline; `repeats` random half splits (seeds 0, 1, ...) say
+    how much one split's verdict depends on which articles fell on which side.
+    """
     from localjudge.calibration.hybrid_fit import fit_arrays
     from localjudge.errors import LocalJudgeError
 
@@ -81,15 +88,29 @@ def hybrids(items: dict[str, dict[str, list[float | None]]], cases, seed: int = 
         y = np.array([c.extra[f"human_{dim}"] for c in cases])
         keep = ~np.isnan(x).any(axis=1)
         try:
-            _, rep = fit_arrays(x[keep], y[keep], docs[keep], have, share=0.5, seed=seed)
+            reps = [fit_arrays(x[keep], y[keep], docs[keep], have, share=0.5, seed=s)[1]
+                    for s in dict.fromkeys([seed, *range(repeats)])]
         except LocalJudgeError as exc:
             out[dim] = {"error": str(exc)}
             continue
+        rep = reps[0]
         out[dim] = {"parts": have, "chosen": rep.chosen, "held_out": rep.held_out, "best_part": rep.best_part,
                     "beats_best_part": rep.beats_best_part, "fit_articles": rep.fit_groups,
                     "held_articles": rep.held_groups,
                     "cross_validation": {c.label: c.cv_spearman for c in rep.cross_validation}}
+        if repeats > 1:
+            out[dim]["splits"] = {
+                "n": len(reps),
+                "mean_held_out": {k: _mean_defined([r.held_out[k] for r in reps]) for k in [*have, "hybrid"]},
+                "hybrid_beats_best_part": sum(bool(r.beats_best_part) for r in reps),
+                "chosen": dict(Counter(r.chosen for r in reps).most_common()),
+            }
     return out
+
+
+def _mean_defined(xs: list[float | None]) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return float(np.mean(xs)) if xs else None
 
 
 def _f(x) -> str:
@@ -113,4 +134,19 @@ def render_hybrids(name: str, hyb: dict) -> list[str]:
         lines.append(f"| {f'{name} {p}'.strip()} | " + " | ".join(_f(v) for v in vals) + f" | {_f(avg)} |")
     chosen = ", ".join(f"{d[:4]}: {hyb[d]['chosen']}" for d in dims)
     beats = ", ".join(f"{d[:4]}: {'yes' if hyb[d]['beats_best_part'] else 'no'}" for d in dims)
-    return [*lines, "", f"Chosen by cross-validation: {chosen}. Hybrid ≥ its best part: {beats}.", ""]
+    lines += ["", f"Chosen by cross-validation: {chosen}. Hybrid ≥ its best part: {beats}.", ""]
+    split = [d for d in dims if "splits" in hyb[d]]
+    if not split:
+        return lines
+    n = hyb[split[0]]["splits"]["n"]
+    lines += [f"The same over {n} random half splits of the articles (seeds 0–{n - 1}), mean held-back ρ:", "",
+              "| scorer (mean of splits) | " + " | ".join(f"{d[:4]} ρ" for d in DIMENSIONS) + " | avg ρ |",
+              "|---|" + "---|" * (len(DIMENSIONS) + 1)]
+    for p in [*parts, "hybrid"]:
+        vals = [hyb[d]["splits"]["mean_held_out"].get(p) if d in split else None for d in DIMENSIONS]
+        avg = None if any(v is None for v in vals) else float(np.mean(vals))
+        lines.append(f"| {f'{name} {p}'.strip()} | " + " | ".join(_f(v) for v in vals) + f" | {_f(avg)} |")
+    wins = ", ".join(f"{d[:4]}: {hyb[d]['splits']['hybrid_beats_best_part']}/{n}" for d in split)
+    picks = "; ".join(f"{d[:4]}: " + ", ".join(f"{k} ×{v}" for k, v in hyb[d]["splits"]["chosen"].items())
+                      for d in split)
+    return [*lines, "", f"Hybrid ≥ its best part on the held-back half: {wins}. Chosen: {picks}.", ""]

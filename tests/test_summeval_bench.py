@@ -120,7 +120,12 @@ def test_cross_judge_hybrid_from_two_judges_saved_scores(tmp_path: Path):
     coh = cross["hybrid"]["coherence"]
     assert coh["parts"] == ["a ll-mean", "b ll-mean"] and coh["fit_articles"] == 10 == coh["held_articles"]
     assert set(coh["held_out"]) == {"a ll-mean", "b ll-mean", "hybrid"}
+    splits = coh["splits"]  # seed 0 and 19 more random half splits
+    assert splits["n"] == S.LL.SPLITS and sum(splits["chosen"].values()) == splits["n"]
+    assert 0 <= splits["hybrid_beats_best_part"] <= splits["n"]
+    assert all(-1 <= v <= 1 for v in splits["mean_held_out"].values())
     # a run on other data, or one judge only, has no cross-judge hybrid
     assert S.cross_judge(tmp_path, runs[:1]) is None
     lines = S.LL.render_hybrids("", cross["hybrid"])
-    assert lines[0].startswith("Hybrid of a ll-mean and b ll-mean") and any(r.startswith("| hybrid |") for r in lines)
+    assert lines[0].startswith("Hybrid of a ll-mean and b ll-mean") and sum(r.startswith("| hybrid |") for r in lines) == 2
+    assert any(r.startswith("Hybrid ≥ its best part on the held-back half: cohe: ") for r in lines)
