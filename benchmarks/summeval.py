@@ -60,7 +60,8 @@ _NUMBER = re.compile(r"(?<![\d.])(\d+)(?:\.\d+)?")
 def load_summeval(path: str | Path, docs: int | None = None):
     """SummEval rows as test cases (input = article, actual_output = summary), first `docs` articles.
 
-    Human scores and ids go to `extra` as `doc_id`, `system_id` and `human_<dimension>`.
+    Human scores and ids go to `extra` as `doc_id`, `system_id` and `human_<dimension>`, the
+    reference summary as `reference` (for ROUGE-L only; no judge prompt shows it).
     """
     from localjudge.data import TestCase
     from localjudge.errors import DataError
@@ -77,7 +78,7 @@ def load_summeval(path: str | Path, docs: int | None = None):
         doc = str(row["doc_id"])
         if doc not in order:
             order.append(doc)
-        extra = {"doc_id": doc, "system_id": str(row["system_id"])}
+        extra = {"doc_id": doc, "system_id": str(row["system_id"]), "reference": row.get("reference") or ""}
         extra |= {f"human_{d}": float(row["scores"][d]) for d in DIMENSIONS}
         cases.append(TestCase(id=f"{doc}/{row['system_id']}", input=row["source"],
                               actual_output=row["system_output"], extra=extra))
@@ -314,24 +315,31 @@ NOTES = "## Notes (hand-written)"
 
 
 def write_results(out: str, runs: list[dict], scores_dir: Path) -> None:
-    """`<out>.json` and `<out>.md`: the runs, the cross-judge hybrid, the hand-written notes kept."""
-    cross = cross_judge(scores_dir, runs)
-    doc = {"runs": runs} | ({"cross_judge": cross} if cross else {})
+    """`<out>.json` and `<out>.md`: the runs, the hybrids over saved scores, the hand-written notes kept."""
+    saved, cases = saved_scores(scores_dir, runs)
+    cross = cross_judge(saved, cases)
+    lexical = with_rouge(saved, cases)
+    doc = {"runs": runs} | ({"cross_judge": cross} if cross else {}) | ({"with_rouge_l": lexical} if lexical else {})
     Path(out + ".json").write_text(json.dumps(doc, indent=1) + "\n")
-    extra = "\n".join(["### Both embedded judges together", "",
-                       *LL.render_hybrids("", cross["hybrid"])]) + "\n" if cross else ""
-    Path(out + ".md").write_text(HEADER + "\n".join(render_md(r) for r in runs) + extra + notes(Path(out + ".md")))
+    extra = []
+    if cross:
+        extra += ["### Both embedded judges together", "", *LL.render_hybrids("", cross["hybrid"])]
+    if lexical:
+        extra += ["### With ROUGE-L as a part (benchmark only: ROUGE-L against the reference summary is not a "
+                  "localjudge metric kind, so `calibrate --hybrid` cannot fit this one)", ""]
+        extra += [line for name, h in lexical.items() for line in LL.render_hybrids(name, h)]
+    md = HEADER + "\n".join(render_md(r) for r in runs) + ("\n".join(extra) + "\n" if extra else "")
+    Path(out + ".md").write_text(md + notes(Path(out + ".md")))
 
 
-def cross_judge(scores_dir: Path, runs: list[dict]) -> dict | None:
-    """The hybrid of every judge's ll-mean on the same items (full data files only), fitted as per judge.
+def saved_scores(scores_dir: Path, runs: list[dict]) -> tuple[dict[str, dict], list]:
+    """Each judge's saved per-item scores over the full data file of the latest full run, with its cases.
 
-    A question the per-judge hybrids cannot answer: do two small judges of different families
-    rank summaries better together than either alone?
+    Only judges whose scores file holds every summary of that file count; ({}, []) when there is none.
     """
     full = [r for r in runs if "hybrid" in next(iter(r["judges"].values()))]
     if not full:
-        return None
+        return {}, []
     data = full[-1]["data"]
     saved = {}
     for r in full:
@@ -339,16 +347,39 @@ def cross_judge(scores_dir: Path, runs: list[dict]) -> dict | None:
             path = scores_dir / f"{name}-{j['judge']['dtype']}.json"
             if path.exists() and r["data"] == data and r["summaries"] == len(json.loads(path.read_text())["case_ids"]):
                 saved[name] = json.loads(path.read_text())
-    if len(saved) < 2 or len({tuple(v["case_ids"]) for v in saved.values()}) != 1:
-        return None
+    if len({tuple(v["case_ids"]) for v in saved.values()}) != 1:
+        return {}, []
     ids = next(iter(saved.values()))["case_ids"]
     cases = [c for c in load_summeval(data, None) if c.id in set(ids)]
-    if [c.id for c in cases] != ids:
-        return None
+    return (saved, cases) if [c.id for c in cases] == ids else ({}, [])
+
+
+def cross_judge(saved: dict[str, dict], cases: list) -> dict | None:
+    """The hybrid of every judge's ll-mean on the same items, fitted as the per-judge hybrids are.
+
+    A question the per-judge hybrids cannot answer: do two small judges of different families
+    rank summaries better together than either alone?
+    """
     items = {f"{name} ll-mean": v["items"]["ll-mean"] for name, v in saved.items() if "ll-mean" in v["items"]}
     if len(items) < 2:
         return None
     return {"judges": sorted(saved), "hybrid": LL.hybrids(items, cases, parts=list(items))}
+
+
+def with_rouge(saved: dict[str, dict], cases: list) -> dict[str, dict]:
+    """Per judge: the hybrid of its ll-mean and ROUGE-L against the reference, a signal of another kind.
+
+    The judges' own scorers read the same thing (their ll-means correlate at ~0.9 within an
+    article), so combining them cannot gain much; reference overlap is a different reading.
+    """
+    from localjudge.lexical import rouge_l
+
+    if not cases or not all(c.extra.get("reference") for c in cases):
+        return {}
+    rouge = [rouge_l(c.actual_output, c.extra["reference"]) for c in cases]
+    return {name: LL.hybrids({"ll-mean": v["items"]["ll-mean"], "rouge-l": {d: rouge for d in DIMENSIONS}},
+                             cases, parts=["ll-mean", "rouge-l"])
+            for name, v in saved.items() if "ll-mean" in v["items"]}
 
 
 def notes(md: Path) -> str:

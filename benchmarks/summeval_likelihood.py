@@ -69,15 +69,16 @@ def likelihood_scores(judge, cases) -> tuple[dict[str, dict[str, list[float]]], 
 
 
 def hybrids(items: dict[str, dict[str, list[float | None]]], cases, seed: int = 0,
-            parts: Sequence[str] = HYBRID_PARTS, repeats: int = SPLITS) -> dict:
+            parts: Sequence[str] = HYBRID_PARTS, repeats: int | None = None) -> dict:
     """Per dimension: the hybrid of the available parts, fitted on half the articles, tested on the rest.
 
     The split of seed `seed` is the headline; `repeats` random half splits (seeds 0, 1, ...) say
-    how much one split's verdict depends on which articles fell on which side.
+    how much one split's verdict depends on which articles fell on which side (default `SPLITS`).
     """
     from localjudge.calibration.hybrid_fit import fit_arrays
     from localjudge.errors import LocalJudgeError
 
+    repeats = SPLITS if repeats is None else repeats
     docs = np.array([c.extra["doc_id"] for c in cases])
     out = {}
     for dim in DIMENSIONS:

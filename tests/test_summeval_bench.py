@@ -99,12 +99,15 @@ def test_likelihood_scorers_equal_eval_records_and_runs_merge(two_articles: Path
     assert "fake (float32) ll-mean" in S.render_md(first)
 
 
-def test_cross_judge_hybrid_from_two_judges_saved_scores(tmp_path: Path):
+def test_cross_judge_hybrid_from_two_judges_saved_scores(tmp_path: Path, monkeypatch):
     import numpy as np
 
+    monkeypatch.setattr(S.LL, "SPLITS", 3)  # 20 splits in the benchmark; 3 show the bookkeeping
     rng = np.random.default_rng(0)
-    rows = [_row(f"d{a}", f"M{i}", f"s{i}", float(rng.integers(1, 6)), float(rng.integers(1, 6)))
-            for a in range(20) for i in range(6)]
+    rows = [_row(f"d{a}", f"M{i}", " ".join(["the", "cat", "sat", "on", "a", "mat"][:i + 1]),
+                 float(rng.integers(1, 6)), float(rng.integers(1, 6))) for a in range(20) for i in range(6)]
+    for r in rows:
+        r["reference"] = "the cat sat on the mat"
     data = tmp_path / "dev.json"
     data.write_text(json.dumps(rows))
     cases = S.load_summeval(data)
@@ -114,8 +117,11 @@ def test_cross_judge_hybrid_from_two_judges_saved_scores(tmp_path: Path):
         items = {"ll-mean": {d: [c.extra[f"human_{d}"] + rng.normal(0, 1.5) for c in cases] for d in S.DIMENSIONS}}
         (tmp_path / f"{name}-float32.json").write_text(json.dumps({"data": data.name, "case_ids": ids, "items": items}))
         runs.append({"data": str(data), "articles": 20, "summaries": len(cases), "template": "t", "dtype": "float32",
-                     "judges": {name: {"judge": {"dtype": "float32"}, "hybrid": {}, "dimensions": {}}}})
-    cross = S.cross_judge(tmp_path, runs)
+                     "judges": {name: {"judge": {"dtype": "float32"}, "hybrid": {}, "dimensions": {d: {} for d in S.DIMENSIONS},
+                                         "average": {}, "seconds": {}, "wall_s": 0, "cpu_s": 0}}})
+    saved, cases = S.saved_scores(tmp_path, runs)
+    assert sorted(saved) == ["a", "b"] and [c.id for c in cases] == ids
+    cross = S.cross_judge(saved, cases)
     assert cross["judges"] == ["a", "b"]
     coh = cross["hybrid"]["coherence"]
     assert coh["parts"] == ["a ll-mean", "b ll-mean"] and coh["fit_articles"] == 10 == coh["held_articles"]
@@ -125,7 +131,14 @@ def test_cross_judge_hybrid_from_two_judges_saved_scores(tmp_path: Path):
     assert 0 <= splits["hybrid_beats_best_part"] <= splits["n"]
     assert all(-1 <= v <= 1 for v in splits["mean_held_out"].values())
     # a run on other data, or one judge only, has no cross-judge hybrid
-    assert S.cross_judge(tmp_path, runs[:1]) is None
+    assert S.cross_judge(*S.saved_scores(tmp_path, runs[:1])) is None
+    # ROUGE-L against the reference as a second part, per judge
+    lexical = S.with_rouge(saved, cases)
+    assert sorted(lexical) == ["a", "b"] and lexical["a"]["coherence"]["parts"] == ["ll-mean", "rouge-l"]
+    S.write_results(str(tmp_path / "res"), runs, tmp_path)
+    md = (tmp_path / "res.md").read_text()
+    assert "### Both embedded judges together" in md and "### With ROUGE-L as a part" in md
+    assert set(json.loads((tmp_path / "res.json").read_text())) == {"runs", "cross_judge", "with_rouge_l"}
     lines = S.LL.render_hybrids("", cross["hybrid"])
     assert lines[0].startswith("Hybrid of a ll-mean and b ll-mean") and sum(r.startswith("| hybrid |") for r in lines) == 2
     assert any(r.startswith("Hybrid ≥ its best part on the held-back half: cohe: ") for r in lines)
