@@ -15,6 +15,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: loads a real (embedded) judge model; minutes on CPU")
 
 
+@pytest.fixture
+def no_load(monkeypatch, tmp_path):
+    """Fails the test if any command loads a model; the test runs in tmp_path with its own cache."""
+    def load(*a, **k):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr("localjudge.loading.load_judge", load)
+    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="session")
 def smollm_judge():
     """The embedded SmolLM2-135M-Instruct judge, fp32 on CPU (~25 s to load)."""

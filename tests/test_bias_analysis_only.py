@@ -22,14 +22,6 @@ STUDY = Path(__file__).resolve().parents[1] / "benchmarks" / "bias"
 RESPONSES = STUDY / "responses.jsonl"
 
 
-@pytest.fixture
-def no_load(monkeypatch):
-    def load(*a, **k):
-        raise AssertionError("a model was loaded in analysis-only mode")
-
-    monkeypatch.setattr("localjudge.loading.load_judge", load)
-
-
 def _invoke(*args):
     result = CliRunner().invoke(main, [str(a) for a in args])
     return result, [line for line in result.output.splitlines() if line.startswith("Error:")]

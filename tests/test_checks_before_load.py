@@ -15,16 +15,6 @@ RESPONSE = {"id": "p1", "input": "q", "reference": "a", "generator": "g", "gener
             "localjudge_version": "0.1.0", "extra": {"human": "great"}}
 
 
-@pytest.fixture
-def no_load(monkeypatch, tmp_path):
-    def load(*a, **k):
-        raise AssertionError("a model was loaded before the arguments were checked")
-
-    monkeypatch.setattr("localjudge.loading.load_judge", load)
-    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-
-
 CASES = {
     "reversed scale": ({}, ["score", "hi", "--low", "5", "--high", "1"], ["invalid score scale 5..1"]),
     "scale too wide": ({}, ["score", "hi", "--low", "0", "--high", "101"], ["0..101"]),

@@ -23,14 +23,8 @@ CALIB = "judge,human\n1,1\n2,3\n3,2\n4,4\n"
 
 
 @pytest.fixture
-def no_load(monkeypatch, tmp_path):
-    """Fails the test if any command loads a model; works in tmp_path."""
-    def load(*a, **k):
-        raise AssertionError("a model was loaded")
-
-    monkeypatch.setattr("localjudge.loading.load_judge", load)
-    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
+def no_load(no_load):
+    """conftest's `no_load` (no model loads, in tmp_path), with every command's inputs written there."""
     _write({"d.jsonl": GOOD, "m.yaml": METRIC, "g.md": "Be brief.\n", "r.yaml": REGISTRY,
             "p.jsonl": GOOD, "resp.jsonl": "", "c.csv": CALIB})
     os.mkdir("out")
