@@ -325,8 +325,8 @@ def write_results(out: str, runs: list[dict], scores_dir: Path) -> None:
     if cross:
         extra += ["### Both embedded judges together", "", *LL.render_hybrids("", cross["hybrid"])]
     if lexical:
-        extra += ["### With ROUGE-L as a part (benchmark only: ROUGE-L against the reference summary is not a "
-                  "localjudge metric kind, so `calibrate --hybrid` cannot fit this one)", ""]
+        extra += ["### With ROUGE-L as a part (ROUGE-L F1 against the reference summary, the `rouge_l` metric; "
+                  "`calibrate --hybrid <dim>_likelihood,rouge_l` fits the same hybrid)", ""]
         extra += [line for name, h in lexical.items() for line in LL.render_hybrids(name, h)]
     md = HEADER + "\n".join(render_md(r) for r in runs) + ("\n".join(extra) + "\n" if extra else "")
     Path(out + ".md").write_text(md + notes(Path(out + ".md")))
@@ -367,7 +367,7 @@ def cross_judge(saved: dict[str, dict], cases: list) -> dict | None:
 
 
 def with_rouge(saved: dict[str, dict], cases: list) -> dict[str, dict]:
-    """Per judge: the hybrid of its ll-mean and ROUGE-L against the reference, a signal of another kind.
+    """Per judge: the hybrid of its ll-mean and ROUGE-L against the reference (`rouge_l`), a signal of another kind.
 
     The judges' own scorers read the same thing (their ll-means correlate at ~0.9 within an
     article), so combining them cannot gain much; reference overlap is a different reading.

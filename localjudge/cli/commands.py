@@ -36,6 +36,8 @@ def metrics_cmd() -> None:
         if m.kind == "likelihood":
             scale = f"{'PMI' if m.pmi else 'log-prob'} ({m.aggregation})"
             fields = f"{', '.join(m.fields) or '-'} -> {m.target}"
+        elif m.kind == "reference":
+            scale, fields = "ROUGE-L F1, no model", f"{m.target} vs {m.reference}"
         else:
             scale = f"{m.low}-{m.high}" if m.kind == "geval" else "A/B, both orders"
             fields = ", ".join(m.fields if m.kind == "geval" else m.output_fields)

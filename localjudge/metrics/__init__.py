@@ -1,4 +1,4 @@
-"""G-Eval, likelihood and pairwise metrics: definitions, prompts, evaluation steps and scoring."""
+"""G-Eval, likelihood, reference-overlap and pairwise metrics: definitions, prompts, evaluation steps and scoring."""
 
 from localjudge.metrics.builtin import builtin_metric, builtin_names, resolve_metric
 from localjudge.metrics.spec import (
@@ -7,6 +7,7 @@ from localjudge.metrics.spec import (
     Metric,
     PairwiseMetric,
     PMIContrast,
+    ReferenceMetric,
     RubricRange,
     load_metric_file,
 )
@@ -17,6 +18,7 @@ __all__ = [
     "PMIContrast",
     "Metric",
     "PairwiseMetric",
+    "ReferenceMetric",
     "RubricRange",
     "builtin_metric",
     "builtin_names",

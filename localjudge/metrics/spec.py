@@ -1,4 +1,4 @@
-"""Metric definitions: G-Eval, likelihood and pairwise metrics, in Python or YAML/JSON files."""
+"""Metric definitions: G-Eval, likelihood, reference-overlap, pairwise and hybrid metrics, in Python or YAML/JSON files."""
 
 from __future__ import annotations
 
@@ -161,6 +161,38 @@ class LikelihoodMetric(BaseModel):
         return list(self.required if self.required is not None else [*self.fields, self.target])
 
 
+class ReferenceMetric(BaseModel):
+    """Overlap of a field with a reference text, computed without a model: ROUGE-L F1.
+
+    A signal of another kind than the judge's: the judge never sees the reference, so a hybrid
+    of this and a likelihood metric can rank better than either (benchmarks/summeval_results.md).
+
+    Examples:
+        >>> ReferenceMetric(kind="reference", name="overlap").required_fields
+        ['actual_output', 'expected_output']
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["reference"] = Field(description="Metric kind.")
+    name: str = Field(min_length=1, description="Metric name, used in results.")
+    measure: Literal["rouge_l"] = Field(default="rouge_l", description="ROUGE-L F1 (rouge-score's tokens, no stemming).")
+    target: FieldName = Field(default="actual_output", description="The field compared with the reference.")
+    reference: FieldName = Field(default="expected_output", description="The reference field.")
+    threshold: float | None = Field(default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail.")
+
+    @model_validator(mode="after")
+    def _check(self) -> ReferenceMetric:
+        if self.target == self.reference:
+            raise ValueError(f"the target and the reference are the same field {self.target!r}")
+        return self
+
+    @property
+    def required_fields(self) -> list[str]:
+        """Fields a case must have to be scored."""
+        return [self.target, self.reference]
+
+
 class HybridComponent(BaseModel):
     """One scorer inside a hybrid metric and how its score is weighted."""
 
@@ -211,9 +243,9 @@ class HybridMetric(BaseModel):
         return [metric_from_dict(c.metric, f"hybrid {self.name!r} component") for c in self.components]
 
 
-Metric = GEvalMetric | PairwiseMetric | LikelihoodMetric | HybridMetric
+Metric = GEvalMetric | PairwiseMetric | LikelihoodMetric | ReferenceMetric | HybridMetric
 _KINDS: dict[str, type[BaseModel]] = {"pairwise": PairwiseMetric, "likelihood": LikelihoodMetric,
-                                      "hybrid": HybridMetric}
+                                      "reference": ReferenceMetric, "hybrid": HybridMetric}
 
 
 def metric_from_dict(data: dict, source: str = "<dict>") -> Metric:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.data import TestCase
 from localjudge.errors import ConfigError, clip, repeated
 from localjudge.judge import Judge
-from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric
+from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, ReferenceMetric
 from localjudge.metrics.steps import resolve_steps
 from localjudge.runs.records import ResultRecord
 from localjudge.runs.hybrid import hybrid_records
@@ -233,6 +233,8 @@ def _fields(metric: Metric) -> list[str]:
         return []
     if isinstance(metric, LikelihoodMetric):
         return [*metric.fields, metric.target]
+    if isinstance(metric, ReferenceMetric):
+        return metric.required_fields
     return list(metric.fields) if isinstance(metric, GEvalMetric) else list(metric.output_fields)
 
 

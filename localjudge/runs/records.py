@@ -49,11 +49,12 @@ class ResultRecord(BaseModel):
 
     case_id: str = Field(description="Id of the test case.")
     metric: str = Field(description="Metric name.")
-    kind: Literal["geval", "pairwise", "likelihood", "hybrid"] = Field(description="Metric kind.")
+    kind: Literal["geval", "pairwise", "likelihood", "reference", "hybrid"] = Field(description="Metric kind.")
     score: float | None = Field(description="Score in [0, 1]: normalised expected score, P(output 1 better) for pairwise, "
-                                            "exp(raw_score) for likelihood, sigmoid(raw_score) for PMI; null when unscored.")
+                                            "exp(raw_score) for likelihood, sigmoid(raw_score) for PMI, ROUGE-L F1 for "
+                                            "reference; null when unscored.")
     raw_score: float | None = Field(description="Expected score on the metric's scale; likelihood: mean (or summed) "
-                                                "log-probability, PMI: its difference; hybrid: the predicted human "
+                                                "log-probability, PMI: its difference; reference: ROUGE-L F1; hybrid: the predicted human "
                                                 "score; null when unscored or pairwise.")
     passed: bool | None = Field(description="score >= threshold; null when unscored or the metric has no threshold.")
     threshold: float | None = Field(description="Pass threshold on the score; null when the metric has none.")

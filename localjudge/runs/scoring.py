@@ -11,7 +11,7 @@ from localjudge.errors import ContextLengthError, clip
 from localjudge.judge import Judge
 from localjudge.metrics import prompts as P
 from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION
-from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, PairwiseMetric
+from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, PairwiseMetric, ReferenceMetric
 from localjudge.runs.records import PairwiseDetail, ResultRecord, clean_float
 
 HYBRID_VERSION = "hybrid-v1"
@@ -43,6 +43,10 @@ class MetricContext:
             return LIKELIHOOD_TEMPLATE_VERSION
         if isinstance(self.metric, HybridMetric):
             return HYBRID_VERSION
+        if isinstance(self.metric, ReferenceMetric):
+            from localjudge.runs.reference import REFERENCE_VERSION
+
+            return REFERENCE_VERSION
         return P.TEMPLATE_VERSION if self.hardened else P.PLAIN_TEMPLATE_VERSION
 
 
@@ -106,6 +110,10 @@ def score_chunk(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> 
         from localjudge.runs.likelihood import score_likelihood
 
         return score_likelihood(judge, ctx, cases, lambda case: record_base(ctx, judge, case))
+    if isinstance(ctx.metric, ReferenceMetric):
+        from localjudge.runs.reference import score_reference
+
+        return score_reference(ctx, cases, lambda case: record_base(ctx, judge, case))
     return _geval(judge, ctx, cases)
 
 
