@@ -122,7 +122,7 @@ class LikelihoodMetric(BaseModel):
     much more likely the source makes it (pointwise mutual information).
 
     Examples:
-        >>> m = LikelihoodMetric(name="faithful", instruction="Write a faithful summary.",
+        >>> m = LikelihoodMetric(kind="likelihood", name="faithful", instruction="Write a faithful summary.",
         ...                      fields=["input"], field_labels={"input": "Article"})
         >>> m.required_fields
         ['input', 'actual_output']
