@@ -112,6 +112,26 @@ def judges(monkeypatch):
     monkeypatch.setattr(localjudge.loading, "load_judge", load)
 
 
+def fit_copy_hybrid(tmp_path, rows: list[dict], other: str):
+    """`eval` of rows with a likelihood metric `copy` and `other`, then `calibrate --hybrid copy,OTHER`.
+
+    Rows carry `human` and `doc`; returns the data file, the saved hybrid and calibrate's output.
+    """
+    data = tmp_path / "cases.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    spec = tmp_path / "copy.yaml"
+    spec.write_text("kind: likelihood\nname: copy\ninstruction: Summarise.\nfields: [input]\n")
+    res = tmp_path / "r.jsonl"
+    run = CliRunner().invoke(main, ["eval", str(data), "--metric", str(spec), "--metric", other,
+                                    "--out", str(res), "--no-progress"])
+    assert run.exit_code == 0, run.output
+    saved = tmp_path / "hybrid.json"
+    cal = CliRunner().invoke(main, ["calibrate", str(res), "--hybrid", f"copy,{other}", "--human", "human",
+                                    "--group", "doc", "--save-hybrid", str(saved)])
+    assert cal.exit_code == 0, cal.output
+    return data, saved, cal.output
+
+
 def test_cli_fit_save_and_apply(judges, tmp_path):
     rng = np.random.default_rng(0)
     rows = []
@@ -122,19 +142,8 @@ def test_cli_fit_save_and_apply(judges, tmp_path):
         answer = "the team won the final" if copied else f"rain fell {'x' * (i % 4)} on Monday"
         rows.append({"id": f"c{i}", "input": source, "actual_output": answer, "doc": doc,
                      "human": (4.0 if copied else 2.0) + rng.normal(scale=0.5)})
-    data = tmp_path / "cases.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    spec = tmp_path / "copy.yaml"
-    spec.write_text("kind: likelihood\nname: copy\ninstruction: Summarise.\nfields: [input]\n")
-    res = tmp_path / "r.jsonl"
-    run = CliRunner().invoke(main, ["eval", str(data), "--metric", str(spec), "--metric", "fluency",
-                                    "--out", str(res), "--no-progress"])
-    assert run.exit_code == 0, run.output
-    saved = tmp_path / "hybrid.json"
-    cal = CliRunner().invoke(main, ["calibrate", str(res), "--hybrid", "copy,fluency", "--human", "human",
-                                    "--group", "doc", "--save-hybrid", str(saved)])
-    assert cal.exit_code == 0, cal.output
-    assert "held-back split" in cal.output and "Verdict" in cal.output and "hybrid" in cal.output
+    data, saved, cal = fit_copy_hybrid(tmp_path, rows, "fluency")
+    assert "held-back split" in cal and "Verdict" in cal and "hybrid" in cal
     hybrid = load_metric_file(saved)
     assert hybrid.kind == "hybrid" and [m.name for m in hybrid.component_metrics] == ["copy", "fluency"]
     out = tmp_path / "h.jsonl"

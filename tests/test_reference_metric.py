@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_hybrid import fit_copy_hybrid
 
 import localjudge.loading
 from localjudge.cli import main
@@ -66,18 +65,7 @@ def test_cli_hybrid_of_likelihood_and_rouge_l_beats_each_part(judges, tmp_path):
         rows.append({"id": f"c{i}", "input": f"Article {doc}: " + " ".join(words[:6]) + ".",
                      "actual_output": answer.strip(), "expected_output": " ".join(words[6:]), "doc": doc,
                      "human": 2.0 * copied + 1.0 * matched + rng.normal(scale=0.3)})
-    data = tmp_path / "cases.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    spec = tmp_path / "copy.yaml"
-    spec.write_text("kind: likelihood\nname: copy\ninstruction: Summarise.\nfields: [input]\n")
-    res = tmp_path / "r.jsonl"
-    run = CliRunner().invoke(main, ["eval", str(data), "--metric", str(spec), "--metric", "rouge_l",
-                                    "--out", str(res), "--no-progress"])
-    assert run.exit_code == 0, run.output
-    saved = tmp_path / "hybrid.json"
-    cal = CliRunner().invoke(main, ["calibrate", str(res), "--hybrid", "copy,rouge_l", "--human", "human",
-                                    "--group", "doc", "--save-hybrid", str(saved)])
-    assert cal.exit_code == 0, cal.output
+    data, saved, _ = fit_copy_hybrid(tmp_path, rows, "rouge_l")
     hybrid = load_metric_file(saved)
     assert [m.kind for m in hybrid.component_metrics] == ["likelihood", "reference"]
     held = hybrid.fit["held_out"]
