@@ -54,8 +54,8 @@ class ResultRecord(BaseModel):
                                             "exp(raw_score) for likelihood, sigmoid(raw_score) for PMI, ROUGE-L F1 for "
                                             "reference; null when unscored.")
     raw_score: float | None = Field(description="Expected score on the metric's scale; likelihood: mean (or summed) "
-                                                "log-probability, PMI: its difference; reference: ROUGE-L F1; hybrid: the predicted human "
-                                                "score; null when unscored or pairwise.")
+                                                "log-probability, PMI: its difference; reference: ROUGE-L F1; "
+                                                "hybrid: the predicted human score; null when unscored or pairwise.")
     passed: bool | None = Field(description="score >= threshold; null when unscored or the metric has no threshold.")
     threshold: float | None = Field(description="Pass threshold on the score; null when the metric has none.")
     distribution: dict[str, float] | None = Field(description="Score (or label) -> probability, normalised.")

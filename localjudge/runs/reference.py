@@ -30,8 +30,9 @@ def score_reference(ctx: MetricContext, cases: Sequence[TestCase],
         target, reference = _text(case.get(m.target)), _text(case.get(m.reference))
         blank = [f for f, t in ((m.target, target), (m.reference, reference)) if not tokens(t)]
         if blank:
+            reason = f"the {blank[0]} has no ASCII letters or digits for ROUGE-L"
             out.append(ResultRecord(**base(case), score=None, raw_score=None, passed=None, distribution=None,
-                                    valid_mass=None, unscored_reason=f"the {blank[0]} has no ASCII letters or digits for ROUGE-L"))
+                                    valid_mass=None, unscored_reason=reason))
             continue
         f1 = rouge_l(target, reference)
         passed = None if m.threshold is None else f1 >= m.threshold

@@ -13,6 +13,7 @@ from localjudge.metrics import prompts as P
 from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION
 from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, PairwiseMetric, ReferenceMetric
 from localjudge.runs.records import PairwiseDetail, ResultRecord, clean_float
+from localjudge.runs.reference import REFERENCE_VERSION, score_reference
 
 HYBRID_VERSION = "hybrid-v1"
 REASONING_TOKENS = 128
@@ -44,8 +45,6 @@ class MetricContext:
         if isinstance(self.metric, HybridMetric):
             return HYBRID_VERSION
         if isinstance(self.metric, ReferenceMetric):
-            from localjudge.runs.reference import REFERENCE_VERSION
-
             return REFERENCE_VERSION
         return P.TEMPLATE_VERSION if self.hardened else P.PLAIN_TEMPLATE_VERSION
 
@@ -111,8 +110,6 @@ def score_chunk(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> 
 
         return score_likelihood(judge, ctx, cases, lambda case: record_base(ctx, judge, case))
     if isinstance(ctx.metric, ReferenceMetric):
-        from localjudge.runs.reference import score_reference
-
         return score_reference(ctx, cases, lambda case: record_base(ctx, judge, case))
     return _geval(judge, ctx, cases)
 
