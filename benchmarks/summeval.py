@@ -345,8 +345,9 @@ def saved_scores(scores_dir: Path, runs: list[dict]) -> tuple[dict[str, dict], l
     for r in full:
         for name, j in r["judges"].items():
             path = scores_dir / f"{name}-{j['judge']['dtype']}.json"
-            if path.exists() and r["data"] == data and r["summaries"] == len(json.loads(path.read_text())["case_ids"]):
-                saved[name] = json.loads(path.read_text())
+            scores = json.loads(path.read_text()) if path.exists() and r["data"] == data else None
+            if scores is not None and r["summaries"] == len(scores["case_ids"]):
+                saved[name] = scores
     if len({tuple(v["case_ids"]) for v in saved.values()}) != 1:
         return {}, []
     ids = next(iter(saved.values()))["case_ids"]
