@@ -82,7 +82,7 @@ def machine() -> dict:
 
 def run(judges: list[str], n_boot: int, seed: int) -> dict:
     from localjudge import load_judge
-    from localjudge.data import load_cases
+    from localjudge.io.cases import load_cases
     from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 
     cases = load_cases(HERE / "attacks.jsonl")

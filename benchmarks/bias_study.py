@@ -67,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     from localjudge.bias import BiasSettings
     from localjudge.bias.io import analyze_verdicts, summary_lines, write_study
     from localjudge.bias.pipeline import judge_responses
-    from localjudge.data import load_cases
-    from localjudge.generation import generate_responses, read_responses
+    from localjudge.io.cases import load_cases
+    from localjudge.runs.generation import generate_responses, read_responses
     from localjudge.metrics import builtin_metric
 
     torch.set_num_threads(args.threads)

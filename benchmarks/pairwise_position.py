@@ -47,7 +47,7 @@ def load_pairs(data_dir: Path, name: str, limit: int | None, seed: int) -> list[
 def run_set(judge, name: str, pairs: list[dict], metric, raw_dir: Path | None):
     """Judges one set in both orders; returns pairwise records, raw results and throughput."""
     from localjudge.bias import PairwiseRecord
-    from localjudge.data import TestCase
+    from localjudge.io.cases import TestCase
     from localjudge.runs.evaluate import evaluate
 
     cases = [TestCase(id=f"{name}-{p['index']:03d}", input=p["input"],

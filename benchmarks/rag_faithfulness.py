@@ -67,7 +67,7 @@ def metrics(set_name: str):
 
 
 def load(set_name: str, docs: int | None):
-    from localjudge.data import TestCase, load_cases
+    from localjudge.io.cases import TestCase, load_cases
 
     if set_name == "demo":
         import localjudge

@@ -63,7 +63,7 @@ def load_summeval(path: str | Path, docs: int | None = None):
     Human scores and ids go to `extra` as `doc_id`, `system_id` and `human_<dimension>`, the
     reference summary as `reference` (for ROUGE-L only; no judge prompt shows it).
     """
-    from localjudge.data import TestCase
+    from localjudge.io.cases import TestCase
     from localjudge.errors import DataError
 
     rows = json.loads(Path(path).read_text())

@@ -52,7 +52,7 @@ import psutil
 import torch
 
 import localjudge
-from localjudge.data import load_cases
+from localjudge.io.cases import load_cases
 from localjudge.engine.batching import plan_batches
 from localjudge.metrics import builtin_metric
 from localjudge.metrics import prompts as P

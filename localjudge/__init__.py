@@ -24,10 +24,10 @@ from localjudge.errors import LocalJudgeError
 from localjudge.scoring.distribution import LabelDistribution, ScoreDistribution
 
 if TYPE_CHECKING:
-    from localjudge.judge import Judge, JudgeInfo
-    from localjudge.loading import load_judge
+    from localjudge.judges.judge import Judge, JudgeInfo
+    from localjudge.judges.loading import load_judge
 
-_LAZY = {"Judge": "localjudge.judge", "JudgeInfo": "localjudge.judge", "load_judge": "localjudge.loading"}
+_LAZY = {"Judge": "localjudge.judges.judge", "JudgeInfo": "localjudge.judges.judge", "load_judge": "localjudge.judges.loading"}
 
 
 def __getattr__(name: str) -> Any:

@@ -21,7 +21,7 @@ def no_load(monkeypatch, tmp_path):
     def load(*a, **k):
         raise AssertionError("a model was loaded")
 
-    monkeypatch.setattr("localjudge.loading.load_judge", load)
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.data import TestCase, load_cases
+from localjudge.io.cases import TestCase, load_cases
 from localjudge.metrics import builtin_metric
 from localjudge.metrics.prompts import QUOTE, fence
 from localjudge.runs.evaluate import evaluate

@@ -19,9 +19,9 @@ from localjudge.bias.io import analyze_verdicts
 from localjudge.bias.pipeline import judge_responses
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
-from localjudge.generation import read_responses
+from localjudge.runs.generation import read_responses
 from localjudge.metrics import builtin_metric
-from localjudge.registry import load_registry
+from localjudge.judges.registry import load_registry
 
 REGISTRY = """default: my-judge
 judges:
@@ -40,7 +40,7 @@ def loads(monkeypatch):
         fam = family or {"my-judge": "alpha", "other-judge": "beta"}.get(name, "unknown")
         return _judge(name, fam, own_bonus=1.5 if name in ("./judges/alpha", "my-judge") else 0.0)
 
-    monkeypatch.setattr("localjudge.loading.load_judge", load)
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
     return calls
 
 

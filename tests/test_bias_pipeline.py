@@ -20,9 +20,9 @@ from click.testing import CliRunner
 from localjudge.bias import BiasSettings
 from localjudge.bias.io import analyze_verdicts, write_study
 from localjudge.bias.pipeline import cross_family_pairs, judge_responses
-from localjudge.data import load_cases
+from localjudge.io.cases import load_cases
 from localjudge.errors import ConfigError
-from localjudge.generation import clean_response, generate_responses, generation_prompt, read_responses
+from localjudge.runs.generation import clean_response, generate_responses, generation_prompt, read_responses
 from localjudge.metrics import builtin_metric
 from localjudge.testing import fake_judge
 
@@ -241,7 +241,7 @@ def test_prompt_styles_and_plain_stops():
 
 
 def load_cases_from_rows(rows):
-    from localjudge.data import case_from_row
+    from localjudge.io.cases import case_from_row
 
     return [case_from_row(r, "test", i) for i, r in enumerate(rows)]
 
@@ -284,7 +284,7 @@ def fake_loader(monkeypatch):
         assert family == families[name]  # --family reaches the loader
         return _judge(name, families[name], own_bonus=1.0 if name == "j-alpha" else 0.0, chat=name != "gen-beta")
 
-    monkeypatch.setattr("localjudge.loading.load_judge", load)
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
 
 
 # the fake models are not in the registry: each is given its family, as a path or hub id would be
@@ -346,8 +346,8 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
     from conftest import tiny_llama
 
     from localjudge.bias.pipeline import judge_logppl
-    from localjudge.generation import ResponseRecord, generation_prompt, response_continuation
-    from localjudge.judge import Judge, JudgeInfo
+    from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
+    from localjudge.judges.judge import Judge, JudgeInfo
 
     info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32", device="cpu",
                      chat_template=False, context_length=1024)
@@ -365,7 +365,7 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
     assert judge.backend.head_rows == sum(len(judge.backend.encode_continuation(response_continuation(judge, r.response)))
                                           for r in responses)  # output layer at response tokens only
     for r, nll in zip(responses, got):
-        from localjudge.data import TestCase
+        from localjudge.io.cases import TestCase
 
         prompt = tiny_tokenizer(generation_prompt(judge, TestCase(id=r.id, input=r.input)))["input_ids"]
         cont = tiny_tokenizer(response_continuation(judge, r.response), add_special_tokens=False)["input_ids"]

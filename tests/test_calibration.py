@@ -458,7 +458,7 @@ def test_cli_on_results_file(tmp_path):
 def test_unscored_reasons_group_by_kind_end_to_end(tmp_path):
     """Regression: the low-mass reason embedded each item's own mass ("only 0.0312 of ..."), so
     `calibrate` listed every unscored item as a reason of its own instead of counting a kind."""
-    from localjudge.data import TestCase
+    from localjudge.io.cases import TestCase
     from localjudge.metrics import GEvalMetric
     from localjudge.runs.evaluate import evaluate
     from localjudge.testing import fake_judge

@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import localjudge.loading
+import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.metrics import builtin_names, load_metric_file
 from localjudge.testing import fake_judge
@@ -29,7 +29,7 @@ def judges(monkeypatch):
         made.append(judge)
         return judge
 
-    monkeypatch.setattr(localjudge.loading, "load_judge", load)
+    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
     return made, state
 
 

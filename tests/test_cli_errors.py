@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge.cli import main
-from localjudge.judge import Judge
+from localjudge.judges.judge import Judge
 from localjudge.testing import FakeBackend, fake_judge
 
 GOOD_ROW = {"input": "What is 2+2?", "actual_output": "4", "expected_output": "4"}
@@ -31,7 +31,7 @@ def _policy(prompt: str) -> dict[str, float]:
 def fake(monkeypatch, tmp_path):
     """Every judge load returns one fake judge; files are written to and read from tmp_path."""
     judge = fake_judge(_policy)
-    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: judge)
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     return judge
@@ -241,7 +241,7 @@ def test_steps_of_a_pairwise_metric(fake):
 
 def test_steps_judge_writes_no_steps(monkeypatch, tmp_path):
     judge = fake_judge(_policy, generator=lambda prompt: "")
-    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: judge)
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     _write({"m.yaml": METRIC.replace("steps: [Check it.]\n", "")})
@@ -318,7 +318,7 @@ def test_cuda_requested_without_cuda(tmp_path, monkeypatch):
 def _short_judge(monkeypatch, context: int) -> Judge:
     judge = fake_judge(_policy)
     judge = Judge(FakeBackend(_policy), judge.info.model_copy(update={"context_length": context}))
-    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: judge)
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
     return judge
 
 
@@ -393,7 +393,7 @@ def test_backend_failure_exits_1_with_message(fake, monkeypatch):
         raise RuntimeError("backend exploded")
 
     judge = fake_judge(explode)
-    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: judge)
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
     monkeypatch.delenv("LOCALJUDGE_DEBUG", raising=False)
     _write({"d.jsonl": GOOD})
     assert_user_error(run("eval", "d.jsonl", "--metric", "correctness"), "RuntimeError", "backend exploded",

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from localjudge.data import TestCase, load_cases
+from localjudge.io.cases import TestCase, load_cases
 from localjudge.errors import DataError
 from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate

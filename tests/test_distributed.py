@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import tiny_llama
 
-from localjudge.distributed import deal, merge
+from localjudge.runs.distributed import deal, merge
 
 ROOT = Path(__file__).parent.parent
 DATA = ROOT / "localjudge" / "examples" / "rag_demo.jsonl"
@@ -119,9 +119,9 @@ def test_ray_data_matches_local_evaluate(model_dir):
     ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'ray[data]'")
     pytest.importorskip("ray.data", reason="ray[data] is not installed")
     from localjudge import load_judge
-    from localjudge.data import load_cases
+    from localjudge.io.cases import load_cases
     from localjudge.metrics import resolve_metric
-    from localjudge.ray import judge_dataset
+    from localjudge.runs.ray import judge_dataset
     from localjudge.runs.evaluate import evaluate
 
     cases = load_cases(DATA)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.data import load_cases
-from localjudge.judge import Judge
-from localjudge.loading import file_sha256
+from localjudge.io.cases import load_cases
+from localjudge.judges.judge import Judge
+from localjudge.judges.loading import file_sha256
 from localjudge.metrics import builtin_metric
-from localjudge.registry import load_registry, package_gguf_path
+from localjudge.judges.registry import load_registry, package_gguf_path
 from localjudge.runs.evaluate import evaluate
 
 pytestmark = pytest.mark.slow
@@ -127,7 +127,7 @@ def test_cli_likelihood_metrics_on_deepeval_file(smollm_judge, monkeypatch, tmp_
     from localjudge.cli import main
     from localjudge.runs.results_file import read_results
 
-    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: smollm_judge)
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: smollm_judge)
     out = tmp_path / "r.jsonl"
     result = CliRunner().invoke(main, ["eval", str(DEMO), "--metric", "likelihood", "--metric", "faithfulness_pmi",
                                        "--out", str(out), "--no-progress"])

@@ -14,7 +14,7 @@ import re
 import pytest
 from test_cli_errors import GOOD, _write, assert_user_error, fake, run  # noqa: F401 - fake is a fixture
 
-from localjudge.files import decode_text, parse_json
+from localjudge.io.files import decode_text, parse_json
 from localjudge.errors import DataError
 
 HUGE = "1" * 5000

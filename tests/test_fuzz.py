@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from localjudge.data import CASE_FIELDS, TEXT_FIELDS, load_cases
+from localjudge.io.cases import CASE_FIELDS, TEXT_FIELDS, load_cases
 from localjudge.errors import ConfigError, DataError
 from localjudge.metrics.spec import GEvalMetric, metric_from_dict
 from localjudge.scoring.distribution import outcome_mass, score_distribution

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import localjudge.loading
+import localjudge.judges.loading
 from localjudge.calibration import hybrid as H
 from localjudge.calibration.hybrid_fit import fit_hybrid
 from localjudge.cli import main
@@ -109,7 +109,7 @@ def judges(monkeypatch):
         # the G-Eval component reads its score from how many 'x' the answer has
         return fake_judge(lambda p: {"5": 0.2 + 0.1 * p.count("x"), "1": 0.5})
 
-    monkeypatch.setattr(localjudge.loading, "load_judge", load)
+    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
 
 
 def fit_copy_hybrid(tmp_path, rows: list[dict], other: str):

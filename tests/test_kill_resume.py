@@ -22,7 +22,7 @@ import torch
 from conftest import tiny_llama
 
 from localjudge import Judge, JudgeInfo
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, DataError
 from localjudge.metrics import GEvalMetric
 from localjudge.metrics.steps import cache_dir, resolve_steps, steps_key
@@ -298,7 +298,7 @@ def test_cli_resume_on_a_file_that_is_not_results_keeps_its_bytes(tmp_path, monk
 
     from localjudge.cli import main
 
-    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: fake_judge(_policy))
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(_policy))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d.jsonl").write_text(json.dumps({"id": "a", "input": "q", "actual_output": "x"}) + "\n")
     content = b'{"keep": "me"}\n{"and": "me too"}'
@@ -309,7 +309,7 @@ def test_cli_resume_on_a_file_that_is_not_results_keeps_its_bytes(tmp_path, monk
 
 
 def test_responses_file_with_a_non_record_tail_is_refused_unchanged(tmp_path):
-    from localjudge.generation import generate_responses, read_responses
+    from localjudge.runs.generation import generate_responses, read_responses
 
     out = tmp_path / "resp.jsonl"
     cases = [TestCase(id=f"p{i}", input=f"question {i}") for i in range(3)]

@@ -13,9 +13,9 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import localjudge.loading
+import localjudge.judges.loading
 from localjudge.cli import main
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, ContextLengthError
 from localjudge.metrics import builtin_metric, builtin_names
 from localjudge.metrics import likelihood as L
@@ -165,7 +165,7 @@ def judges(monkeypatch):
         made.append(_judge())
         return made[-1]
 
-    monkeypatch.setattr(localjudge.loading, "load_judge", load)
+    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
     return made
 
 

@@ -23,7 +23,7 @@ from localjudge.errors import (
     UnknownNameError,
     UnsafeModelError,
 )
-from localjudge.registry import HubSource, PackageGGUFSource, load_registry
+from localjudge.judges.registry import HubSource, PackageGGUFSource, load_registry
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

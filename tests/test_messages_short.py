@@ -72,10 +72,10 @@ def test_context_error_cuts_the_case_id(fake, monkeypatch):
 def test_resume_of_another_judges_results_cuts_its_name(fake, monkeypatch):
     from localjudge.testing import fake_judge
 
-    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}, name=LONG))
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}, name=LONG))
     _write({"d.jsonl": GOOD})
     assert run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl").exit_code == 0
-    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
     line = assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"),
                              "same judge")
     _assert_short(line)

@@ -14,7 +14,7 @@ import os
 import pytest
 from test_cli_errors import GOOD, METRIC, _write, assert_user_error, run
 
-from localjudge.files import refuse_overwriting
+from localjudge.io.files import refuse_overwriting
 from localjudge.errors import ConfigError
 
 REGISTRY = ("default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, "
@@ -101,7 +101,7 @@ def test_other_outputs_still_work(no_load, monkeypatch):
     """The control: a fresh output path is accepted (here up to the point where a judge would load)."""
     from localjudge.testing import fake_judge
 
-    monkeypatch.setattr("localjudge.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
     result = run("eval", "d.jsonl", "--metric", "correctness", "--out", "out/r.jsonl")
     assert result.exit_code == 0, result.output
     assert json.loads(open("out/r.jsonl").readline())["case_id"] == "a"

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.errors import LocalJudgeError
 from localjudge.metrics import builtin_metric
 from localjudge.metrics import prompts as P

@@ -7,9 +7,9 @@ import pytest
 from click.testing import CliRunner
 from test_hybrid import fit_copy_hybrid
 
-import localjudge.loading
+import localjudge.judges.loading
 from localjudge.cli import main
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError
 from localjudge.lexical import rouge_l
 from localjudge.metrics import ReferenceMetric, builtin_metric
@@ -50,7 +50,7 @@ def test_records_are_rouge_l_and_unscored_cases_say_why():
 
 @pytest.fixture
 def judges(monkeypatch):
-    monkeypatch.setattr(localjudge.loading, "load_judge", lambda *a, **k: fake_judge(lambda p: {"3": 1.0}))
+    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: fake_judge(lambda p: {"3": 1.0}))
 
 
 def test_cli_hybrid_of_likelihood_and_rouge_l_beats_each_part(judges, tmp_path):

@@ -25,8 +25,8 @@ from conftest import tiny_llama
 
 from localjudge.cli import main
 from localjudge.errors import ModelUnavailableError, UnsafeModelError
-from localjudge.loading import load_judge
-from localjudge.registry import PackageGGUFSource, availability, load_registry, package_gguf_path
+from localjudge.judges.loading import load_judge
+from localjudge.judges.registry import PackageGGUFSource, availability, load_registry, package_gguf_path
 
 GOOD = json.dumps({"id": "a", "input": "q", "actual_output": "x", "expected_output": "y"}) + "\n"
 

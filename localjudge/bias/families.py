@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from localjudge.errors import ConfigError, DataError, clip
-from localjudge.registry import UNKNOWN_FAMILY, Registry, model_family
+from localjudge.judges.registry import UNKNOWN_FAMILY, Registry, model_family
 
 HINT = "pass --family {name}=FAMILY, or register it in a models.yaml given with --models"
 

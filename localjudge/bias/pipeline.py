@@ -8,7 +8,7 @@ both orders (`evaluate` asks both). Judges are loaded one at a time and freed be
 
 Examples:
     >>> from localjudge.bias.pipeline import judge_responses, run_bias
-    >>> from localjudge.generation import read_responses
+    >>> from localjudge.runs.generation import read_responses
     >>> from localjudge.metrics import builtin_metric
     >>> verdicts = run_bias(read_responses("responses.jsonl"), ["smollm2-135m", "gemma3-270m"],
     ...                     builtin_metric("correctness"), builtin_metric("pairwise"))  # doctest: +SKIP
@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, DataError, clip, repeated as _repeated
-from localjudge.generation import ResponseRecord, generation_prompt, response_continuation
-from localjudge.judge import Judge, JudgeInfo
+from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
+from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.records import ResultRecord
@@ -251,7 +251,7 @@ def run_bias(
     Returns:
         One `JudgeVerdicts` per judge, in the order given.
     """
-    from localjudge import loading  # torch loads only when a judge does
+    from localjudge.judges import loading  # torch loads only when a judge does
 
     if len(set(judges)) != len(judges):
         raise ConfigError(f"judges repeated: {_repeated(judges)}; give each --judge once")

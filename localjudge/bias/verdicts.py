@@ -27,8 +27,8 @@ from localjudge.bias.families import fill_families
 from localjudge.bias.pipeline import human_score
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.errors import DataError, clip
-from localjudge.files import is_dir, parse_json, read_text
-from localjudge.generation import ResponseRecord
+from localjudge.io.files import is_dir, parse_json, read_text
+from localjudge.runs.generation import ResponseRecord
 
 VERDICT_FILES = ("pointwise_records.jsonl", "pairwise_records.jsonl")
 """The verdict files of a study folder."""

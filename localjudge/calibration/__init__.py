@@ -8,12 +8,12 @@ Examples:
 """
 
 from localjudge.calibration.isotonic import IsotonicMap, fit_isotonic, pav
-from localjudge.calibration.models import CalibrationReport, CalibrationSettings, InputInfo
+from localjudge.calibration.results import CalibrationReport, CalibrationSettings, InputInfo
 from localjudge.calibration.plots import write_plots
 from localjudge.calibration.render import format_report
-from localjudge.calibration.report import calibrate
+from localjudge.calibration.agreement import calibrate
 from localjudge.calibration.stats import correlations, required_n
-from localjudge.calibration.tables import Pairs, load_pairs
+from localjudge.calibration.inputs import Pairs, load_pairs
 
 __all__ = [
     "CalibrationReport",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from localjudge.calibration.models import (
+from localjudge.calibration.results import (
     SampleSizeCheck,
     ScaleDiagnostics,
     ScoreSummary,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from localjudge.calibration.models import (
+from localjudge.calibration.results import (
     CalibrationReport,
     CorrelationEstimates,
     Estimate,

@@ -18,7 +18,7 @@ _models = click.option("--models", "registry", type=click.Path(dir_okay=False), 
 
 
 def _registry(path: str | None):
-    from localjudge.registry import load_registry
+    from localjudge.judges.registry import load_registry
 
     return load_registry(Path(path)) if path else load_registry()
 
@@ -51,13 +51,13 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
     """
     import gc
 
-    from localjudge import loading
+    from localjudge.judges import loading
     from localjudge.bias.families import check_names, model_families, parse_families
-    from localjudge.data import load_cases
+    from localjudge.io.cases import load_cases
     from localjudge.cli.options import judge_inputs
     from localjudge.errors import ConfigError, repeated
-    from localjudge.files import refuse_overwriting
-    from localjudge.generation import check_prompts, generate_responses
+    from localjudge.io.files import refuse_overwriting
+    from localjudge.runs.generation import check_prompts, generate_responses
 
     if resume and overwrite:
         raise ConfigError("--resume and --overwrite exclude each other")
@@ -140,7 +140,7 @@ def bias_cmd(responses, judges, verdict_paths, metric_name, pairwise, pairwise_m
     from localjudge.bias.io import STUDY_FILES, summary_lines, write_study
     from localjudge.bias.results import BiasSettings
     from localjudge.errors import ConfigError
-    from localjudge.files import is_file
+    from localjudge.io.files import is_file
 
     if bool(judges) == bool(verdict_paths):
         raise ConfigError("give judges to run (--judge) or verdicts to analyse (--verdicts), one of the two")
@@ -201,8 +201,8 @@ def _judge_and_analyse(responses, judges, metric_name, pairwise, pairwise_metric
     from localjudge.bias.io import analyze_verdicts
     from localjudge.bias.pipeline import check_responses, records_path, run_bias
     from localjudge.cli.options import judge_inputs
-    from localjudge.files import refuse_overwriting
-    from localjudge.generation import read_responses
+    from localjudge.io.files import refuse_overwriting
+    from localjudge.runs.generation import read_responses
 
     metric, pair_metric = _metrics(metric_name, pairwise, pairwise_metric, default=True)
     outputs = outputs + [records_path(Path(out_dir) / "records", j, m.name)
@@ -227,8 +227,8 @@ def _analyse_only(responses, verdict_paths, metric_name, pairwise_metric, given,
     from localjudge.bias.families import check_names
     from localjudge.bias.io import Verdicts, analyze_records
     from localjudge.bias.verdicts import align_verdicts, read_verdicts, verdict_files
-    from localjudge.files import refuse_overwriting
-    from localjudge.generation import read_responses
+    from localjudge.io.files import refuse_overwriting
+    from localjudge.runs.generation import read_responses
 
     metric, pair_metric = _metrics(metric_name, False, pairwise_metric, default=False)
     files = verdict_files(verdict_paths)

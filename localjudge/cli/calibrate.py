@@ -114,7 +114,7 @@ def calibrate(
     from localjudge.calibration import calibrate as run_calibration
     from localjudge.calibration import format_report, load_pairs, write_plots
     from localjudge.calibration.plots import plot_paths
-    from localjudge.files import refuse_overwriting
+    from localjudge.io.files import refuse_overwriting
 
     if save_hybrid is not None and not hybrid:
         raise _UserError("--save-hybrid needs --hybrid M1,M2,...")
@@ -170,7 +170,7 @@ def _hybrid(path: Path, names: str, human: str | None, group: str | None, split:
             save: Path | None, name: str, as_json: bool) -> None:
     """Fits, reports and saves a hybrid of several metrics of a results file."""
     from localjudge.calibration.hybrid_fit import fit_hybrid, format_hybrid_report
-    from localjudge.files import refuse_overwriting
+    from localjudge.io.files import refuse_overwriting
     from localjudge.runs.results_file import read_results
 
     components = [n.strip() for n in names.split(",") if n.strip()]

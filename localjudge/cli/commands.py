@@ -15,7 +15,7 @@ from localjudge.cli.options import judge_inputs, judge_options, load_from_option
 @click.option("--models", "registry", type=click.Path(dir_okay=False), default=None, help="A models.yaml other than the bundled one.")
 def models_cmd(registry: str | None) -> None:
     """List the judge registry: family, source and whether each judge is available here."""
-    from localjudge.registry import REGISTRY_PATH, availability, load_registry
+    from localjudge.judges.registry import REGISTRY_PATH, availability, load_registry
 
     reg = load_registry(Path(registry)) if registry else load_registry()
     path = Path(registry) if registry else REGISTRY_PATH
@@ -86,7 +86,7 @@ def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
 def _read_prompts(path: Path) -> list[str]:
     """Prompts from a JSONL file of strings or {"text": ...} objects; errors name file and line."""
     from localjudge.errors import DataError
-    from localjudge.files import parse_json, read_text
+    from localjudge.io.files import parse_json, read_text
 
     text = read_text(path, "prompts file")
     prompts = []
@@ -116,7 +116,7 @@ def _read_prompts(path: Path) -> list[str]:
 def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw) -> None:
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
     from localjudge.errors import ConfigError
-    from localjudge.files import read_text, refuse_overwriting
+    from localjudge.io.files import read_text, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.spec import dump_metric
     from localjudge.metrics.steps import resolve_steps
@@ -156,9 +156,9 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
 def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide, truncate, skip_invalid, limit,
              as_json, no_progress, distributed, **judge_kw) -> None:
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
-    from localjudge.data import load_cases
+    from localjudge.io.cases import load_cases
     from localjudge.errors import ConfigError, repeated
-    from localjudge.files import read_text, refuse_overwriting
+    from localjudge.io.files import read_text, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.builtin import with_reasoning
     from localjudge.runs.evaluate import evaluate
@@ -186,7 +186,7 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
     if distributed:
-        from localjudge.distributed import evaluate_distributed, local_device, write_records
+        from localjudge.runs.distributed import evaluate_distributed, local_device, write_records
 
         if resume:
             raise ConfigError("--resume is not supported with --distributed; rerun the whole set")
@@ -227,7 +227,7 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
 
 
 def _file_or_none(path: str) -> str | None:
-    from localjudge.files import is_file
+    from localjudge.io.files import is_file
 
     return path if is_file(path) else None
 

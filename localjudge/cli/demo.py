@@ -31,7 +31,7 @@ def demo_cmd(dimension, out, no_progress, **judge_kw) -> None:
     import numpy as np
 
     from localjudge.calibration.stats import summary_level
-    from localjudge.data import load_cases
+    from localjudge.io.cases import load_cases
     from localjudge.lexical import rouge_l
     from localjudge.metrics import builtin_metric
     from localjudge.runs.evaluate import evaluate

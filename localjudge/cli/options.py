@@ -27,8 +27,8 @@ def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle
     """
     from pathlib import Path
 
-    from localjudge.loading import load_judge
-    from localjudge.registry import load_registry
+    from localjudge.judges.loading import load_judge
+    from localjudge.judges.registry import load_registry
 
     if registry:
         load_registry(Path(registry))  # a broken registry is reported before the load note
@@ -41,7 +41,7 @@ def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle
 
 def judge_inputs(judge_name: str | None, registry: str | None) -> list[tuple[str, str | None]]:
     """The files a judge load reads that a command must not overwrite: registry, model file or folder."""
-    from localjudge.files import is_dir, is_file
+    from localjudge.io.files import is_dir, is_file
 
     model = judge_name if judge_name and (is_file(judge_name) or is_dir(judge_name)) else None
     return [("judge registry", registry), ("judge model", model)]

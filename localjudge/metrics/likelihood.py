@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from localjudge.data import TestCase
-from localjudge.judge import Judge
+from localjudge.io.cases import TestCase
+from localjudge.judges.judge import Judge
 from localjudge.metrics.prompts import DEFAULT_LABELS, field_text
 from localjudge.metrics.spec import LikelihoodMetric
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
 
 TEMPLATE_VERSION = "geval-v2"  # v2: content lines quoted with QUOTE inside their tag blocks

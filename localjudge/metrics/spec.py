@@ -9,7 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from localjudge.errors import ConfigError, field_path
-from localjudge.files import load_yaml
+from localjudge.io.files import load_yaml
 
 FieldName = Literal["input", "actual_output", "expected_output", "context", "retrieval_context"]
 Reasoning = Literal["none", "before", "after"]

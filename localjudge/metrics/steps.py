@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from localjudge.errors import LocalJudgeError, clip
-from localjudge.judge import Judge
+from localjudge.judges.judge import Judge
 from localjudge.metrics.prompts import TEMPLATE_VERSION, parse_steps, steps_request
 from localjudge.metrics.spec import GEvalMetric
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, clip, repeated
-from localjudge.judge import Judge
+from localjudge.judges.judge import Judge
 from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, ReferenceMetric
 from localjudge.metrics.steps import resolve_steps
 from localjudge.runs.records import ResultRecord
 from localjudge.runs.hybrid import hybrid_records
 from localjudge.runs.results_file import ResultsWriter, read_results, repair_torn_record
-from localjudge.runs.scoring import MetricContext, missing_fields, record_base, score_chunk, unscored_record
+from localjudge.runs.chunk import MetricContext, missing_fields, record_base, score_chunk, unscored_record
 
 log = logging.getLogger("localjudge")
 
@@ -134,7 +134,7 @@ def evaluate(
 
     Examples:
         >>> from localjudge import load_judge
-        >>> from localjudge.data import load_cases
+        >>> from localjudge.io.cases import load_cases
         >>> from localjudge.metrics import builtin_metric
         >>> result = evaluate(load_cases("cases.jsonl"), [builtin_metric("correctness")],
         ...                   load_judge())  # doctest: +SKIP

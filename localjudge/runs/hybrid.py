@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.metrics.spec import HybridMetric
 from localjudge.runs.records import ResultRecord
 

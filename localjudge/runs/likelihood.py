@@ -7,16 +7,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from localjudge.data import LIST_FIELDS, TestCase
+from localjudge.io.cases import LIST_FIELDS, TestCase
 from localjudge.errors import ContextLengthError, clip
-from localjudge.judge import Judge
+from localjudge.judges.judge import Judge
 from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric
 from localjudge.runs.records import LikelihoodDetail, ResultRecord, TokenStats
 from localjudge.scoring.likelihood import ContinuationLogprobs
 
 if TYPE_CHECKING:
-    from localjudge.runs.scoring import MetricContext
+    from localjudge.runs.chunk import MetricContext
 
 
 @dataclass(frozen=True)

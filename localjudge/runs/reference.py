@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.lexical import rouge_l, tokens
 from localjudge.metrics.spec import ReferenceMetric
 from localjudge.runs.records import ResultRecord
 
 if TYPE_CHECKING:
-    from localjudge.runs.scoring import MetricContext
+    from localjudge.runs.chunk import MetricContext
 
 REFERENCE_VERSION = "rouge-l-v1"
 """Version of the overlap measure (tokenisation of `localjudge.lexical`), recorded as the template version."""

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from localjudge.errors import ConfigError, DataError, field_path
-from localjudge.files import decode_text, torn_tail
+from localjudge.io.files import decode_text, torn_tail
 from localjudge.runs.records import ResultRecord
 
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localjudge import __version__
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.errors import ContextLengthError, clip
-from localjudge.judge import Judge
+from localjudge.judges.judge import Judge
 from localjudge.metrics import prompts as P
 from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION
 from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, PairwiseMetric, ReferenceMetric

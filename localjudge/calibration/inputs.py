@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from localjudge.calibration.models import InputInfo
+from localjudge.calibration.results import InputInfo
 from localjudge.errors import ConfigError, DataError, clip, cut, unknown_name
-from localjudge.files import parse_json, read_text
+from localjudge.io.files import parse_json, read_text
 
 RESULTS_KEYS = ("case_id", "metric", "extra")
 """Keys whose presence marks a record of a `localjudge eval` results file."""

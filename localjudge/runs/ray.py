@@ -12,14 +12,14 @@ results the same way (`.write_json(...)`); Ray schedules batches on free actors,
 tasks and can autoscale. Records match a local `evaluate` run up to float rounding of different
 batch compositions.
 
-When to pick which: `localjudge.distributed` (accelerate launch) for one machine with several
+When to pick which: `localjudge.runs.distributed` (accelerate launch) for one machine with several
 GPUs and a dataset that fits in memory: no extra dependency, results in input order, one
 command. Ray for many machines, datasets larger than memory, autoscaling or spot instances, or
 when judging is one stage of a larger Ray pipeline.
 
 Examples:
     >>> import ray  # doctest: +SKIP
-    >>> from localjudge.ray import JudgeActor, judge_dataset  # doctest: +SKIP
+    >>> from localjudge.runs.ray import JudgeActor, judge_dataset  # doctest: +SKIP
     >>> ds = ray.data.read_json("cases.jsonl")  # doctest: +SKIP
     >>> out = judge_dataset(ds, judge="qwen2.5-7b", metrics=["correctness"], concurrency=8,
     ...                     num_gpus=1, batch_size=512)  # doctest: +SKIP
@@ -48,7 +48,7 @@ class JudgeActor:
 
     def __init__(self, judge: str, metrics: Sequence[str], device: str | None = None, dtype: str | None = None,
                  token_budget: int | None = None, **evaluate_kw: Any):
-        from localjudge.loading import load_judge
+        from localjudge.judges.loading import load_judge
         from localjudge.metrics import resolve_metric
 
         self.judge = load_judge(judge, device=device, dtype=dtype, token_budget=token_budget)
@@ -59,7 +59,7 @@ class JudgeActor:
         """A pandas batch of cases in, a pandas frame of records (one per case and metric) out."""
         import pandas as pd
 
-        from localjudge.data import TestCase
+        from localjudge.io.cases import TestCase
         from localjudge.runs.evaluate import evaluate
 
         cases = [TestCase(**_clean(row)) for row in batch.to_dict("records")]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from localjudge.scoring.distribution import TreeLogprobs
-from localjudge.judge import Judge, JudgeInfo
+from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.scoring.trie import TokenTree
 
 Policy = Callable[[str], dict[str, float]]

@@ -12,9 +12,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localjudge.errors import ConfigError, ModelUnavailableError, clip, field_path, repeated, unknown_name
-from localjudge.files import load_yaml
+from localjudge.io.files import load_yaml
 
-REGISTRY_PATH = Path(__file__).resolve().parent / "models.yaml"
+REGISTRY_PATH = Path(__file__).resolve().parent.parent / "models.yaml"
 UNKNOWN_FAMILY = "unknown"
 """The family of a model loaded by path or hub id when none is given: too vague for bias studies."""
 

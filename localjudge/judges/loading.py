@@ -11,10 +11,10 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
-from localjudge.files import is_dir
-from localjudge.judge import Judge, JudgeInfo
+from localjudge.io.files import is_dir
+from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
-from localjudge.registry import (
+from localjudge.judges.registry import (
     REGISTRY_PATH,
     GGUFFileSource,
     HubSource,

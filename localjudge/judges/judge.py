@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.backend import Backend, Progress
+from localjudge.engine.backend import Backend, Progress
 from localjudge.scoring.distribution import (
     DEFAULT_MIN_VALID_MASS,
     DEFAULT_TREE_TOLERANCE,

@@ -5,7 +5,7 @@ assertion with its reason: it was not judged, so nothing about it can be asserte
 
 Examples:
     >>> from localjudge import load_judge
-    >>> from localjudge.pytest_plugin import assert_passes
+    >>> from localjudge.testing.assertions import assert_passes
     >>> judge = load_judge()  # doctest: +SKIP
     >>> assert_passes({"input": "2+2?", "actual_output": "4", "expected_output": "4"},
     ...               "correctness", judge)  # doctest: +SKIP
@@ -16,8 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localjudge.data import TestCase, case_from_row
-from localjudge.judge import Judge
+from localjudge.io.cases import TestCase, case_from_row
+from localjudge.judges.judge import Judge
 from localjudge.metrics.builtin import resolve_metric
 from localjudge.metrics.spec import Metric
 from localjudge.runs.evaluate import evaluate

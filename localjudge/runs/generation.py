@@ -11,7 +11,7 @@ uninterrupted run exactly. The output file is JSONL, append-only, flushed per re
 
 Examples:
     >>> from localjudge import load_judge
-    >>> from localjudge.data import load_cases
+    >>> from localjudge.io.cases import load_cases
     >>> model = load_judge("smollm2-135m")  # doctest: +SKIP
     >>> generate_responses(load_cases("prompts.jsonl"), model, "responses.jsonl")  # doctest: +SKIP
 """
@@ -26,10 +26,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localjudge import __version__
-from localjudge.data import TestCase
+from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, DataError, clip
-from localjudge.files import decode_text, torn_tail
-from localjudge.judge import Judge
+from localjudge.io.files import decode_text, torn_tail
+from localjudge.judges.judge import Judge
 
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
 """Where a base model's continuation is cut: it has answered and moves on to something else."""

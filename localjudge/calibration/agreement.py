@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from localjudge.calibration import diagnostics, stats
 from localjudge.calibration.isotonic import evaluate_isotonic
-from localjudge.calibration.models import (
+from localjudge.calibration.results import (
     CalibrationReport,
     CalibrationSettings,
     CorrelationEstimates,

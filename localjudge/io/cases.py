@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.errors import DataError, clip
-from localjudge.files import parse_json, read_text
+from localjudge.io.files import parse_json, read_text
 
 TEXT_FIELDS = ("input", "actual_output", "expected_output")
 LIST_FIELDS = ("context", "retrieval_context")

@@ -14,7 +14,7 @@ same evaluation steps, so each record is the one a single process would give up 
 of different batch compositions (~1e-7 in fp32).
 
 Pick this for one machine with several GPUs (or a few machines you launch by hand); pick
-`localjudge.ray` to spread a large dataset over a Ray cluster, with autoscaling and
+`localjudge.runs.ray` to spread a large dataset over a Ray cluster, with autoscaling and
 fault-tolerant scheduling of batches.
 """
 
@@ -24,8 +24,8 @@ import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from localjudge.data import TestCase
-from localjudge.judge import Judge
+from localjudge.io.cases import TestCase
+from localjudge.judges.judge import Judge
 from localjudge.metrics.spec import Metric
 
 

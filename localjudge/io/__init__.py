@@ -1,0 +1,1 @@
+"""Reading users' files: one reader for bytes, text, JSON and YAML, JSONL rows, and test cases."""

@@ -1,0 +1,12 @@
+"""Testing with localjudge: a scripted fake judge for fast tests, and assertions for your own suites.
+
+`fake_judge` / `FakeBackend` (`localjudge.testing.fake`) need no weights; `assert_passes` /
+`assert_fails` (`localjudge.testing.assertions`) check one case against a metric with any judge.
+The pytest plugin (`localjudge.testing.pytest_plugin`, registered on install) adds the
+`localjudge_judge` fixture and the `--localjudge-judge` option.
+"""
+
+from localjudge.testing.assertions import assert_fails, assert_passes, describe, judge_case
+from localjudge.testing.fake import FakeBackend, copy_lm, fake_judge
+
+__all__ = ["FakeBackend", "assert_fails", "assert_passes", "copy_lm", "describe", "fake_judge", "judge_case"]
