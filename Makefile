@@ -1,14 +1,16 @@
 # Quick start: `make demo` runs an evaluation on the embedded default judge; `make test` runs the
 # whole test suite. Both create .venv/ and install everything on first use (CPU-only torch).
+# Developer loop: `make test-fast` (unit tiers, no real judge, under a minute) and `make lint`.
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+LINT_STAMP := $(VENV)/.installed-lint
 # The CPU build of torch; GPU users: `make TORCH_SPEC=torch test` or install torch yourself first.
 TORCH_SPEC ?= torch==2.13.0
 PIP   := $(PY) -m pip install -q --disable-pip-version-check
 
-.PHONY: demo demo-rag test install clean
+.PHONY: demo demo-rag test test-fast lint install clean
 
 install: $(STAMP)
 
@@ -24,6 +26,11 @@ $(TEST_STAMP): $(STAMP)
 	$(PIP) -e ".[test,ray]"
 	touch $(TEST_STAMP)
 
+# ruff and mypy, pinned in the `lint` extra
+$(LINT_STAMP): $(STAMP)
+	$(PIP) -e ".[lint]"
+	touch $(LINT_STAMP)
+
 # the default judge against SummEval's experts on 3 bundled articles (likelihood judging, ROUGE-L beside it)
 demo: $(STAMP)
 	$(VENV)/bin/localjudge demo --out out/demo_results.jsonl
@@ -35,6 +42,15 @@ demo-rag: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q
+
+# pure maths, the scripted fake judge and tiny in-memory models; no real judge, no extra processes
+test-fast: $(TEST_STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+lint: $(LINT_STAMP)
+	$(VENV)/bin/ruff check localjudge tests benchmarks
+	$(VENV)/bin/ruff format --check localjudge tests benchmarks
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) out .pytest_cache

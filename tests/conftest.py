@@ -1,6 +1,9 @@
 """Shared fixtures: the embedded judges (loaded once per session) and a tiny trained tokenizer.
 
-Tests that load a real model carry the `slow` marker; `pytest -m "not slow"` skips them.
+Two tiers. `make test-fast` (`pytest -m "not slow"`) runs the unit tests: hand-built vocabularies
+and logits, the scripted fake judge, and tiny random-initialised transformers models built in
+memory. Tests that load a real judge's weights or run several processes carry the `slow` marker;
+the embedded-judge fixtures refuse a test without it, so the fast tier cannot grow a model load.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: loads a real (embedded) judge model; minutes on CPU")
+    config.addinivalue_line("markers", "slow: loads a real (embedded) judge or runs several processes; minutes on CPU")
 
 
 @pytest.fixture
@@ -24,6 +27,19 @@ def no_load(monkeypatch, tmp_path):
     monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
+
+
+REAL_JUDGES = ("smollm_judge", "gemma_judge")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Refuses a test that uses a real judge (even through another fixture) without `slow`."""
+    unmarked = [item.nodeid for item in items
+                if set(REAL_JUDGES) & set(getattr(item, "fixturenames", ()))
+                and item.get_closest_marker("slow") is None]
+    if unmarked:
+        raise pytest.UsageError("these tests load a real judge but are not marked @pytest.mark.slow: "
+                                + ", ".join(unmarked))
 
 
 @pytest.fixture(scope="session")

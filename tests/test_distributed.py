@@ -90,6 +90,7 @@ def _assert_same_records(a: list[dict], b: list[dict]):
             assert x["valid_mass"] == pytest.approx(y["valid_mass"], abs=TOL)
 
 
+@pytest.mark.slow
 def test_two_processes_match_a_single_process(model_dir, tmp_path):
     single = tmp_path / "single.jsonl"
     p = _eval(model_dir, single)
@@ -115,6 +116,7 @@ def test_two_processes_match_a_single_process(model_dir, tmp_path):
 # -- Ray -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_ray_data_matches_local_evaluate(model_dir):
     ray = pytest.importorskip("ray", reason="ray is not installed: pip install 'ray[data]'")
     pytest.importorskip("ray.data", reason="ray[data] is not installed")

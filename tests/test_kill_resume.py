@@ -117,6 +117,7 @@ def _start(workdir: Path, out: Path) -> subprocess.Popen:
                             stderr=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_points_then_resume(workdir, reference):
     """Kill points are drawn at random (seeded) over the run: one while the judge loads, five
     once the results file reaches a random number of lines, each after a further random delay."""
@@ -154,6 +155,7 @@ def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 def test_sigint_exits_130_and_is_resumable(workdir, reference):
     want = reference
     out = workdir / "interrupted.jsonl"

@@ -1,0 +1,48 @@
+"""The pytest plugin: registered on install, one judge per session, options reach load_judge."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+
+import pytest
+
+from localjudge.testing import fake_judge
+
+pytest_plugins = ["pytester"]
+PLUGIN = "localjudge.testing.pytest_plugin"
+
+
+def test_registered_as_a_pytest11_entry_point():
+    assert any(ep.value == PLUGIN for ep in entry_points(group="pytest11"))
+
+
+def test_help_lists_the_options(pytester: pytest.Pytester):
+    result = pytester.runpytest("-p", PLUGIN, "--help")
+    result.stdout.fnmatch_lines(["*--localjudge-judge=NAME*", "*--localjudge-device=DEVICE*"])
+
+
+def test_fixture_loads_the_named_judge_once(pytester: pytest.Pytester, monkeypatch):
+    calls = []
+
+    def load(name, device=None, dtype=None, progress=True):
+        calls.append((name, device, dtype, progress))
+        return fake_judge(lambda prompt: {"5": 1.0})
+
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
+    pytester.makepyfile(
+        """
+        from localjudge.testing import assert_passes, assert_fails
+
+        CASE = {"input": "2+2?", "actual_output": "4", "expected_output": "4"}
+
+        def test_pass(localjudge_judge):
+            assert_passes(CASE, "correctness", localjudge_judge)
+
+        def test_same_judge(localjudge_judge):
+            assert localjudge_judge.info.name.startswith("fake")
+        """
+    )
+    result = pytester.runpytest_inprocess("-p", PLUGIN, "--localjudge-judge", "my-judge",
+                                          "--localjudge-device", "cpu")
+    result.assert_outcomes(passed=2)
+    assert calls == [("my-judge", "cpu", None, False)]
