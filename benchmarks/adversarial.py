@@ -54,11 +54,13 @@ def shifts(cases, scores: dict[str, float | None]) -> dict[str, list[float]]:
 
 def bootstrap_ci(xs: list[float], n: int, seed: int) -> tuple[float, float]:
     """95% percentile interval of the mean, resampling the base cases."""
+    from localjudge.stats import resample_means
+
     if not xs:
         return (float("nan"), float("nan"))
-    a = np.asarray(xs)  # (K,)
-    rng = np.random.default_rng(seed)
-    means = a[rng.integers(0, len(a), size=(n, len(a)))].mean(axis=1)  # (n,)
+    means = resample_means(np.asarray(xs), n, seed)  # (n,) from (K,)
+    # percentiles exactly 2.5 and 97.5, not `stats.percentile_interval(level=0.95)`, whose tail
+    # (1 - 0.95) / 2 * 100 is 2.500000000000002: results.json was computed with these
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
 

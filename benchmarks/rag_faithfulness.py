@@ -113,7 +113,7 @@ def auroc(good: list[float], bad: list[float]) -> float | None:
 
 
 def figures(values: dict[str, float | None], labels: dict, pairs: list | None, cases, set_name: str) -> dict:
-    from localjudge.calibration.stats import summary_level
+    from localjudge.stats import summary_level
 
     ids = [c.id for c in cases if c.id in labels and values.get(c.id) is not None]
     out: dict = {"n": len(ids)}

@@ -14,7 +14,7 @@ relevance; G-Eval prompts, scales 1–5 and fluency 1–3) these scorers are com
 
 Agreement is summary-level: per article, Spearman ρ and Kendall τ-b (scipy) between the judge's
 scores and the expert mean over its summaries; articles where either list is constant are
-skipped; the remaining articles are averaged (`localjudge.calibration.stats.summary_level`).
+skipped; the remaining articles are averaged (`localjudge.stats.summary_level`).
 
 Usage:
     .venv/bin/python benchmarks/summeval.py --docs 5 --judge smollm2-135m --dtype bfloat16
@@ -102,7 +102,7 @@ def parse_first_number(text: str, low: int, high: int) -> int | None:
 
 def agreement(scores: Sequence[float | None], human: Sequence[float], docs: Sequence[str]) -> dict:
     """Summary-level Spearman ρ and Kendall τ-b, averaged over articles; None scores are dropped."""
-    from localjudge.calibration.stats import summary_level
+    from localjudge.stats import summary_level
 
     keep = [i for i, s in enumerate(scores) if s is not None]
     j = np.array([scores[i] for i in keep], dtype=float)  # (n,)

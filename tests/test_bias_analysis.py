@@ -22,8 +22,8 @@ from localjudge.bias import (
     self_preference,
     write_heatmap,
 )
-from localjudge.bias.stats import holm, sign_flip_p
 from localjudge.errors import DataError, LocalJudgeError
+from localjudge.stats import holm, sign_flip_p
 
 FAST = BiasSettings(n_resamples=300, n_permutations=1999)
 TWO_FAMILIES = (("ga", "alpha"), ("gb", "beta"))

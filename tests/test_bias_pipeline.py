@@ -184,7 +184,7 @@ def test_sign_flip_ignores_rounding_residue():
     # 0.5 + 1e-16; thirty such residues of one sign came out "significant" (p = 1e-4).
     import numpy as np
 
-    from localjudge.bias.stats import sign_flip_p
+    from localjudge.stats import sign_flip_p
 
     p = np.linspace(0.01, 0.99, 30)
     residue = 0.5 * (p + 1.0 - p) - 0.5

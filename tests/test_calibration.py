@@ -27,9 +27,9 @@ from localjudge.calibration import (
 )
 from localjudge.calibration.diagnostics import MIN_LABELLED, sample_size_check, scale_diagnostics
 from localjudge.calibration.isotonic import MIN_SPLIT_ITEMS, evaluate_isotonic, split_indices
-from localjudge.calibration.stats import bootstrap_indices, summary_level
 from localjudge.cli.calibrate import calibrate as calibrate_cmd
 from localjudge.errors import ConfigError, DataError, LocalJudgeError, UnknownNameError
+from localjudge.stats import bootstrap_indices, summary_level
 
 
 def _noisy(n: int, seed: int, noise: float = 0.5) -> tuple[np.ndarray, np.ndarray]:

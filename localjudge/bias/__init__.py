@@ -27,7 +27,6 @@ from localjudge.bias.results import (
     BiasReport,
     BiasSettings,
     EqualOpportunity,
-    Estimate,
     Finding,
     LengthBias,
     MatrixCell,
@@ -38,6 +37,7 @@ from localjudge.bias.results import (
     ScoreMatrix,
     SelfPreference,
 )
+from localjudge.stats import Estimate
 
 __all__ = [
     "BiasReport",

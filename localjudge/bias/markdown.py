@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from localjudge.bias.results import BiasReport, Estimate
+from localjudge.bias.results import BiasReport
 from localjudge.bias.summary import fmt_p
+from localjudge.stats import Estimate
 
 
 def _e(e: Estimate | None, digits: int = 2) -> str:

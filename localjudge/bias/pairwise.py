@@ -13,17 +13,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from localjudge.bias import stats
+from localjudge import stats
 from localjudge.bias.records import PairwiseRecord
 from localjudge.bias.results import (
     BiasSettings,
     EqualOpportunity,
-    Estimate,
     PairwiseLengthBias,
     PairwiseSelfPreference,
     PositionBias,
 )
 from localjudge.bias.tables import PairwiseTable, pairwise_table
+from localjudge.stats import Estimate
 
 _DEFAULT = BiasSettings()
 

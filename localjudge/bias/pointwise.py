@@ -22,17 +22,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from localjudge.bias import stats
+from localjudge import stats
 from localjudge.bias.records import PointwiseRecord
 from localjudge.bias.results import (
     BiasSettings,
     EqualOpportunity,
-    Estimate,
     MatrixCell,
     ScoreMatrix,
     SelfPreference,
 )
 from localjudge.bias.tables import PointwiseTable, pointwise_table
+from localjudge.stats import Estimate
 
 _DEFAULT = BiasSettings()
 

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from localjudge.bias import stats
+from localjudge import stats
 from localjudge.bias.records import PointwiseRecord
-from localjudge.bias.results import BiasSettings, Estimate, LengthBias, PerplexityAdjusted
+from localjudge.bias.results import BiasSettings, LengthBias, PerplexityAdjusted
 from localjudge.bias.tables import pointwise_table
+from localjudge.stats import Estimate
 
 _DEFAULT = BiasSettings()
 # A cluster-robust variance from a handful of items is far too small; below this many

@@ -1,4 +1,4 @@
-"""Result models of the bias lab: estimates with intervals, per-judge effects and the report.
+"""Result models of the bias lab: per-judge effects and the report, made of `stats.Estimate`s.
 
 Every model is frozen, forbids extra fields and never holds NaN: an undefined quantity is None,
 so a `BiasReport` always serialises to strict JSON.
@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from localjudge.stats import Estimate
 
 
 class _Result(BaseModel):
@@ -30,23 +32,6 @@ class BiasSettings(_Result):
     """Family-wise error rate of the Holm-corrected findings."""
     length_unit: int = Field(default=100, ge=1)
     """Length slopes are reported per this many characters or tokens."""
-
-
-class Estimate(_Result):
-    """A point estimate with its percentile bootstrap interval over items."""
-
-    value: float | None
-    """Point estimate; None when the data cannot define it."""
-    ci_low: float | None
-    """Lower end of the bootstrap interval; None with too few items."""
-    ci_high: float | None
-    """Upper end of the bootstrap interval."""
-    p_value: float | None = None
-    """Two-sided p-value of the test the analysis documents; None where no test applies."""
-    n: int
-    """Observations behind the estimate (records, responses or items, per analysis)."""
-    n_items: int
-    """Distinct items behind the estimate, the unit the bootstrap resamples."""
 
 
 class MatrixCell(_Result):

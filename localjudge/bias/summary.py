@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from localjudge.bias.results import (
     BiasSettings,
     EqualOpportunity,
-    Estimate,
     Finding,
     LengthBias,
     PairwiseLengthBias,
@@ -18,7 +17,7 @@ from localjudge.bias.results import (
     SelfPreference,
     TestName,
 )
-from localjudge.bias.stats import holm
+from localjudge.stats import Estimate, holm
 
 
 @dataclass(frozen=True)

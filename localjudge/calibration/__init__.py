@@ -12,7 +12,7 @@ from localjudge.calibration.results import CalibrationReport, CalibrationSetting
 from localjudge.calibration.plots import write_plots
 from localjudge.calibration.render import format_report
 from localjudge.calibration.agreement import calibrate
-from localjudge.calibration.stats import correlations, required_n
+from localjudge.stats import correlations, required_n
 from localjudge.calibration.inputs import Pairs, load_pairs
 
 __all__ = [

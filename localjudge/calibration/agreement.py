@@ -7,19 +7,20 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import ValidationError
 
-from localjudge.calibration import diagnostics, stats
+from localjudge import stats
+from localjudge.calibration import diagnostics
 from localjudge.calibration.isotonic import evaluate_isotonic
 from localjudge.calibration.results import (
     CalibrationReport,
     CalibrationSettings,
     CorrelationEstimates,
-    Estimate,
     FitEvaluation,
     FitScoresModel,
     InputInfo,
     SummaryLevelEstimates,
 )
 from localjudge.errors import ConfigError, DataError
+from localjudge.stats import Estimate
 
 
 def _estimates(point: stats.PointCorrelations, intervals: tuple) -> CorrelationEstimates:

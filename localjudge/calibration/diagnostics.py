@@ -13,7 +13,7 @@ from localjudge.calibration.results import (
     ScoreSummary,
     Verdict,
 )
-from localjudge.calibration.stats import required_n
+from localjudge.stats import required_n
 
 COMPRESSION_MIN_RHO = 0.5
 """Rank agreement above which a narrow judge spread counts as compression, not noise."""

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from localjudge.calibration.stats import correlations, summary_level
 from localjudge.errors import DataError
+from localjudge.stats import correlations, summary_level
 
 RIDGE_ALPHAS = (0.01, 0.1, 1.0, 10.0)
 """Ridge penalties tried, relative to the number of items (standardised components)."""

@@ -12,8 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from localjudge.calibration.stats import correlations
 from localjudge.errors import ConfigError, DataError
+from localjudge.stats import correlations
 
 MIN_SPLIT_ITEMS = 40
 """Fewest scored items each split needs before an isotonic fit is worth reporting."""

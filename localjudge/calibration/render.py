@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from localjudge.calibration.results import (
-    CalibrationReport,
-    CorrelationEstimates,
-    Estimate,
-    ScoreSummary,
-)
+from localjudge.calibration.results import CalibrationReport, CorrelationEstimates, ScoreSummary
+from localjudge.stats import Estimate
 
 
 WIDTH = 88

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from localjudge.stats import Estimate
+
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
@@ -74,17 +76,6 @@ class InputInfo(_Model):
     """Field or column holding the group id, if any."""
     unscored_reasons: dict[str, int] = {}
     """Count of unscored items per reason the file gives."""
-
-
-class Estimate(_Model):
-    """A point estimate and its bootstrap percentile interval."""
-
-    value: float | None
-    """The statistic on all scored items (exactly scipy's); None when undefined."""
-    ci_low: float | None = None
-    """Lower interval bound; None without bootstrap or with too many degenerate resamples."""
-    ci_high: float | None = None
-    """Upper interval bound; None when `ci_low` is None."""
 
 
 class CorrelationEstimates(_Model):

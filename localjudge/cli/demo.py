@@ -30,11 +30,11 @@ def demo_cmd(dimension, out, no_progress, **judge_kw) -> None:
     """
     import numpy as np
 
-    from localjudge.calibration.stats import summary_level
     from localjudge.io.cases import load_cases
     from localjudge.lexical import rouge_l
     from localjudge.metrics import builtin_metric
     from localjudge.runs.evaluate import evaluate
+    from localjudge.stats import summary_level
 
     cases = load_cases(DEMO_DATA)
     metric = builtin_metric(f"{dimension}_likelihood")

@@ -1,26 +1,24 @@
-"""Correlation statistics for judge-vs-human calibration: point estimates, bootstrap, power.
+"""Correlation of two score lists: point estimates, bootstrap intervals, summary level, power.
 
-Pure math: arrays in, numbers out, no I/O. Point estimates are exactly scipy's (`spearmanr`,
-`pearsonr`, `kendalltau(variant="b")`). A correlation that is undefined (fewer than
-`MIN_CORR_ITEMS` items, or either list constant) is `None`, never NaN and never 0.
+Point estimates are exactly scipy's (`spearmanr`, `pearsonr`, `kendalltau(variant="b")`). A
+correlation that is undefined (fewer than `MIN_CORR_ITEMS` items, or either list constant) is
+`None`, never NaN and never 0.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
 
 from localjudge.errors import ConfigError
+from localjudge.stats.bootstrap import bootstrap_indices, resample_means
+from localjudge.stats.estimates import Interval, percentile_interval
 
 MIN_CORR_ITEMS = 3
 """Fewest items a correlation is computed on; with 2 items Pearson is always ±1."""
-
-MIN_VALID_RESAMPLES = 0.5
-"""Share of bootstrap resamples that must give a defined value for an interval to be reported."""
 
 
 class PointCorrelations(NamedTuple):
@@ -31,11 +29,12 @@ class PointCorrelations(NamedTuple):
     kendall_tau_b: float | None
 
 
-class Interval(NamedTuple):
-    """A bootstrap percentile interval."""
+class CorrelationIntervals(NamedTuple):
+    """Percentile intervals of Spearman, Pearson and Kendall τ-b (None = no interval)."""
 
-    low: float
-    high: float
+    spearman: Interval | None
+    pearson: Interval | None
+    kendall_tau_b: Interval | None
 
 
 class SummaryLevel(NamedTuple):
@@ -91,42 +90,6 @@ def _fast_correlations(judge: np.ndarray, human: np.ndarray) -> tuple[float, flo
     return spearman, pearson(judge, human), kendall
 
 
-def bootstrap_indices(
-    n_items: int, groups: np.ndarray | None, n_bootstrap: int, seed: int
-) -> Iterator[np.ndarray]:
-    """Yields index arrays of bootstrap resamples, of items or of whole groups.
-
-    With groups, each resample draws as many groups as there are, with replacement, and takes
-    every item of each drawn group, so items of one group never separate.
-
-    Args:
-        n_items: Number of items.
-        groups: (n_items,) group id of each item, or None to resample items.
-        n_bootstrap: Number of resamples.
-        seed: Seed of the random generator; the same seed gives the same resamples.
-    """
-    rng = np.random.default_rng(seed)
-    if groups is None:
-        for _ in range(n_bootstrap):
-            yield rng.integers(0, n_items, size=n_items)
-        return
-    _, inverse = np.unique(groups, return_inverse=True)
-    members = [np.flatnonzero(inverse == g) for g in range(inverse.max() + 1)]
-    for _ in range(n_bootstrap):
-        drawn = rng.integers(0, len(members), size=len(members))
-        yield np.concatenate([members[g] for g in drawn])
-
-
-def _percentile_interval(replicates: np.ndarray, level: float) -> Interval | None:
-    # replicates: (B,) with NaN for degenerate resamples (e.g. all items tied)
-    finite = replicates[np.isfinite(replicates)]
-    if len(replicates) == 0 or len(finite) < MIN_VALID_RESAMPLES * len(replicates):
-        return None
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(finite, [tail, 100 - tail])
-    return Interval(float(low), float(high))
-
-
 def bootstrap_correlations(
     judge: np.ndarray,
     human: np.ndarray,
@@ -135,7 +98,7 @@ def bootstrap_correlations(
     n_bootstrap: int = 1000,
     seed: int = 0,
     level: float = 0.95,
-) -> tuple[Interval | None, Interval | None, Interval | None]:
+) -> CorrelationIntervals:
     """Percentile bootstrap intervals of dataset-level Spearman, Pearson and Kendall τ-b.
 
     Args:
@@ -147,8 +110,8 @@ def bootstrap_correlations(
         level: Coverage of the interval, e.g. 0.95.
 
     Returns:
-        One interval per coefficient (Spearman, Pearson, Kendall); None when fewer than half
-        of the resamples give a defined value.
+        One interval per coefficient; None when fewer than half of the resamples give a
+        defined value.
     """
     reps = np.array(
         [
@@ -156,8 +119,7 @@ def bootstrap_correlations(
             for idx in bootstrap_indices(len(judge), groups, n_bootstrap, seed)
         ]
     ).reshape(n_bootstrap, 3)  # (B, 3)
-    sp, pe, ke = (_percentile_interval(reps[:, k], level) for k in range(3))
-    return sp, pe, ke
+    return CorrelationIntervals(*(percentile_interval(reps[:, k], level) for k in range(3)))
 
 
 def summary_level(judge: np.ndarray, human: np.ndarray, groups: np.ndarray) -> SummaryLevel:
@@ -187,7 +149,7 @@ def summary_level(judge: np.ndarray, human: np.ndarray, groups: np.ndarray) -> S
 
 def bootstrap_summary_level(
     per_group: np.ndarray, *, n_bootstrap: int = 1000, seed: int = 0, level: float = 0.95
-) -> tuple[Interval | None, Interval | None, Interval | None]:
+) -> CorrelationIntervals:
     """Percentile intervals of summary-level means, resampling the usable groups.
 
     Args:
@@ -196,14 +158,10 @@ def bootstrap_summary_level(
         seed: Random seed.
         level: Coverage of the interval.
     """
-    n_groups = len(per_group)
-    if n_groups < 2 or n_bootstrap == 0:
-        return None, None, None
-    rng = np.random.default_rng(seed)
-    drawn = rng.integers(0, n_groups, size=(n_bootstrap, n_groups))  # (B, G_used)
-    means = per_group[drawn].mean(axis=1)  # (B, 3)
-    sp, pe, ke = (_percentile_interval(means[:, k], level) for k in range(3))
-    return sp, pe, ke
+    if len(per_group) < 2 or n_bootstrap == 0:
+        return CorrelationIntervals(None, None, None)
+    means = resample_means(per_group, n_bootstrap, seed)  # (B, 3)
+    return CorrelationIntervals(*(percentile_interval(means[:, k], level) for k in range(3)))
 
 
 def required_n(
