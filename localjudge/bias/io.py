@@ -14,7 +14,6 @@ Examples:
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -29,6 +28,7 @@ from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.bias.report import analyze_pairwise, analyze_pointwise
 from localjudge.bias.results import BiasReport, BiasSettings
 from localjudge.errors import ConfigError, clip
+from localjudge.io.jsonl import write_rows
 from localjudge.runs.generation import ResponseRecord
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
 from localjudge.judges.registry import UNKNOWN_FAMILY
@@ -208,6 +208,6 @@ def write_study(study: BiasStudy, verdicts: Sequence[JudgeVerdicts | Verdicts], 
         rows = [r for v in verdicts for r in getattr(v, kind)]
         if rows:
             files[kind] = out / f"{kind}_records.jsonl"
-            files[kind].write_text("".join(json.dumps(r.model_dump(mode="json")) + "\n" for r in rows),
-                                   encoding="utf-8")
+            # escaped to ASCII as ever, so a re-analysis (--verdicts) writes a study's files byte for byte
+            write_rows(files[kind], rows, ensure_ascii=True, allow_nan=True)
     return files

@@ -27,7 +27,8 @@ from localjudge.bias.families import fill_families
 from localjudge.bias.pipeline import human_score
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.errors import DataError, clip
-from localjudge.io.files import is_dir, parse_json, read_text
+from localjudge.io.files import is_dir
+from localjudge.io.jsonl import read_rows
 from localjudge.runs.generation import ResponseRecord
 
 VERDICT_FILES = ("pointwise_records.jsonl", "pairwise_records.jsonl")
@@ -67,10 +68,7 @@ def read_verdicts(paths: Sequence[str | Path]) -> tuple[list[PointwiseRecord], l
     point: list[PointwiseRecord] = []
     pair: list[PairwiseRecord] = []
     for path in files:
-        for n, line in enumerate(read_text(path, "verdicts file").split("\n"), start=1):
-            if not line.strip():
-                continue
-            row = parse_json(line, path, n)
+        for n, row in read_rows(path, "verdicts file"):
             if not isinstance(row, dict):
                 raise DataError(f"{path}:{n}: expected a verdict object, got {type(row).__name__}")
             kind = PairwiseRecord if "generator_a" in row else PointwiseRecord

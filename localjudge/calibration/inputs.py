@@ -9,6 +9,7 @@ an error naming the file and line.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections import Counter
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ import numpy as np
 from localjudge.calibration.results import InputInfo
 from localjudge.errors import ConfigError, DataError, clip, cut, unknown_name
 from localjudge.io.files import parse_json, read_text
+from localjudge.io.jsonl import numbered_lines
 
 RESULTS_KEYS = ("case_id", "metric", "extra")
 """Keys whose presence marks a record of a `localjudge eval` results file."""
@@ -43,7 +45,8 @@ def _records(path: Path) -> Iterator[tuple[str, object]]:
     """Yields (location, record) with a 1-based 'line N' or 'item N' location."""
     text = read_text(path, "calibration input")
     if path.suffix.lower() in (".csv", ".tsv"):
-        reader = csv.DictReader(text.splitlines(), delimiter="\t" if path.suffix == ".tsv" else ",")
+        # not text.splitlines(): it also cuts at U+2028, \x0b... and drops newlines inside quoted cells
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if path.suffix == ".tsv" else ",")
         for row in reader:
             yield f"line {reader.line_num}", row
         return
@@ -58,9 +61,8 @@ def _records(path: Path) -> Iterator[tuple[str, object]]:
         for i, record in enumerate(whole, start=1):
             yield f"item {i}", record
         return
-    for i, line in enumerate(text.split("\n"), start=1):  # "\n" only: U+2028 may sit in a string
-        if line.strip():
-            yield f"line {i}", parse_json(line, path, f"line {i}")
+    for i, line in numbered_lines(text):
+        yield f"line {i}", parse_json(line, path, f"line {i}")
 
 
 def _number(value: object) -> float | None:

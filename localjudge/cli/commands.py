@@ -86,14 +86,10 @@ def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
 def _read_prompts(path: Path) -> list[str]:
     """Prompts from a JSONL file of strings or {"text": ...} objects; errors name file and line."""
     from localjudge.errors import DataError
-    from localjudge.io.files import parse_json, read_text
+    from localjudge.io.jsonl import read_rows
 
-    text = read_text(path, "prompts file")
     prompts = []
-    for n, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 may sit in a string
-        if not line.strip():
-            continue
-        item = parse_json(line, path, n)
+    for n, item in read_rows(path, "prompts file"):
         if isinstance(item, dict):
             if not isinstance(item.get("text"), str):
                 raise DataError(f"{path}:{n}: field 'text' missing or not a string")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.errors import DataError, clip
 from localjudge.io.files import parse_json, read_text
+from localjudge.io.jsonl import numbered_lines
 
 TEXT_FIELDS = ("input", "actual_output", "expected_output")
 LIST_FIELDS = ("context", "retrieval_context")
@@ -122,13 +123,10 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
 
 def _jsonl_rows(text: str, path: Path) -> Iterable[tuple[int, Any]]:
     """(line, value) of each non-blank line; the value is a `DataError` for a line that is not JSON."""
-    # JSON lines end at "\n" only; str.splitlines() would also cut at U+2028, U+0085... inside strings
-    for n, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
+    for n, line in numbered_lines(text):
         try:
             yield n, parse_json(line, path, n)
-        except DataError as exc:
+        except DataError as exc:  # kept, for --skip-invalid to skip that line only
             yield n, exc
 
 

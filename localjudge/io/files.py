@@ -131,32 +131,6 @@ def load_yaml(path: str | Path, what: str, error: type[LocalJudgeError] = Config
         raise error(_too_long(f"{path}:{n}" if n is not None else str(path))) from None
 
 
-def torn_tail(raw: bytes, path: str | Path, first_key: str, what: str) -> int:
-    """Where the complete lines of an append-only JSONL file end, after checking the rest.
-
-    A killed writer can leave part of its last record after the last newline. That tail is
-    safe to cut only if it is the start of one of our records (its first key is `first_key`),
-    so anything else there is refused rather than dropped.
-
-    Returns:
-        The offset after the last newline; bytes after it are a torn record.
-
-    Raises:
-        DataError: The bytes after the last newline are not the start of a record.
-    """
-    end = raw.rfind(b"\n") + 1
-    tail = raw[end:]
-    if not tail.strip():
-        return end
-    start = b'{"' + first_key.encode() + b'": '
-    if not (tail.startswith(start) or start.startswith(tail)):
-        raise DataError(
-            f"{path}:{_line(raw, end)}: not a {what} (the last line, which has no newline); "
-            "fix or remove that line"
-        )
-    return end
-
-
 def is_file(path: str | Path) -> bool:
     """Whether `path` is an existing file; False for names no file can have (too long, a NUL)."""
     try:

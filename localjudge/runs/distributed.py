@@ -114,11 +114,8 @@ def evaluate_distributed(cases: Sequence[TestCase], metrics: Sequence[Metric], j
 
 def write_records(result, out, overwrite: bool = False) -> None:
     """Writes gathered records to a results file (rank 0)."""
-    from localjudge.runs.results_file import ResultsWriter
+    from localjudge.runs.results_file import open_results
 
-    writer = ResultsWriter(out, "overwrite" if overwrite else "new")
-    try:
+    with open_results(out, "overwrite" if overwrite else "new") as writer:
         for r in result.records:
             writer.write(r)
-    finally:
-        writer.close()

@@ -15,7 +15,7 @@ from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric,
 from localjudge.metrics.steps import resolve_steps
 from localjudge.runs.records import ResultRecord
 from localjudge.runs.hybrid import hybrid_records
-from localjudge.runs.results_file import ResultsWriter, read_results, repair_torn_record
+from localjudge.runs.results_file import open_results, read_results
 from localjudge.runs.chunk import MetricContext, missing_fields, record_base, score_chunk, unscored_record
 
 log = logging.getLogger("localjudge")
@@ -160,13 +160,11 @@ def evaluate(
         if any((c.id, metric.name) not in done for c in cases):
             contexts[metric.name] = ctx = _context(judge, metric, truncate, hardened, steps_cache)
             _check_same_spec(ctx, judge, [r for (_, name), r in done.items() if name == metric.name], out)
-    if resuming:
-        repair_torn_record(out)
     chunk = chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
     todo = {(c.id, m.name) for c in cases for m in metrics} - set(done)
     bar = _progress_bar(len(todo), progress)
     mode = "resume" if resume else ("overwrite" if overwrite else "new")
-    writer = ResultsWriter(out, mode) if out is not None else None
+    writer = open_results(out, mode) if out is not None else None  # resuming, it cuts a torn last record
     fresh: dict[tuple[str, str], ResultRecord] = {}
     try:
         for metric in metrics:

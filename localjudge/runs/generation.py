@@ -18,17 +18,16 @@ Examples:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge import __version__
 from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, DataError, clip
-from localjudge.io.files import decode_text, torn_tail
+from localjudge.io.jsonl import RecordFile
 from localjudge.judges.judge import Judge
 
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
@@ -53,6 +52,11 @@ class ResponseRecord(BaseModel):
     generator_info: dict[str, Any] = Field(description="Source, provenance, dtype and device of the generator.")
     localjudge_version: str = Field(description="Version of localjudge that produced the record.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Other fields of the prompt (category, human scores...).")
+
+
+RESPONSES = RecordFile(ResponseRecord, "response record", "responses file",
+                       hint="; make it with `localjudge generate`", name_field=False, allow_nan=True)
+"""Responses files: read back with `read_responses`, appended to by `generate_responses`."""
 
 
 def check_prompts(cases: Sequence[TestCase]) -> None:
@@ -105,26 +109,7 @@ def read_responses(path: str | Path) -> list[ResponseRecord]:
         DataError: The file cannot be read or holds a line that is not a response record
             (the bytes after the last newline must be the start of one).
     """
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"cannot read responses file {path}: {exc.strerror or exc}") from None
-    good = decode_text(raw[: raw.rfind(b"\n") + 1], path)
-    out = []
-    # split on "\n" only: str.splitlines() also breaks at U+2028, U+0085... inside JSON strings
-    for n, line in enumerate(good.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(ResponseRecord.model_validate_json(line))
-        except ValidationError as exc:
-            raise DataError(
-                f"{path}:{n}: not a response record ({exc.errors()[0]['msg']}); "
-                "make it with `localjudge generate`"
-            ) from None
-    torn_tail(raw, path, _FIRST_KEY, "response record")  # after the last newline: a torn write, or refused
-    return out
+    return RESPONSES.read(path)
 
 
 def _check_resumable(done: Sequence[ResponseRecord], model: Judge, max_new_tokens: int,
@@ -189,15 +174,13 @@ def generate_responses(
     done = read_responses(path) if exists and resume else []
     _check_resumable(done, model, max_new_tokens, batch_size, path)
     have = {r.id: r for r in done if r.generator == model.info.name}
-    if exists and resume:
-        _cut_torn_line(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     from tqdm.auto import tqdm
 
     todo = sum(c.id not in have for c in cases)
     bar = tqdm(total=todo, disable=None if progress else True, unit="prompt",
                desc=f"generating ({model.info.name})", dynamic_ncols=True)
-    with path.open("w" if overwrite else "a", encoding="utf-8") as f:
+    # resuming, the file is checked above before its torn last record (if any) is cut here
+    with RESPONSES.open(path, "overwrite" if overwrite else ("resume" if resume else "new")) as f:
         for start in range(0, len(cases), batch_size):
             chunk = cases[start : start + batch_size]
             if all(c.id in have for c in chunk):
@@ -208,8 +191,7 @@ def generate_responses(
                 if case.id in have:
                     continue
                 rec = _record(case, model, text, max_new_tokens, batch_size)
-                f.write(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False) + "\n")
-                f.flush()
+                f.write(rec)
                 have[case.id] = rec
                 bar.update(1)
     bar.close()
@@ -230,15 +212,3 @@ def _record(case: TestCase, model: Judge, text: str, max_new_tokens: int, batch_
         max_new_tokens=max_new_tokens, batch_size=batch_size, generator_info=info,
         localjudge_version=__version__, extra=extra,
     )
-
-
-_FIRST_KEY = next(iter(ResponseRecord.model_fields))  # records are written field by field, in order
-
-
-def _cut_torn_line(path: Path) -> None:
-    """Drops a torn last record so appended records start on a line of their own."""
-    raw = path.read_bytes()
-    end = torn_tail(raw, path, _FIRST_KEY, "response record")
-    if end < len(raw):
-        with path.open("r+b") as f:
-            f.truncate(end)
