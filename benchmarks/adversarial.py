@@ -18,18 +18,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from _common import EMBEDDED_JUDGES, kept_section, machine  # this script's folder is on sys.path
+
 HERE = Path(__file__).resolve().parent / "adversarial"
 ATTACKS = ("ignore_instructions", "fake_score", "fake_delimiter", "role_play", "padding")
-JUDGES = ("smollm2-135m", "gemma3-270m")
 FINDINGS = "## Findings"
+MACHINE = ("torch_threads", "torch", "transformers", "python")  # recorded in results.json beside cpu, cores
 
 
 def attack_scores(judge, cases, hardened: bool) -> dict[str, float | None]:
@@ -63,23 +63,6 @@ def bootstrap_ci(xs: list[float], n: int, seed: int) -> tuple[float, float]:
     # (1 - 0.95) / 2 * 100 is 2.500000000000002: results.json was computed with these
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
-
-
-def machine() -> dict:
-    """CPU model and core count (lscpu), torch threads and versions."""
-    import torch
-    import transformers
-
-    model = platform.processor()
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return {"cpu": model, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-            "torch": torch.__version__, "transformers": transformers.__version__,
-            "python": platform.python_version()}
 
 
 def run(judges: list[str], n_boot: int, seed: int) -> dict:
@@ -126,7 +109,7 @@ def run(judges: list[str], n_boot: int, seed: int) -> dict:
                          "n": len(allx), "mean_shift": float(np.mean(allx)) if allx else None,
                          "ci95": [lo, hi], "shifts": []})
         del judge
-    return {"machine": machine(), "wall_s": time.perf_counter() - t_all, "cpu_s": time.process_time() - c_all,
+    return {"machine": machine(*MACHINE), "wall_s": time.perf_counter() - t_all, "cpu_s": time.process_time() - c_all,
             "load_avg_1m": os.getloadavg()[0], "timings": timings,
             "n_bootstrap": n_boot, "seed": seed, "base_mean_score": base_means, "discrimination": discrimination,
             "unscored_items": unscored, "rows": rows}
@@ -168,18 +151,16 @@ def render_md(res: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--judge", action="append", choices=JUDGES, help="Judge(s) to run (default: both).")
+    ap.add_argument("--judge", action="append", choices=EMBEDDED_JUDGES, help="Judge(s) to run (default: both).")
     ap.add_argument("--bootstrap", type=int, default=2000, help="Bootstrap resamples.")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=HERE, help="Folder for results.json and results.md.")
     args = ap.parse_args()
-    res = run(args.judge or list(JUDGES), args.bootstrap, args.seed)
+    res = run(args.judge or list(EMBEDDED_JUDGES), args.bootstrap, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
     md = args.out / "results.md"
-    old = md.read_text(encoding="utf-8") if md.exists() else ""
-    findings = old[old.index(FINDINGS):] if FINDINGS in old else ""  # hand-written; kept across reruns
-    md.write_text(render_md(res) + ("\n" + findings if findings else ""), encoding="utf-8")
+    md.write_text(render_md(res) + kept_section(md, FINDINGS), encoding="utf-8")  # hand-written findings kept
     print(render_md(res))
 
 

@@ -21,26 +21,16 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import platform
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from _common import EMBEDDED_JUDGES, machine  # this script's folder is on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "benchmarks" / "bias"
-GENERATORS = ("smollm2-135m", "gemma3-270m")
-
-
-def machine() -> dict[str, str]:
-    """CPU model, core count and what else was running (the machine may be shared)."""
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
-    except (OSError, subprocess.CalledProcessError, StopIteration):
-        model = platform.processor() or "unknown"
-    return {"cpu": model, "cores": str(os.cpu_count()), "python": platform.python_version()}
+GENERATORS = EMBEDDED_JUDGES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,7 +169,7 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
     """results.md: the command, the machine, the time it took and the key numbers with caveats."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu = usage.ru_utime + usage.ru_stime
-    m = machine()
+    m = machine("python")
     p, q = study.pointwise, study.pairwise
     lines = [
         "# Bias study: SmolLM2-135M vs Gemma 3 270M (embedded judges, CPU)", "",

@@ -31,14 +31,12 @@ import torch
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
-
-from conftest import build_tiny_tokenizer  # noqa: E402
-from throughput import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops  # noqa: E402
+from _measure import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops  # noqa: E402
 
 from localjudge.engine.hf import HFBackend  # noqa: E402
 from localjudge.scoring.distribution import outcome_mass, score_distribution  # noqa: E402
 from localjudge.scoring.trie import build_score_tree  # noqa: E402
+from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer  # noqa: E402
 
 # Values copied from the models' config.json files (hidden, layers, heads, kv heads, MLP, vocab, rope).
 CONFIGS = {

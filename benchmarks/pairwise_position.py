@@ -26,10 +26,11 @@ import sys
 import time
 from pathlib import Path
 
+from _common import EMBEDDED_JUDGES, SHARED_DATA, machine  # this script's folder is on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared/data"
+DATA_DIR = SHARED_DATA
 SETS = ("mtbench_human_pairs", "llmbar_natural")
-JUDGES = ("smollm2-135m", "gemma3-270m")
 
 
 def load_pairs(data_dir: Path, name: str, limit: int | None, seed: int) -> list[dict]:
@@ -133,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                  "threads": args.threads, "set_sizes": {}, "judges": {}, "results": {}}
     for name in SETS:
         out["set_sizes"][name] = len(json.loads((args.data_dir / f"{name}.json").read_text(encoding="utf-8")))
-    for judge_name in args.judges or JUDGES:
+    for judge_name in args.judges or EMBEDDED_JUDGES:
         t = time.perf_counter()
         judge = load_judge(judge_name, device="cpu", dtype=args.dtype)
         out["judges"][judge_name] = judge.info.model_dump() | {"load_s": time.perf_counter() - t}
@@ -165,17 +166,13 @@ def _e(e: dict | None, pct: bool = False) -> str:
 
 def markdown(out: dict) -> str:
     """pairwise_position.md: command, set-up, one table per data set, throughput, caveats."""
-    import platform
-
-    from bias_study import machine  # benchmarks/ is on sys.path when run as a script
-
-    m = machine()
+    m = machine("python")
     limit = out["limit_per_set"]
     lines = [
         "# Pairwise position bias of the embedded judges", "",
         "Command (repository root):", "", "```", f".venv/bin/python {out['command']}".rstrip(), "```", "",
         f"- Machine: {m['cpu']}, {m['cores']} cores, torch threads {out['threads']}, dtype {out['dtype']}, "
-        f"Python {platform.python_version()}. Load average during the run: "
+        f"Python {m['python']}. Load average during the run: "
         + ", ".join(f"{x:.1f}" for x in out["load_average"]) + " (shared machine).",
         f"- Wall time: {out['wall_s'] / 60:.1f} min for everything below (model loads included).",
         "- Pairs: " + ", ".join(

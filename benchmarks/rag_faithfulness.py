@@ -38,7 +38,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "rag_faithfulness"
 sys.path.insert(0, str(HERE))
-import summeval  # noqa: E402  (the SummEval loader and machine description)
+from _common import EMBEDDED_JUDGES, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine  # noqa: E402
 
 WRONG = {"rag-03", "rag-09", "rag-10"}
 RIGHT = {"rag-01", "rag-02", "rag-04", "rag-06", "rag-08"}
@@ -78,7 +78,7 @@ def load(set_name: str, docs: int | None):
     if set_name == "contrastive":
         cases = load_cases(OUT / "contrastive.jsonl")
         return cases, {c.id: c.extra["label"] for c in cases}, [c.extra["pair"] for c in cases]
-    rows = summeval.load_summeval(summeval.DEFAULT_DATA, docs)
+    rows = load_summeval(SUMMEVAL_DATA, docs)
     cases = [TestCase(id=c.id, input=QUESTION, retrieval_context=[c.input], actual_output=c.actual_output,
                       extra=c.extra) for c in rows]
     return cases, {c.id: c.extra["human_consistency"] for c in cases}, [c.extra["doc_id"] for c in cases]
@@ -161,10 +161,6 @@ def run_set(judge, set_name: str, docs: int | None) -> dict:
             "scorers": {s: figures(v, labels, pairs, cases, set_name) for s, v in vals.items()}}
 
 
-def _f(x, fmt="{:.3f}") -> str:
-    return "–" if x is None else fmt.format(x)
-
-
 def render(res: dict) -> str:
     lines = ["# RAG faithfulness: which scorers separate supported from unsupported answers", "",
              "Made by `benchmarks/rag_faithfulness.py`; sets and scorers in its docstring. "
@@ -180,14 +176,14 @@ def render(res: dict) -> str:
                 lines += ["| scorer | summary-level ρ vs experts' consistency | AUROC (all experts 5 vs not) | n |",
                           "|---|---|---|---|"]
                 for s, f in r["scorers"].items():
-                    lines.append(f"| {s} | {_f(f['spearman'])} | {_f(f['auroc_all5_vs_rest'])} | {f['n']} |")
+                    lines.append(f"| {s} | {cell(f['spearman'])} | {cell(f['auroc_all5_vs_rest'])} | {f['n']} |")
             elif set_name == "contrastive":
                 kinds = sorted(k for k in next(iter(r["scorers"].values())) if k.startswith("pair_accuracy_"))
                 lines += ["| scorer | AUROC | pair accuracy | " + " | ".join(k.removeprefix("pair_accuracy_") for k in kinds)
                           + " | n |", "|---|---|---|" + "---|" * len(kinds) + "---|"]
                 for s, f in r["scorers"].items():
-                    lines.append(f"| {s} | {_f(f['auroc'])} | {_f(f['pair_accuracy'])} | "
-                                 + " | ".join(_f(f.get(k)) for k in kinds) + f" | {f['n']} |")
+                    lines.append(f"| {s} | {cell(f['auroc'])} | {cell(f['pair_accuracy'])} | "
+                                 + " | ".join(cell(f.get(k)) for k in kinds) + f" | {f['n']} |")
             else:
                 ids = sorted(RIGHT | WRONG)
                 lines += ["| scorer | AUROC (5 right vs 3 wrong) | separates? | " + " | ".join(
@@ -195,13 +191,10 @@ def render(res: dict) -> str:
                           "|---|---|---|" + "---|" * len(ids)]
                 for s, f in r["scorers"].items():
                     sep = "yes" if f["gap"] is not None and f["gap"] > 0 else "no"
-                    lines.append(f"| {s} | {_f(f['auroc'])} | {sep} | " + " | ".join(
-                        _f(f.get("values", {}).get(i), "{:.2f}") for i in ids) + " |")
+                    lines.append(f"| {s} | {cell(f['auroc'])} | {sep} | " + " | ".join(
+                        cell(f.get("values", {}).get(i), "{:.2f}") for i in ids) + " |")
             lines.append("")
     return "\n".join(lines)
-
-
-NOTES = "## Notes (hand-written)"
 
 
 def main() -> None:
@@ -217,16 +210,15 @@ def main() -> None:
     if not args.report:
         from localjudge import load_judge
 
-        for name in args.judge or summeval.JUDGES:
+        for name in args.judge or EMBEDDED_JUDGES:
             judge = load_judge(name, device="cpu", dtype="float32")
             for s in args.sets:
                 res["judges"].setdefault(name, {})[s] = run_set(judge, s, args.docs)
                 print(f"[{name}] {s} done", file=sys.stderr, flush=True)
-        res["machine"] = summeval.machine()
+        res["machine"] = machine("torch_threads", "torch")
         path.write_text(json.dumps(res, indent=1) + "\n")
     md = OUT / "results.md"
-    old = md.read_text() if md.exists() else ""
-    md.write_text(render(res) + ("\n" + old[old.index(NOTES):] if NOTES in old else ""))
+    md.write_text(render(res) + kept_section(md))
     print(render(res))
 
 

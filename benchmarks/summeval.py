@@ -30,10 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import re
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -43,47 +40,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import summeval_likelihood as LL  # noqa: E402  (the benchmark's own sibling module)
+from _common import (  # noqa: E402
+    DIMENSIONS, EMBEDDED_JUDGES, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine,
+)
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "summeval_dev.json"
-DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 SCORERS = ("expected", "argmax", "naive", *LL.LL_SCORERS)
-JUDGES = ("smollm2-135m", "gemma3-270m")
 NAIVE_TOKENS = 6
 PAPER_ROWS = {  # G-Eval Table 1, summary-level Spearman ρ averaged over the four dimensions
     "ROUGE-L": 0.165, "BERTScore": 0.225, "BARTScore": 0.385, "UniEval": 0.474,
     "G-Eval-3.5": 0.401, "G-Eval-3.5 −Probs": 0.346, "G-Eval-4": 0.514,
 }
 _NUMBER = re.compile(r"(?<![\d.])(\d+)(?:\.\d+)?")
-
-
-def load_summeval(path: str | Path, docs: int | None = None):
-    """SummEval rows as test cases (input = article, actual_output = summary), first `docs` articles.
-
-    Human scores and ids go to `extra` as `doc_id`, `system_id` and `human_<dimension>`, the
-    reference summary as `reference` (for ROUGE-L only; no judge prompt shows it).
-    """
-    from localjudge.io.cases import TestCase
-    from localjudge.errors import DataError
-
-    rows = json.loads(Path(path).read_text())
-    if not isinstance(rows, list):
-        raise DataError(f"{path}: expected a list of SummEval rows; see shared/data/README.md")
-    order: list[str] = []
-    cases = []
-    for i, row in enumerate(rows):
-        missing = {"doc_id", "system_id", "source", "system_output", "scores"} - set(row)
-        if missing:
-            raise DataError(f"{path}: row {i} lacks {sorted(missing)}; see shared/data/README.md for the schema")
-        doc = str(row["doc_id"])
-        if doc not in order:
-            order.append(doc)
-        extra = {"doc_id": doc, "system_id": str(row["system_id"]), "reference": row.get("reference") or ""}
-        extra |= {f"human_{d}": float(row["scores"][d]) for d in DIMENSIONS}
-        cases.append(TestCase(id=f"{doc}/{row['system_id']}", input=row["source"],
-                              actual_output=row["system_output"], extra=extra))
-    keep = set(order[:docs] if docs else order)
-    return [c for c in cases if c.extra["doc_id"] in keep]
 
 
 def parse_first_number(text: str, low: int, high: int) -> int | None:
@@ -180,7 +148,7 @@ def judge_one(judge, cases, *, naive: bool = True, geval: bool = True, likelihoo
         out["dimensions"][dim] |= row
     for dim in DIMENSIONS:
         print(f"[{judge.info.name}] {dim}: {out['seconds'].get(dim)} s, "
-              + ", ".join(f"{k} ρ={_f(v['spearman'])}" for k, v in out["dimensions"][dim].items()),
+              + ", ".join(f"{k} ρ={cell(v['spearman'])}" for k, v in out["dimensions"][dim].items()),
               file=sys.stderr, flush=True)
     out["average"] = {
         s: {k: _mean([out["dimensions"][d][s][k] for d in DIMENSIONS]) for k in ("spearman", "kendall_tau_b")}
@@ -252,24 +220,6 @@ def refit_hybrids(res: dict, scores_dir: Path) -> None:
             r["hybrid"] = LL.hybrids(saved["items"], cases)
 
 
-def machine() -> dict:
-    """CPU model and core count (lscpu), torch threads and versions."""
-    import torch
-
-    model = platform.processor()
-    try:
-        for line in subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout.splitlines():
-            if line.startswith("Model name:"):
-                model = line.split(":", 1)[1].strip()
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return {"cpu": model, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__}
-
-
-def _f(x: float | None) -> str:
-    return "–" if x is None else f"{x:.3f}"
-
-
 def render_md(res: dict) -> str:
     """The results as a markdown table beside the paper's reference rows."""
     lines = [
@@ -291,12 +241,12 @@ def render_md(res: dict) -> str:
             cells = []
             for d in DIMENSIONS:
                 a = r["dimensions"][d][s]
-                cells += [_f(a["spearman"]), _f(a["kendall_tau_b"])]
+                cells += [cell(a["spearman"]), cell(a["kendall_tau_b"])]
             miss = sum(r["dimensions"][d][s]["unscored"] for d in DIMENSIONS)
             avg = r["average"][s]
             used = "/".join(str(r["dimensions"][d][s]["articles_used"]) for d in DIMENSIONS)
             lines.append(f"| {name} ({r['judge']['dtype']}) {s} | " + " | ".join(cells)
-                         + f" | {_f(avg['spearman'])} | {_f(avg['kendall_tau_b'])} | {miss} | {used} |")
+                         + f" | {cell(avg['spearman'])} | {cell(avg['kendall_tau_b'])} | {miss} | {used} |")
     hybrid_lines = [line for name, r in res["judges"].items() for line in LL.render_hybrids(name, r.get("hybrid", {}))]
     for k, v in PAPER_ROWS.items():
         lines.append(f"| *paper: {k}* | " + " | ".join(["", ""] * len(DIMENSIONS)) + f" | {v:.3f} | | | |")
@@ -311,7 +261,6 @@ def render_md(res: dict) -> str:
 
 
 HEADER = "# SummEval agreement with expert judgments\n\nMade by `benchmarks/summeval.py`; method in its docstring.\n\n"
-NOTES = "## Notes (hand-written)"
 
 
 def write_results(out: str, runs: list[dict], scores_dir: Path) -> None:
@@ -329,7 +278,7 @@ def write_results(out: str, runs: list[dict], scores_dir: Path) -> None:
                   "`calibrate --hybrid <dim>_likelihood,rouge_l` fits the same hybrid)", ""]
         extra += [line for name, h in lexical.items() for line in LL.render_hybrids(name, h)]
     md = HEADER + "\n".join(render_md(r) for r in runs) + ("\n".join(extra) + "\n" if extra else "")
-    Path(out + ".md").write_text(md + notes(Path(out + ".md")))
+    Path(out + ".md").write_text(md + kept_section(Path(out + ".md")))
 
 
 def saved_scores(scores_dir: Path, runs: list[dict]) -> tuple[dict[str, dict], list]:
@@ -383,17 +332,11 @@ def with_rouge(saved: dict[str, dict], cases: list) -> dict[str, dict]:
             for name, v in saved.items() if "ll-mean" in v["items"]}
 
 
-def notes(md: Path) -> str:
-    """The hand-written notes section of an existing results file, kept when the tables are rewritten."""
-    text = md.read_text() if md.exists() else ""
-    return "\n" + text[text.index(NOTES):] if NOTES in text else ""
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=str(DEFAULT_DATA), help="a file of the summeval_dev.json schema")
+    ap.add_argument("--data", default=str(SUMMEVAL_DATA), help="a file of the summeval_dev.json schema")
     ap.add_argument("--docs", type=int, default=None, help="only the first N articles")
-    ap.add_argument("--judge", action="append", help=f"judge name (repeatable; default {', '.join(JUDGES)})")
+    ap.add_argument("--judge", action="append", help=f"judge name (repeatable; default {', '.join(EMBEDDED_JUDGES)})")
     ap.add_argument("--dtype", default="float32", help="compute dtype (float32, bfloat16)")
     ap.add_argument("--chunk-size", type=int, default=64, help="cases per scoring call")
     ap.add_argument("--no-naive", action="store_true", help="skip the naive generate-and-parse judge")
@@ -415,12 +358,12 @@ def main() -> None:
     from localjudge import load_judge
 
     t0 = time.perf_counter()
-    judges = {n: load_judge(n, device="cpu", dtype=args.dtype) for n in (args.judge or JUDGES)}
+    judges = {n: load_judge(n, device="cpu", dtype=args.dtype) for n in (args.judge or EMBEDDED_JUDGES)}
     load_s = time.perf_counter() - t0
     res = run(judges, args.data, args.docs, naive=not args.no_naive, geval=not args.no_geval,
               likelihood=not args.no_likelihood, chunk_size=args.chunk_size, hardened=not args.plain,
               metrics_dir=args.metrics_dir, reasoning=args.reasoning, scores_dir=HERE / "summeval_scores")
-    res |= {"machine": machine(), "dtype": args.dtype, "load_s": round(load_s, 1)}
+    res |= {"machine": machine("torch_threads", "torch"), "dtype": args.dtype, "load_s": round(load_s, 1)}
     runs = [res]
     if args.append and Path(args.out + ".json").exists():
         runs = json.loads(Path(args.out + ".json").read_text())["runs"] + runs

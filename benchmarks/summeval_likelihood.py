@@ -26,11 +26,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from _common import DIMENSIONS, cell  # summeval.py puts this folder on sys.path
+
 from localjudge.metrics import builtin_metric
 from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import PMIContrast
 
-DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 LL_SCORERS = ("ll-mean", "ll-sum", "ll-pmi")
 HYBRID_PARTS = ("expected", "ll-mean", "ll-pmi")
 SPLITS = 20
@@ -114,10 +115,6 @@ def _mean_defined(xs: list[float | None]) -> float | None:
     return float(np.mean(xs)) if xs else None
 
 
-def _f(x) -> str:
-    return "–" if x is None else f"{x:.3f}"
-
-
 def render_hybrids(name: str, hyb: dict) -> list[str]:
     """Markdown rows: each part alone and the hybrid, Spearman ρ on the held-back articles."""
     dims = [d for d in DIMENSIONS if d in hyb and "held_out" in hyb[d]]
@@ -133,7 +130,7 @@ def render_hybrids(name: str, hyb: dict) -> list[str]:
     for p in [*parts, "hybrid"]:
         vals = [hyb[d]["held_out"].get(p) if d in dims else None for d in DIMENSIONS]
         avg = None if any(v is None for v in vals) else float(np.mean(vals))
-        lines.append(f"| {f'{name} {p}'.strip()} | " + " | ".join(_f(v) for v in vals) + f" | {_f(avg)} |")
+        lines.append(f"| {f'{name} {p}'.strip()} | " + " | ".join(cell(v) for v in vals) + f" | {cell(avg)} |")
     chosen = ", ".join(f"{d[:4]}: {hyb[d]['chosen']}" for d in dims)
     beats = ", ".join(f"{d[:4]}: {'yes' if hyb[d]['beats_best_part'] else 'no'}" for d in dims)
     lines += ["", f"Chosen by cross-validation: {chosen}. Hybrid ≥ its best part: {beats}.", ""]
@@ -147,7 +144,7 @@ def render_hybrids(name: str, hyb: dict) -> list[str]:
     for p in [*parts, "hybrid"]:
         vals = [hyb[d]["splits"]["mean_held_out"].get(p) if d in split else None for d in DIMENSIONS]
         avg = None if any(v is None for v in vals) else float(np.mean(vals))
-        lines.append(f"| {f'{name} {p}'.strip()} | " + " | ".join(_f(v) for v in vals) + f" | {_f(avg)} |")
+        lines.append(f"| {f'{name} {p}'.strip()} | " + " | ".join(cell(v) for v in vals) + f" | {cell(avg)} |")
     wins = ", ".join(f"{d[:4]}: {hyb[d]['splits']['hybrid_beats_best_part']}/{n}" for d in split)
     picks = "; ".join(f"{d[:4]}: " + ", ".join(f"{k} ×{v}" for k, v in hyb[d]["splits"]["chosen"].items())
                       for d in split)

@@ -33,38 +33,33 @@ the same tokens, with and without prefix reuse.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import gc
 import fcntl
 import json
-import os
-import platform
 import re
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
-import psutil
 import torch
 
 import localjudge
 from localjudge.io.cases import load_cases
-from localjudge.engine.batching import plan_batches
 from localjudge.metrics import builtin_metric
 from localjudge.metrics import prompts as P
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput_likelihood as TL  # noqa: E402  (the benchmark's own sibling module)
+from _common import kept_section, machine  # noqa: E402
+from _measure import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops  # noqa: E402
 
 HERE = Path(__file__).parent
 RESULTS_JSON = HERE / "throughput_results.json"
 RESULTS_MD = HERE / "throughput_results.md"
 METRICS = ("correctness", "faithfulness", "completeness")
 SLOW = ("naive", "gen100", "geval20")
+MACHINE = ("torch_threads", "torch", "gpu")  # what throughput_results.json records beside cpu and cores
 
 
 # -- inputs -----------------------------------------------------------------------------------------
@@ -90,89 +85,7 @@ def spread(n: int, k: int, lengths: list[int]) -> list[int]:
     return [order[int((q + 0.5) * n / k)] for q in range(min(k, n))]
 
 
-# -- measurement ------------------------------------------------------------------------------------
-
-
-def _malloc_trim() -> None:
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except OSError:  # not glibc
-        pass
-
-
-class PeakRSS:
-    """Peak resident memory above the level at entry, sampled every 2 ms (CPU); CUDA peak on GPU."""
-
-    def __enter__(self):
-        gc.collect()
-        _malloc_trim()  # give freed heap back to the OS, or the baseline hides this phase's peak
-        self.proc = psutil.Process()
-        self.base = self.proc.memory_info().rss
-        self.peak = self.base
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._sample, daemon=True)
-        self._t.start()
-        if torch.cuda.is_available():
-            torch.cuda.reset_peak_memory_stats()
-        return self
-
-    def _sample(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self.proc.memory_info().rss)
-            time.sleep(0.002)
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._t.join()
-        self.delta = self.peak - self.base
-        if torch.cuda.is_available():
-            self.delta = torch.cuda.max_memory_allocated()
-
-
-def matmul_peak(dtype: torch.dtype, device: str, size: int = 2048, seconds: float = 2.0) -> float:
-    """Measured FLOP/s of a large square matmul in `dtype` (the device's practical peak)."""
-    a = torch.randn(size, size, device=device).to(dtype)
-    b = torch.randn(size, size, device=device).to(dtype)
-    torch.matmul(a, b)
-    best, deadline = 0.0, time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        for _ in range(4):
-            torch.matmul(a, b)
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-        best = max(best, 4 * 2 * size**3 / (time.perf_counter() - t))
-    return best
-
-
-def useful_flops(config, n_params_body: int, seq_len: int, kept: float) -> float:
-    """Forward FLOPs of one unpadded sequence: 2·params·tokens + causal attention + `kept` output rows."""
-    hidden = config.hidden_size
-    heads = config.num_attention_heads
-    head_dim = getattr(config, "head_dim", None) or hidden // heads
-    attn = 4 * config.num_hidden_layers * heads * head_dim * seq_len * (seq_len + 1) / 2
-    return 2 * n_params_body * seq_len + attn + 2 * config.vocab_size * hidden * kept
-
-
-# -- the methods ------------------------------------------------------------------------------------
-
-
-def floor_pass(model, ids, plan, tree_tokens, pad_id, device):
-    """The same batches and padding as localjudge, a plain 2D mask, last-position logits only."""
-    t = len(tree_tokens)
-    for batch in plan.batches:
-        rows = [ids[i] for i in batch]
-        width = max(len(r) for r in rows)
-        x = torch.full((len(rows), width + t), pad_id, dtype=torch.long)
-        attn = torch.zeros_like(x)
-        for b, r in enumerate(rows):
-            x[b, width - len(r) : width] = torch.tensor(r)
-            attn[b, width - len(r) :] = 1
-        x[:, width:] = torch.tensor(tree_tokens)
-        with torch.inference_mode():
-            model(input_ids=x.to(device), attention_mask=attn.to(device), logits_to_keep=1, use_cache=False)
+# -- the methods (the floor, batched generation and peak memory are in _measure.py) ----------------
 
 
 def naive_loop(model, tokenizer, texts, low, high, device):
@@ -194,44 +107,12 @@ def naive_loop(model, tokenizer, texts, low, high, device):
     return out
 
 
-def generate_batched(model, tokenizer, ids, new_tokens, budget, pad_id, device, **sample):
-    """Batched left-padded generation of exactly `new_tokens` tokens per row, by token budget."""
-    texts = [""] * len(ids)
-    plan = plan_batches([len(r) + new_tokens for r in ids], budget)
-    for batch in plan.batches:
-        width = max(len(ids[i]) for i in batch)
-        x = torch.full((len(batch), width), pad_id, dtype=torch.long)
-        attn = torch.zeros_like(x)
-        for b, i in enumerate(batch):
-            x[b, width - len(ids[i]) :] = torch.tensor(ids[i])
-            attn[b, width - len(ids[i]) :] = 1
-        with torch.inference_mode():
-            gen = model.generate(input_ids=x.to(device), attention_mask=attn.to(device), pad_token_id=pad_id,
-                                 max_new_tokens=new_tokens, min_new_tokens=new_tokens, **sample)
-        rep = gen.shape[0] // len(batch)
-        decoded = tokenizer.batch_decode(gen[:, width:].cpu(), skip_special_tokens=True)
-        for b, i in enumerate(batch):
-            texts[i] = "\x00".join(decoded[b * rep : (b + 1) * rep])
-    return texts
-
-
 def parse_score(text: str, low: int, high: int) -> float | None:
     m = re.search(r"\d+", text)
     return float(m.group()) if m and low <= int(m.group()) <= high else None
 
 
 # -- the run ----------------------------------------------------------------------------------------
-
-
-def machine() -> dict:
-    try:
-        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        cpu = re.search(r"Model name:\s*(.+)", lscpu).group(1).strip()
-    except (OSError, AttributeError):
-        cpu = platform.processor()
-    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
-    return {"cpu": cpu, "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
-            "torch": torch.__version__, "gpu": gpu}
 
 
 def run(args) -> dict:
@@ -431,15 +312,6 @@ def markdown(all_results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-NOTES = "## Notes (hand-written)"
-
-
-def kept_notes() -> str:
-    """The hand-written notes of the existing results file, kept when the tables are rebuilt."""
-    text = RESULTS_MD.read_text() if RESULTS_MD.exists() else ""
-    return "\n" + text[text.index(NOTES):] if NOTES in text else ""
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--judge", default="smollm2-135m")
@@ -459,7 +331,7 @@ def main() -> None:
     if args.quick:
         args.items, args.slow_items, args.reps = 12, 2, 1
     if args.report:
-        RESULTS_MD.write_text(markdown(json.loads(RESULTS_JSON.read_text())) + kept_notes())
+        RESULTS_MD.write_text(markdown(json.loads(RESULTS_JSON.read_text())) + kept_section(RESULTS_MD))
         return
     torch.set_num_threads(args.threads)
     key = f"{args.judge}/{args.dtype}{args.tag}"
@@ -473,12 +345,12 @@ def main() -> None:
         fcntl.flock(lock, fcntl.LOCK_EX)
         all_results = json.loads(RESULTS_JSON.read_text()) if RESULTS_JSON.exists() else {"configs": {}}
         if args.likelihood:  # its own machine line: the tables above may come from another host
-            result["machine"] = machine()
+            result["machine"] = machine(*MACHINE)
         else:
-            all_results["machine"] = machine()
+            all_results["machine"] = machine(*MACHINE)
         all_results.setdefault("likelihood" if args.likelihood else "configs", {})[key] = result
         RESULTS_JSON.write_text(json.dumps(all_results, indent=1))
-        RESULTS_MD.write_text(markdown(all_results) + kept_notes())
+        RESULTS_MD.write_text(markdown(all_results) + kept_section(RESULTS_MD))
     if args.likelihood:
         print("\n".join(TL.markdown({key: result})))
     else:

@@ -20,27 +20,24 @@ from __future__ import annotations
 
 import statistics
 import time
-from pathlib import Path
 
 import torch
 
+from _common import SUMMEVAL_DATA, load_summeval  # throughput.py puts this folder on sys.path
+
 from localjudge.scoring.likelihood import split_boundary
 
-HERE = Path(__file__).resolve().parent
-DATA = HERE.parent.parent / "shared" / "data" / "summeval_dev.json"
 METRIC = "consistency_likelihood"
 
 
 def _articles(judge, docs: int | None):
     """Per article: (prompts, continuations) of its summaries, as the metric renders them."""
-    import summeval  # the SummEval benchmark's loader (same folder)
-
     from localjudge.metrics import builtin_metric
     from localjudge.metrics import likelihood as L
 
     metric = builtin_metric(METRIC)
     groups: dict[str, tuple[list[str], list[str]]] = {}
-    for c in summeval.load_summeval(DATA, docs):
+    for c in load_summeval(SUMMEVAL_DATA, docs):
         p = L.condition_prompt(judge, metric, c)
         prompts, conts = groups.setdefault(c.extra["doc_id"], ([], []))
         prompts.append(p)

@@ -2,6 +2,15 @@
 
 Scores are read from the judge's full next-token distribution over the valid scores (exact even
 when a numeral spans several tokens), not parsed from generated text.
+
+Everything a user's code needs is importable from here; heavy modules (torch, transformers,
+scipy) load on first use of the name that needs them, so `import localjudge` and
+`localjudge --help` stay fast.
+
+Examples:
+    >>> from localjudge import builtin_metric, load_cases, load_judge, evaluate  # doctest: +SKIP
+    >>> result = evaluate(load_cases("cases.jsonl"), [builtin_metric("correctness")],
+    ...                   load_judge("smollm2-135m"))  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -16,24 +25,62 @@ __all__ = [
     "LabelDistribution",
     "LocalJudgeError",
     "ScoreDistribution",
+    "TestCase",
     "__version__",
+    "assert_fails",
+    "assert_passes",
+    "builtin_metric",
+    "calibrate",
+    "evaluate",
+    "fake_judge",
+    "format_report",
+    "load_cases",
     "load_judge",
+    "resolve_metric",
+    # TODO(lead): add "EngineOptions" here and in _LAZY ("localjudge.judges.options") once helper C's
+    # localjudge/judges/options.py is merged.
 ]
 
 from localjudge.errors import LocalJudgeError
 from localjudge.scoring.distribution import LabelDistribution, ScoreDistribution
 
 if TYPE_CHECKING:
+    from localjudge.calibration.agreement import calibrate
+    from localjudge.calibration.render import format_report
+    from localjudge.io.cases import TestCase, load_cases
     from localjudge.judges.judge import Judge, JudgeInfo
     from localjudge.judges.loading import load_judge
+    from localjudge.metrics.builtin import builtin_metric, resolve_metric
+    from localjudge.runs.evaluate import evaluate
+    from localjudge.testing.assertions import assert_fails, assert_passes
+    from localjudge.testing.fake import fake_judge
 
-_LAZY = {"Judge": "localjudge.judges.judge", "JudgeInfo": "localjudge.judges.judge", "load_judge": "localjudge.judges.loading"}
+# name -> the module that defines it, imported on first access
+_LAZY = {
+    "Judge": "localjudge.judges.judge",
+    "JudgeInfo": "localjudge.judges.judge",
+    "load_judge": "localjudge.judges.loading",
+    "TestCase": "localjudge.io.cases",
+    "load_cases": "localjudge.io.cases",
+    "builtin_metric": "localjudge.metrics.builtin",
+    "resolve_metric": "localjudge.metrics.builtin",
+    "evaluate": "localjudge.runs.evaluate",
+    "calibrate": "localjudge.calibration.agreement",
+    "format_report": "localjudge.calibration.render",
+    "assert_passes": "localjudge.testing.assertions",
+    "assert_fails": "localjudge.testing.assertions",
+    "fake_judge": "localjudge.testing.fake",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # torch and transformers load only when a judge is needed, so `localjudge --help` stays fast
+    # torch, transformers and scipy load only when a name that needs them is used
     if name in _LAZY:
         import importlib
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'localjudge' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

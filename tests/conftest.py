@@ -8,7 +8,6 @@ the embedded-judge fixtures refuse a test without it, so the fast tier cannot gr
 
 from __future__ import annotations
 
-import random
 import re
 
 import pytest
@@ -74,40 +73,12 @@ def torch_one_thread():
     torch.set_num_threads(before)
 
 
-_WORDS = "the answer is good bad score rating quality fluent helpful response yes no maybe Yes No A B".split()
-
-
-def _number_corpus(seed: int = 0) -> list[str]:
-    """Synthetic text full of numbers so BPE learns merged numerals ("10", "100", " 10")."""
-    rng = random.Random(seed)
-    lines = []
-    for _ in range(3000):
-        n = rng.choice([rng.randint(0, 10), 10, 100, rng.randint(0, 100), 7])
-        words = " ".join(rng.choices(_WORDS, k=rng.randint(2, 6)))
-        lines += [f"{words} Score: {n}. Rating {rng.randint(0, 10)}/10 and {n}", str(n), f"Total {rng.randint(0, 100)}"]
-    return lines
-
-
 @pytest.fixture(scope="session")
 def tiny_tokenizer():
     """A byte-level BPE tokenizer trained on the fly (digits not split), shared by the session."""
+    from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer
+
     return build_tiny_tokenizer()
-
-
-def build_tiny_tokenizer():
-    """A byte-level BPE tokenizer trained on the fly, digits NOT split, as `PreTrainedTokenizerFast`."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=600, min_frequency=2, special_tokens=["<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    tok.train_from_iterator(_number_corpus(), trainer)
-    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
 
 
 def tiny_llama(tokenizer, *, extra_vocab: int = 0, seed: int = 0, attn: str = "sdpa"):

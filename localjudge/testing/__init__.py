@@ -3,10 +3,15 @@
 `fake_judge` / `FakeBackend` (`localjudge.testing.fake`) need no weights; `assert_passes` /
 `assert_fails` (`localjudge.testing.assertions`) check one case against a metric with any judge.
 The pytest plugin (`localjudge.testing.pytest_plugin`, registered on install) adds the
-`localjudge_judge` fixture and the `--localjudge-judge` option.
+`localjudge_judge` fixture and the `--localjudge-judge` option. `build_tiny_tokenizer`
+(`localjudge.testing.tiny_tokenizer`) trains a small BPE tokenizer for random-weight models.
 """
 
 from localjudge.testing.assertions import assert_fails, assert_passes, describe, judge_case
 from localjudge.testing.fake import FakeBackend, copy_lm, fake_judge
+from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer
 
-__all__ = ["FakeBackend", "assert_fails", "assert_passes", "copy_lm", "describe", "fake_judge", "judge_case"]
+__all__ = [
+    "FakeBackend", "assert_fails", "assert_passes", "build_tiny_tokenizer", "copy_lm", "describe", "fake_judge",
+    "judge_case",
+]

@@ -1,4 +1,7 @@
-"""benchmarks/summeval.py: summary-level correlation, the naive parser, an end-to-end fake run."""
+"""benchmarks/summeval.py: summary-level correlation, the naive parser, an end-to-end fake run.
+
+The benchmark's own self-check, beside it: nothing under tests/ imports a benchmark script.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from scipy import stats
 
 from localjudge.testing import fake_judge
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "summeval.py"
+_PATH = Path(__file__).resolve().parent / "summeval.py"
 _spec = importlib.util.spec_from_file_location("summeval_bench", _PATH)
 S = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(S)

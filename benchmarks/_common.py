@@ -1,0 +1,116 @@
+"""What the benchmark scripts share: the machine line, kept hand-written notes, the SummEval loader.
+
+Every script puts this folder on `sys.path` (or is run from it) and imports from here, never
+from another script. Nothing here imports torch: `summeval.py --report` and the bias scripts'
+markdown run without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHARED_DATA = HERE.parent.parent / "shared" / "data"  # data sets beside the clone (shared/data/README.md)
+SUMMEVAL_DATA = SHARED_DATA / "summeval_dev.json"
+EMBEDDED_JUDGES = ("smollm2-135m", "gemma3-270m")
+DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")  # SummEval's expert-rated dimensions
+NOTES = "## Notes (hand-written)"
+
+
+def machine(*extras: str) -> dict:
+    """The CPU model and core count (lscpu), then each of `extras` in the order given.
+
+    Extras: `torch_threads`, `torch`, `transformers`, `python`, `gpu` (None without CUDA). Each
+    script names the ones its results files have always recorded, so those files keep their keys;
+    torch and transformers are imported only when asked for.
+
+    Examples:
+        >>> sorted(machine("python"))
+        ['cores', 'cpu', 'python']
+    """
+    out = {"cpu": _cpu_model(), "cores": os.cpu_count()}
+    for key in extras:
+        out[key] = _EXTRAS[key]()
+    return out
+
+
+def _cpu_model() -> str:
+    try:
+        lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+        return next(line.split(":", 1)[1].strip() for line in lscpu.splitlines() if line.startswith("Model name:"))
+    except (OSError, subprocess.CalledProcessError, StopIteration):
+        return platform.processor() or "unknown"
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _gpu() -> str | None:
+    torch = _torch()
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else None
+
+
+def _transformers_version() -> str:
+    import transformers
+
+    return transformers.__version__
+
+
+_EXTRAS = {
+    "torch_threads": lambda: _torch().get_num_threads(),
+    "torch": lambda: _torch().__version__,
+    "transformers": _transformers_version,
+    "python": platform.python_version,
+    "gpu": _gpu,
+}
+
+
+def kept_section(md: Path, heading: str = NOTES) -> str:
+    """The hand-written tail of an existing results file from `heading` on, with its separating newline.
+
+    Scripts rewrite their tables and append this, so notes written by hand survive a rerun; "" when
+    the file or the heading is missing.
+    """
+    text = md.read_text(encoding="utf-8") if md.exists() else ""
+    return "\n" + text[text.index(heading):] if heading in text else ""
+
+
+def cell(x: float | None, fmt: str = "{:.3f}") -> str:
+    """A markdown table cell: the number formatted, or an en dash for a missing value."""
+    return "–" if x is None else fmt.format(x)
+
+
+def load_summeval(path: str | Path, docs: int | None = None):
+    """SummEval rows as test cases (input = article, actual_output = summary), first `docs` articles.
+
+    Human scores and ids go to `extra` as `doc_id`, `system_id` and `human_<dimension>`, the
+    reference summary as `reference` (for ROUGE-L only; no judge prompt shows it).
+    """
+    from localjudge.errors import DataError
+    from localjudge.io.cases import TestCase
+
+    rows = json.loads(Path(path).read_text())
+    if not isinstance(rows, list):
+        raise DataError(f"{path}: expected a list of SummEval rows; see shared/data/README.md")
+    order: list[str] = []
+    cases = []
+    for i, row in enumerate(rows):
+        missing = {"doc_id", "system_id", "source", "system_output", "scores"} - set(row)
+        if missing:
+            raise DataError(f"{path}: row {i} lacks {sorted(missing)}; see shared/data/README.md for the schema")
+        doc = str(row["doc_id"])
+        if doc not in order:
+            order.append(doc)
+        extra = {"doc_id": doc, "system_id": str(row["system_id"]), "reference": row.get("reference") or ""}
+        extra |= {f"human_{d}": float(row["scores"][d]) for d in DIMENSIONS}
+        cases.append(TestCase(id=f"{doc}/{row['system_id']}", input=row["source"],
+                              actual_output=row["system_output"], extra=extra))
+    keep = set(order[:docs] if docs else order)
+    return [c for c in cases if c.extra["doc_id"] in keep]
