@@ -36,7 +36,7 @@ def format_report(report: BiasReport) -> str:
     Holm-adjusted ones are in the Findings table.
 
     Examples:
-        >>> print(format_report(analyze_pointwise(records)))
+        >>> print(format_report(analyze_pointwise(records)))  # doctest: +SKIP
     """
     s = report.settings
     out = [

@@ -85,7 +85,7 @@ def pairwise_self_preference(
         settings: Resampling settings.
 
     Examples:
-        >>> [(s.judge, s.difference.value) for s in pairwise_self_preference(records)]
+        >>> [(s.judge, s.difference.value) for s in pairwise_self_preference(records)]  # doctest: +SKIP
     """
     t = pairwise_table(records)
     results = []
@@ -182,7 +182,7 @@ def position_bias(
         settings: Resampling settings.
 
     Examples:
-        >>> [(b.judge, b.first_position.value, b.flip_rate.value) for b in position_bias(records)]
+        >>> [(b.judge, b.first_position.value, b.flip_rate.value) for b in position_bias(records)]  # doctest: +SKIP
     """
     t = pairwise_table(records)
     results = []

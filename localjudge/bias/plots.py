@@ -28,7 +28,7 @@ def write_heatmap(report: BiasReport, path: str | Path) -> Path:
         DataError: The report has no score matrix (a pairwise report).
 
     Examples:
-        >>> write_heatmap(analyze_pointwise(records), "out/bias_heatmap.png")
+        >>> write_heatmap(analyze_pointwise(records), "out/bias_heatmap.png")  # doctest: +SKIP
     """
     m = report.matrix
     if m is None:

@@ -72,8 +72,8 @@ def score_matrix(
         settings: Resampling settings.
 
     Examples:
-        >>> m = score_matrix(records)
-        >>> [(c.judge, c.generator, c.mean.value) for c in m.cells]
+        >>> m = score_matrix(records)  # doctest: +SKIP
+        >>> [(c.judge, c.generator, c.mean.value) for c in m.cells]  # doctest: +SKIP
     """
     t = pointwise_table(records)
     w = stats.item_weights(len(t.items), settings.n_resamples, settings.seed)
@@ -149,7 +149,7 @@ def self_preference(
         other-family judges to compare with, or without both own and other responses.
 
     Examples:
-        >>> [(s.judge, s.did.value, s.did.p_value) for s in self_preference(records)]
+        >>> [(s.judge, s.did.value, s.did.p_value) for s in self_preference(records)]  # doctest: +SKIP
     """
     t = pointwise_table(records)
     return [_self_preference(t, j, settings) for j in range(len(t.judges))]

@@ -51,7 +51,7 @@ def length_bias(
         settings: Resampling settings; slopes are per `settings.length_unit`.
 
     Examples:
-        >>> [(b.judge, b.slope.value, b.slope.p_value) for b in length_bias(records)]
+        >>> [(b.judge, b.slope.value, b.slope.p_value) for b in length_bias(records)]  # doctest: +SKIP
     """
     t = pointwise_table(records)
     n_items = len(t.items)

@@ -30,8 +30,8 @@ def analyze_pointwise(
         DataError: The records are empty or contradict each other.
 
     Examples:
-        >>> report = analyze_pointwise(records, BiasSettings(seed=1))
-        >>> print("\\n".join(report.summary))
+        >>> report = analyze_pointwise(records, BiasSettings(seed=1))  # doctest: +SKIP
+        >>> print("\\n".join(report.summary))  # doctest: +SKIP
     """
     settings = settings or BiasSettings()
     t = pointwise_table(records)
@@ -79,8 +79,8 @@ def analyze_pairwise(
         DataError: The records are empty or contradict each other.
 
     Examples:
-        >>> report = analyze_pairwise(records)
-        >>> [(p.judge, p.flip_rate.value) for p in report.position]
+        >>> report = analyze_pairwise(records)  # doctest: +SKIP
+        >>> [(p.judge, p.flip_rate.value) for p in report.position]  # doctest: +SKIP
     """
     settings = settings or BiasSettings()
     t = pairwise_table(records)
