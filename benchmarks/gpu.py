@@ -34,6 +34,7 @@ sys.path.insert(0, str(HERE))
 from _measure import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops  # noqa: E402
 
 from localjudge.engine.hf import HFBackend  # noqa: E402
+from localjudge.engine.options import EngineOptions  # noqa: E402
 from localjudge.scoring.distribution import outcome_mass, score_distribution  # noqa: E402
 from localjudge.scoring.trie import build_score_tree  # noqa: E402
 from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer  # noqa: E402
@@ -99,14 +100,15 @@ def bench_model(name: str, args, device: str) -> dict:
     dtype = torch.bfloat16
     tok = padded_tokenizer(TINY["vocab_size"] if args.tiny else CONFIGS[name]["vocab_size"])
     model = build_model(name, args.tiny, device, dtype)
-    backend = HFBackend(model, tok, token_budget=args.budget, max_context=8192)
+    options = EngineOptions(device=device, dtype="bfloat16", token_budget=args.budget)
+    backend = HFBackend(model, tok, max_context=8192, options=options)
     tree = build_score_tree(backend.token_surfaces(), 1, 5)
     tree_tokens = [int(x) for x in tree.token_ids[1:]]
     ids = geval_like_ids(tok, args.items)
     subset = ids[: max(1, args.items // 8)]
 
     def engine(reuse: bool):
-        backend.reuse_prefix = reuse
+        backend.options = backend.options.replace(reuse_prefix=reuse)
         lp = backend.tree_logprobs(ids, tree)
         return [score_distribution(row, 1, 5) for row in outcome_mass(tree, lp.edge_logp, lp.end_logp)]
 

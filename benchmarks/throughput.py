@@ -129,17 +129,17 @@ def run(args) -> dict:
     small_texts, small_ids = [texts[i] for i in small], [ids[i] for i in small]
 
     # warm-up, and the plans
-    backend.reuse_prefix = False
-    tolerance = backend.tree_tolerance
+    backend.options = backend.options.replace(reuse_prefix=False)
+    tolerance = backend.options.tree_tolerance
     backend.head_rows = 0
     base = judge.score_texts(texts, 1, 5)
     rows_per_item = backend.head_rows / len(texts)
     plan = backend.last_plan
-    backend.tree_tolerance = 0.0
+    backend.options = backend.options.replace(tree_tolerance=0.0)
     exact = judge.score_texts(texts, 1, 5)
-    backend.tree_tolerance = tolerance
+    backend.options = backend.options.replace(tree_tolerance=tolerance)
     unread = max(abs(a.expected - b.expected) for a, b in zip(base, exact) if a.expected == a.expected)
-    backend.reuse_prefix = True
+    backend.options = backend.options.replace(reuse_prefix=True)
     reused = judge.score_texts(texts, 1, 5)
     prefix_plan = backend.last_plan
     diff = max(abs(a.expected - b.expected) for a, b in zip(base, reused) if a.expected == a.expected)
@@ -168,8 +168,8 @@ def run(args) -> dict:
         for name, (_, fn) in methods.items():
             if rep and name in SLOW:
                 continue  # the slow baselines cost minutes each: one repetition
-            backend.reuse_prefix = name == "lj+prefix"
-            backend.tree_tolerance = 0.0 if name == "lj-exact" else tolerance
+            backend.options = backend.options.replace(reuse_prefix=name == "lj+prefix",
+                                                      tree_tolerance=0.0 if name == "lj-exact" else tolerance)
             with PeakRSS() as m:
                 t = time.perf_counter()
                 fn()

@@ -70,7 +70,7 @@ def run(judge, docs: int | None = None) -> dict:
         p_ids = [backend.encode(p) for p, _ in pairs]
         c_ids = [backend.encode_continuation(c) for _, c in pairs]
         rows = [p + c for p, c in zip(p_ids, c_ids)]
-        backend.reuse_prefix = False
+        backend.options = backend.options.replace(reuse_prefix=False)
         plan, _ = backend.plan_continuations(p_ids, c_ids)
         if k == 0:
             floor_pass(backend, rows, plan)  # warm-up: every method runs warm
@@ -81,7 +81,7 @@ def run(judge, docs: int | None = None) -> dict:
         t = time.perf_counter()
         plain = judge.loglikelihood(prompts, conts)
         times["lj"].append(time.perf_counter() - t)
-        backend.reuse_prefix = True
+        backend.options = backend.options.replace(reuse_prefix=True)
         t = time.perf_counter()
         shared = judge.loglikelihood(prompts, conts)
         times["lj+prefix"].append(time.perf_counter() - t)

@@ -347,12 +347,14 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
 
     from localjudge.bias.pipeline import judge_logppl
     from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
+    from localjudge.engine.options import EngineOptions
     from localjudge.judges.judge import Judge, JudgeInfo
 
     info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32", device="cpu",
                      chat_template=False, context_length=1024)
     model = tiny_llama(tiny_tokenizer)
-    judge = Judge.from_model(model, tiny_tokenizer, info, token_budget=4096)
+    options = EngineOptions(device="cpu", dtype="float32", token_budget=4096)
+    judge = Judge.from_model(model, tiny_tokenizer, info, options)
     responses = [ResponseRecord(id=f"q{i % 3}", input=f"the answer is good yes {i % 3}", generator=f"g{i}",
                                 generator_family="tiny", response=" ".join(["the response is fluent"] * (1 + i % 4)),
                                 prompt_style="plain", max_new_tokens=8, batch_size=1, generator_info={},

@@ -155,11 +155,11 @@ def test_gemma_skips_improbable_tree_nodes_within_the_bound(gemma, gemma_batch):
     rows_before = backend.head_rows
     judge.score_texts(GEMMA_PROMPTS, 0, 10)
     pruned_rows = backend.head_rows - rows_before
-    backend.tree_tolerance = 0.0
+    backend.options = backend.options.replace(tree_tolerance=0.0)
     try:
         exact = judge.score_texts(GEMMA_PROMPTS, 0, 10)
     finally:
-        backend.tree_tolerance = DEFAULT_TREE_TOLERANCE
+        backend.options = backend.options.replace(tree_tolerance=DEFAULT_TREE_TOLERANCE)
     tree = judge.score_tree(0, 10)
     assert backend.head_rows - rows_before - pruned_rows == len(GEMMA_PROMPTS) * tree.n_nodes
     assert pruned_rows < len(GEMMA_PROMPTS) * tree.n_nodes / 2

@@ -17,6 +17,7 @@ from conftest import tiny_gemma3, tiny_llama
 from reference import brute_force_scores, continues_word, decoded_vocab, label_variants
 
 from localjudge import Judge, JudgeInfo
+from localjudge.engine.options import EngineOptions
 from localjudge.errors import ContextLengthError
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -48,7 +49,8 @@ def _info(context_length: int = 512) -> JudgeInfo:
 
 
 def _judge(model, tokenizer, token_budget: int = 4096) -> Judge:
-    return Judge.from_model(model, tokenizer, _info(), token_budget=token_budget)
+    return Judge.from_model(model, tokenizer, _info(),
+                            EngineOptions(device="cpu", dtype="float32", token_budget=token_budget))
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +189,8 @@ def test_unscored_threshold_end_to_end(tiny_tokenizer, llama):
 
 
 def test_long_and_empty_prompts_raise(tiny_tokenizer, llama):
-    judge = Judge.from_model(llama, tiny_tokenizer, _info(context_length=8), token_budget=4096)
+    judge = Judge.from_model(llama, tiny_tokenizer, _info(context_length=8),
+                             EngineOptions(device="cpu", dtype="float32", token_budget=4096))
     with pytest.raises(ContextLengthError, match="--truncate"):
         judge.score_texts(["Score:", "the answer is good and fluent and helpful. Score:"], 0, 10)
     with pytest.raises(ContextLengthError, match="empty"):

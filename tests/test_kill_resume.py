@@ -22,6 +22,7 @@ import torch
 from conftest import tiny_llama
 
 from localjudge import Judge, JudgeInfo
+from localjudge.engine.options import EngineOptions
 from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, DataError
 from localjudge.metrics import GEvalMetric
@@ -387,7 +388,8 @@ def test_cache_dir_follows_env(monkeypatch, tmp_path):
 def tiny_judge(tiny_tokenizer):
     info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32",
                      device="cpu", chat_template=False, context_length=4096)
-    return Judge.from_model(tiny_llama(tiny_tokenizer), tiny_tokenizer, info, token_budget=1 << 16)
+    options = EngineOptions(device="cpu", dtype="float32", token_budget=1 << 16)
+    return Judge.from_model(tiny_llama(tiny_tokenizer), tiny_tokenizer, info, options)
 
 
 def test_oom_halves_the_batch_and_gives_the_same_results(tiny_judge, monkeypatch):

@@ -15,6 +15,7 @@ import torch
 from conftest import tiny_gemma3, tiny_llama
 
 from localjudge import Judge, JudgeInfo
+from localjudge.engine.options import EngineOptions
 from localjudge.errors import ContextLengthError
 from localjudge.scoring.likelihood import split_boundary
 
@@ -41,8 +42,8 @@ def _info(context_length: int = 1024) -> JudgeInfo:
 
 
 def _judge(model, tokenizer, budget: int = 4096, reuse: bool = True, context: int = 1024) -> Judge:
-    judge = Judge.from_model(model, tokenizer, _info(context), token_budget=budget)
-    judge.backend.reuse_prefix = reuse
+    options = EngineOptions(device="cpu", dtype="float32", token_budget=budget, reuse_prefix=reuse)
+    judge = Judge.from_model(model, tokenizer, _info(context), options)
     return judge
 
 

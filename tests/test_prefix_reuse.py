@@ -13,6 +13,7 @@ import torch
 from conftest import tiny_gemma3, tiny_llama
 
 from localjudge import Judge, JudgeInfo
+from localjudge.engine.options import EngineOptions
 from localjudge.engine.prefix import MIN_PREFIX, common_prefix_len, plan_prefix_batches
 
 TOL = 1e-5
@@ -51,8 +52,8 @@ def model(request, tiny_tokenizer):
 
 
 def _scores(model, tokenizer, texts, reuse: bool, budget: int, labels: bool = False):
-    judge = Judge.from_model(model, tokenizer, _info(), token_budget=budget)
-    judge.backend.reuse_prefix = reuse
+    options = EngineOptions(device="cpu", dtype="float32", token_budget=budget, reuse_prefix=reuse)
+    judge = Judge.from_model(model, tokenizer, _info(), options)
     if labels:
         return judge.score_labels(texts, ["A", "B"]), judge.backend.last_plan
     return judge.score_texts(texts, 0, 10), judge.backend.last_plan
@@ -127,7 +128,8 @@ def test_shared_prefix_generation_matches_transformers_generate(model, tiny_toke
         model.lm_head.weight[:, 0] = 0.0  # unsteered: greedy text varies with the context
         model.model.embed_tokens.weight[:, 0] = torch.randn(model.model.embed_tokens.weight.shape[0])
     texts = _texts()
-    judge = Judge.from_model(model, tiny_tokenizer, _info(), token_budget=budget)
+    judge = Judge.from_model(model, tiny_tokenizer, _info(),
+                             EngineOptions(device="cpu", dtype="float32", token_budget=budget))
     plain = judge.generate(texts, 8)
     shared = judge.generate(texts, 8, share_prefix=True)
     assert shared == plain

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from test_fuzz import VOCAB
 
 from localjudge import Judge, JudgeInfo
+from localjudge.engine.options import EngineOptions
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.scoring.distribution import outcome_mass, score_distribution
 from localjudge.scoring.trie import build_score_tree
@@ -130,9 +131,8 @@ def test_a_missed_estimate_is_expanded_in_full():
 def _judge(model, tokenizer, tolerance: float) -> Judge:
     info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32",
                      device="cpu", chat_template=False, context_length=512)
-    judge = Judge.from_model(model, tokenizer, info, token_budget=4096)
-    judge.backend.tree_tolerance = tolerance
-    return judge
+    options = EngineOptions(device="cpu", dtype="float32", token_budget=4096, tree_tolerance=tolerance)
+    return Judge.from_model(model, tokenizer, info, options)
 
 
 PROMPTS = ["the answer is good. Score:", "Rating 7/10 and the response is fluent. Score: ", "yes"]

@@ -16,13 +16,14 @@ import numpy as np
 
 from localjudge.engine import masks
 from localjudge.engine.batching import plan_batches
+from localjudge.engine.core import BackendCore
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
 
 Progress = Callable[[int], None]
 
 
-class GreedyDecoding:
+class GreedyDecoding(BackendCore):
     """Generation methods of `HFBackend` (which provides the model, tokenizer, masks and prefill)."""
 
     def generate(
@@ -43,16 +44,12 @@ class GreedyDecoding:
         plan = plan_batches([len(r) + max_new_tokens for r in ids], self.token_budget)
 
         def run(batch: Sequence[int]) -> list[str]:
-            width = max(len(ids[i]) for i in batch)
-            x = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
-            attn = torch.zeros((len(batch), width), dtype=torch.long)
-            for b, i in enumerate(batch):
-                x[b, width - len(ids[i]) :] = torch.tensor(ids[i])
-                attn[b, width - len(ids[i]) :] = 1
+            x, real = masks.pad_rows([ids[i] for i in batch], self._pad_id)  # (B, W) each
+            width = x.shape[1]
             with torch.inference_mode():
                 gen = self.model.generate(
                     input_ids=x.to(self.device),
-                    attention_mask=attn.to(self.device),
+                    attention_mask=real.long().to(self.device),
                     max_new_tokens=max_new_tokens,
                     do_sample=False,
                     pad_token_id=self._pad_id,
@@ -98,13 +95,10 @@ class GreedyDecoding:
         torch = self._torch
         b, lengths = len(rows), [len(r) for r in rows]
         width = max(lengths)
-        x = torch.full((b, width), self._pad_id, dtype=torch.long)
-        for i, r in enumerate(rows):
-            x[i, width - len(r):] = torch.tensor(r)
+        x, real = masks.pad_rows(rows, self._pad_id)  # (B, W) each
         lens = torch.tensor(lengths).unsqueeze(1)  # (B, 1)
         slot = torch.arange(width).unsqueeze(0)  # (1, W)
         positions = (slot - (width - lens)).clamp(min=0) + shared  # (B, W)
-        real = slot >= width - lens  # (B, W)
         kpos = torch.cat([torch.arange(shared).expand(b, shared), positions], 1)  # (B, K)
         kreal = torch.cat([torch.ones((b, shared), dtype=torch.bool), real], 1)  # (B, K)
         attn = self._attention(lengths, width, np.zeros((0, 0), dtype=bool), kpos, kreal, shared)

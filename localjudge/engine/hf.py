@@ -20,11 +20,12 @@ from localjudge.engine.batching import plan_batches
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.decoding import GreedyDecoding
 from localjudge.engine.likelihood import ContinuationScoring
+from localjudge.engine.options import EngineOptions
 from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.engine.vocab import token_surfaces
 from localjudge.errors import ContextLengthError, DataError, ModelUnavailableError, clip
-from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE, TreeLogprobs
+from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
 log = logging.getLogger("localjudge")
@@ -42,23 +43,21 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
     Args:
         model: a loaded `PreTrainedModel` in eval mode, on its device.
         tokenizer: its tokenizer.
-        token_budget: padded tokens per forward batch (prompt + tree), sized for the device.
         max_context: longest prompt allowed, in tokens.
-        reuse_prefix: compute a prefix shared by a batch's prompts once (KV cache).
-        tree_tolerance: path probability a tree node may carry and still be left unread, relative
-            to the valid mass (`engine.tree_head`); 0 reads every node.
+        options: resolved engine options: `token_budget` padded tokens per forward batch (prompt +
+            tree); `reuse_prefix` computes a prefix shared by a batch's prompts once (KV cache);
+            `tree_tolerance` is the path probability a tree node may carry and still be left
+            unread, relative to the valid mass (`engine.tree_head`), 0 reads every node.
     """
 
-    def __init__(self, model: Any, tokenizer: Any, token_budget: int, max_context: int, reuse_prefix: bool = True,
-                 tree_tolerance: float = DEFAULT_TREE_TOLERANCE):
+    def __init__(self, model: Any, tokenizer: Any, max_context: int, options: EngineOptions):
         import torch
 
+        assert options.token_budget is not None, "resolve the options first (EngineOptions.resolve)"
         self.model = model
         self.tokenizer = tokenizer
-        self.token_budget = token_budget
         self.max_context = max_context
-        self.reuse_prefix = reuse_prefix
-        self.tree_tolerance = tree_tolerance
+        self.options = options
         self.head_rows = 0  # output-layer rows computed by tree scoring, for the statistics
         self._split: Any = None  # (decoder, head), False when they do not reproduce the logits
         self.last_plan = None  # the BatchPlan of the latest scoring call, for padding statistics
@@ -79,6 +78,12 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         self._surfaces: list[str] | None = None
         head = model.get_output_embeddings()
         self._logit_width = head.weight.shape[0] if head is not None else config.vocab_size
+
+    @property
+    def token_budget(self) -> int:
+        """Padded tokens per forward batch (`options.token_budget`)."""
+        assert self.options.token_budget is not None
+        return self.options.token_budget
 
     # -- tokens ---------------------------------------------------------------------------------
 
@@ -131,7 +136,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         with self._torch.inference_mode():
             read_apart = self._split_head() is not None
         vocab_rows = 256 if read_apart else max(1, (64 * 2**20) // (n * self._logit_width))
-        if self.reuse_prefix and len(ids) > 1:
+        if self.options.reuse_prefix and len(ids) > 1:
             plan = plan_prefix_batches(ids, self.token_budget, n - 1, vocab_rows)
         else:
             plan = plan_batches([len(r) + n - 1 for r in ids], self.token_budget, max_batch=vocab_rows)
@@ -142,7 +147,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
 
         def run(batch: Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
             rows = [ids[i] for i in batch]
-            shared = shared_prefix_len(rows) if self.reuse_prefix else 0
+            shared = shared_prefix_len(rows) if self.options.reuse_prefix else 0
             if not shared:
                 return self._tree_batch(rows, tree, ancestry, ends_mask)
             cache = self._cached_prefill(prefix_memo, rows[0][:shared])
@@ -186,10 +191,9 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         lengths = [len(r) for r in rows]
         width = max(lengths)
         t = tree.n_nodes - 1
-        ids = torch.full((len(rows), width + t), self._pad_id, dtype=torch.long)
-        for b, r in enumerate(rows):
-            ids[b, width - len(r) : width] = torch.tensor(r)
-        ids[:, width:] = torch.from_numpy(tree.token_ids[1:])
+        prompts = masks.pad_rows(rows, self._pad_id).ids  # (B, P)
+        nodes = torch.as_tensor(tree.token_ids[1:], dtype=torch.long).expand(len(rows), t)  # (B, T)
+        ids = torch.cat([prompts, nodes], 1)  # (B, P + T)
         positions, real = masks.layout(lengths, width, tree)
         kw: dict[str, Any] = {"use_cache": False}
         if prefix_cache is not None:
@@ -213,7 +217,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
                 states = self.model(input_ids=ids.to(self.device), attention_mask=attn,
                                     position_ids=positions.to(self.device), logits_to_keep=t + 1, **kw).logits
                 head = _identity
-            read = read_tree(states, head, tree, ends_mask, self.tree_tolerance)
+            read = read_tree(states, head, tree, ends_mask, self.options.tree_tolerance)
         self.head_rows += read.rows if split is not None else states.shape[0] * states.shape[1]
         return [(read.edge[b], read.end[b]) for b in range(len(rows))]
 

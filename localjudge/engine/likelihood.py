@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 
 from localjudge.engine.batching import BatchPlan, plan_batches
+from localjudge.engine.core import BackendCore
+from localjudge.engine.masks import pad_rows
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
 
@@ -24,7 +26,7 @@ ROW_BYTES = 256 * 2**20
 """Logit rows computed at once are capped at this many bytes (rows × V × 4)."""
 
 
-class ContinuationScoring:
+class ContinuationScoring(BackendCore):
     """Log-likelihood methods of `HFBackend` (which provides the model, masks and prefill)."""
 
     def token_logprobs(
@@ -51,12 +53,12 @@ class ContinuationScoring:
         with self._torch.inference_mode():
             split = self._split_head()
         plan, shareable = self.plan_continuations(prompts, continuations)
-        self.last_plan = plan
+        self.last_plan: BatchPlan | None = plan  # the declared type, not a narrower one of its own
         memo: dict[tuple[int, ...], Any] = {}
 
         def run(batch: Sequence[int]) -> list[np.ndarray]:
             items = [live[j] for j in batch]
-            shared = shared_prefix_len([shareable[j] for j in batch]) if self.reuse_prefix else 0
+            shared = shared_prefix_len([shareable[j] for j in batch]) if self.options.reuse_prefix else 0
             cache = self._cached_prefill(memo, rows[items[0]][:shared]) if shared else None
             return self._logprob_batch([rows[i][shared:] for i in items], [len(continuations[i]) for i in items],
                                        split, cache, shared)
@@ -86,7 +88,7 @@ class ContinuationScoring:
         # what a batch may share: the prompt but its last token, whose hidden state reads the
         # first continuation token; unique placeholders stand for the rest of the row
         shareable = [list(prompts[i][:-1]) + [-1 - i] * (len(continuations[i]) + 1) for i in live]
-        if self.reuse_prefix and len(live) > 1:
+        if self.options.reuse_prefix and len(live) > 1:
             return plan_prefix_batches(shareable, budget, 0, 256), shareable
         return plan_batches([len(r) for r in shareable], budget), shareable
 
@@ -95,11 +97,8 @@ class ContinuationScoring:
         torch = self._torch
         b, lengths = len(rows), [len(r) for r in rows]
         width = max(lengths)
-        ids = torch.full((b, width), self._pad_id, dtype=torch.long)
-        for i, r in enumerate(rows):
-            ids[i, : len(r)] = torch.tensor(r)
+        ids, real = pad_rows(rows, self._pad_id, side="right")  # (B, W) each
         slot = torch.arange(width).unsqueeze(0)  # (1, W)
-        real = slot < torch.tensor(lengths).unsqueeze(1)  # (B, W)
         positions = (slot + shared).expand(b, width)  # (B, W); pads sit past the row, masked
         kpos = torch.cat([torch.arange(shared).expand(b, shared), positions], 1)  # (B, S + W)
         kreal = torch.cat([torch.ones((b, shared), dtype=torch.bool), real], 1)

@@ -11,10 +11,44 @@ A sliding-window layer additionally hides keys whose position is `window` or mor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Literal, NamedTuple
+
 import numpy as np
 import torch
 
 from localjudge.scoring.trie import TokenTree
+
+
+class Padded(NamedTuple):
+    """A batch of token rows padded to one width."""
+
+    ids: torch.Tensor
+    """(B, W) long token ids, `pad_id` at pads."""
+    real: torch.Tensor
+    """(B, W) bool, False at pads."""
+
+
+def pad_rows(rows: Sequence[Sequence[int]], pad_id: int, side: Literal["left", "right"] = "left") -> Padded:
+    """Rows of token ids padded to the longest: on the left [pad … | row] or the right [row | pad …].
+
+    Examples:
+        >>> pad_rows([[5, 6], [7]], pad_id=0).ids.tolist()
+        [[5, 6], [0, 7]]
+        >>> pad_rows([[5, 6], [7]], pad_id=0, side="right").real.tolist()
+        [[True, True], [True, False]]
+    """
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)  # (B, W)
+    for b, r in enumerate(rows):
+        if side == "left":
+            ids[b, width - len(r) :] = torch.tensor(r, dtype=torch.long)
+        else:
+            ids[b, : len(r)] = torch.tensor(r, dtype=torch.long)
+    lens = torch.tensor([len(r) for r in rows]).unsqueeze(1)  # (B, 1)
+    slot = torch.arange(width).unsqueeze(0)  # (1, W)
+    real = slot >= width - lens if side == "left" else slot < lens  # (B, W)
+    return Padded(ids, real)
 
 
 def tree_ancestry(tree: TokenTree) -> np.ndarray:

@@ -5,9 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from localjudge.engine.backend import Backend, Progress
+from localjudge.engine.options import EngineOptions
 from localjudge.scoring.distribution import (
     DEFAULT_MIN_VALID_MASS,
     DEFAULT_TREE_TOLERANCE,
@@ -38,6 +45,22 @@ class JudgeInfo(BaseModel):
         default=DEFAULT_TREE_TOLERANCE, ge=0, lt=1,
         description="Share of the valid mass that unread score-tree nodes may hold; 0 reads every node.",
     )
+    token_budget: int | None = Field(
+        default=None, gt=0,
+        description="Padded tokens per forward batch it ran with; None without a batching engine (fake backend).",
+    )
+    reuse_prefix: bool | None = Field(
+        default=None, description="Whether shared prompt prefixes were computed once; None without a batching engine.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_engine(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # records of judges without a batching engine (and older records) carry no such fields
+        out = handler(self)
+        for field in ("token_budget", "reuse_prefix"):
+            if out.get(field, 0) is None:
+                del out[field]
+        return out
 
 
 class Judge:
@@ -46,18 +69,32 @@ class Judge:
     Build one with `localjudge.load_judge`; tests build one around `localjudge.testing.FakeBackend`.
     """
 
-    def __init__(self, backend: Backend, info: JudgeInfo):
+    def __init__(self, backend: Backend, info: JudgeInfo, options: EngineOptions | None = None):
         self.backend = backend
         self.info = info
+        self.options = options
+        """The resolved engine options the backend was built with (None for a fake backend)."""
         self._trees: dict[Any, TokenTree] = {}
 
     @classmethod
-    def from_model(cls, model: Any, tokenizer: Any, info: JudgeInfo, token_budget: int) -> Judge:
-        """Wraps a transformers model and tokenizer."""
+    def from_model(cls, model: Any, tokenizer: Any, info: JudgeInfo, options: EngineOptions) -> Judge:
+        """Wraps a transformers model and tokenizer, already on `options.device` in `options.dtype`.
+
+        `options` must be resolved (`EngineOptions.resolve`); the judge's `info` records them.
+
+        Examples:
+            >>> opts = EngineOptions(device="cpu", dtype="float32", token_budget=4096)
+            >>> judge = Judge.from_model(model, tokenizer, info, opts)  # doctest: +SKIP
+        """
         from localjudge.engine.hf import HFBackend
 
-        backend = HFBackend(model, tokenizer, token_budget, info.context_length, tree_tolerance=info.tree_tolerance)
-        return cls(backend, info)
+        if not options.resolved:
+            raise ValueError(f"engine options {options} are not resolved; call .resolve() first")
+        if (options.device, options.dtype) != (info.device, info.dtype):
+            raise ValueError(f"options run on {options.device}/{options.dtype}, info says {info.device}/{info.dtype}")
+        info = info.model_copy(update={"tree_tolerance": options.tree_tolerance, "token_budget": options.token_budget,
+                                       "reuse_prefix": options.reuse_prefix})
+        return cls(HFBackend(model, tokenizer, info.context_length, options), info, options)
 
     def __repr__(self) -> str:
         return f"Judge({self.info.name!r}, {self.info.dtype}, {self.info.device})"
@@ -169,15 +206,19 @@ class Judge:
         """Number of tokens of a rendered prompt."""
         return len(self.backend.encode(text))
 
-    def render(self, system: str, user: str, prefill: str) -> str:
+    def render(self, system: str, user: str, prefill: str, *, plain: str | None = None) -> str:
         """A prompt ending inside the judge's own turn, right after `prefill`.
 
-        Instruct judges get their chat template; base models get plain text with the same parts.
+        Instruct judges get their chat template; base models get plain text with the same parts,
+        or `plain` when given (a prompt written for base models, e.g. "Question: ...\nAnswer:").
+        Every prompt localjudge sends is rendered here.
         """
         if self.info.chat_template:
             messages = ([{"role": "system", "content": system}] if system else []) + [
                 {"role": "user", "content": user}
             ]
             return self.backend.apply_chat_template(messages) + prefill
+        if plain is not None:
+            return plain
         head = f"{system}\n\n" if system else ""
         return f"{head}{user}\n\n{prefill}"

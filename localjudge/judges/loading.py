@@ -12,8 +12,8 @@ from pathlib import Path
 
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
 from localjudge.io.files import is_dir
+from localjudge.engine.options import EngineOptions
 from localjudge.judges.judge import Judge, JudgeInfo
-from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
 from localjudge.judges.registry import (
     REGISTRY_PATH,
     GGUFFileSource,
@@ -30,8 +30,6 @@ from localjudge.judges.registry import (
 log = logging.getLogger("localjudge")
 
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
-_DTYPES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
-           "float16": "float16", "fp16": "float16"}
 
 
 def load_judge(
@@ -42,7 +40,9 @@ def load_judge(
     trust_remote_code: bool | None = None,
     allow_pickle: bool = False,
     token_budget: int | None = None,
-    tree_tolerance: float = DEFAULT_TREE_TOLERANCE,
+    tree_tolerance: float | None = None,
+    reuse_prefix: bool | None = None,
+    options: EngineOptions | None = None,
     registry_path: str | Path | None = None,
     progress: bool = True,
     family: str | None = None,
@@ -53,12 +53,16 @@ def load_judge(
         name_or_path: a registry name (see `localjudge models`), a model directory, a `.gguf`
             file, or a Hugging Face hub id ("org/name"). None loads the registry's default.
         device: "cpu", "cuda", "cuda:1"...; default CUDA when available, else CPU.
-        dtype: "float32", "bfloat16" or "float16"; default bf16 on CUDA and fp32 on CPU.
+        dtype: "float32", "bfloat16" or "float16" (or fp32, bf16, fp16, auto); default the registry
+            entry's, else bf16 on CUDA and fp32 on CPU.
         trust_remote_code: run the repository's own code; default off unless the entry says so.
         allow_pickle: allow pickle-based checkpoints (.bin/.pt), which can run arbitrary code.
         token_budget: padded tokens per forward batch; default sized for the device.
         tree_tolerance: share of the valid mass that unread score-tree nodes may hold (the
             expected score moves by at most (high - low) times it); 0 reads every node.
+        reuse_prefix: compute a prefix that a batch's prompts share once (default on).
+        options: the engine settings above (device ... reuse_prefix) as one `EngineOptions`; a
+            keyword may fill a field it leaves unset, or repeat its value, but not contradict it.
         registry_path: a models.yaml other than the bundled one.
         progress: let transformers show its loading bars ("Loading weights", GGUF
             dequantisation); they show only when stderr is a terminal, and never when False.
@@ -68,11 +72,13 @@ def load_judge(
     Examples:
         >>> judge = load_judge("smollm2-135m")  # doctest: +SKIP
         >>> judge.score_texts(["Rate 0-10. Score:"], low=0, high=10)[0].expected  # doctest: +SKIP
+        >>> options = EngineOptions(device="cpu", reuse_prefix=False)
+        >>> judge = load_judge("smollm2-135m", options=options)  # doctest: +SKIP
     """
     import torch
 
-    if not 0 <= tree_tolerance < 1:
-        raise ConfigError(f"tree_tolerance must be in [0, 1), got {tree_tolerance}; 0 reads every score-tree node")
+    asked = _engine_options(options, device=device, dtype=dtype, token_budget=token_budget,
+                            tree_tolerance=tree_tolerance, reuse_prefix=reuse_prefix)
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
     entry, adhoc = _resolve(name_or_path or registry.default, registry)
     if family is not None:
@@ -81,22 +87,41 @@ def load_judge(
         # registry paths are relative to the registry file, not to the working directory
         where = Path(registry_path or REGISTRY_PATH).resolve().parent / entry.source.path
         entry = entry.model_copy(update={"source": LocalDirSource(kind="local_dir", path=str(where))})
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError(f"device {clip(device)} requested but CUDA is not available; use --device cpu")
-    dtype_name = _pick_dtype(dtype or entry.dtype, device)
+    run = asked.resolve(torch.cuda.is_available(), entry.dtype)
+    assert run.device is not None and run.dtype is not None  # resolved
     trust = entry.trust_remote_code if trust_remote_code is None else trust_remote_code
     with _loader_bars(progress and _stderr_is_terminal()):
-        model, tokenizer, provenance = _load_weights(entry, dtype_name, trust, allow_pickle)
-    model.to(device).eval()
+        model, tokenizer, provenance = _load_weights(entry, run.dtype, trust, allow_pickle)
+    model.to(run.device).eval()
     use_chat = entry.chat_template == "auto" and bool(getattr(tokenizer, "chat_template", None))
-    budget = token_budget or (16384 if device.startswith("cuda") else 4096)
     info = JudgeInfo(
         name=entry.name, family=entry.family, source=entry.source.describe(), provenance=provenance,
-        dtype=dtype_name, device=device, chat_template=use_chat, context_length=_model_context(model) if adhoc else entry.context_length,
-        tree_tolerance=tree_tolerance,
+        dtype=run.dtype, device=run.device, chat_template=use_chat,
+        context_length=_model_context(model) if adhoc else entry.context_length,
     )
-    return Judge.from_model(model, tokenizer, info, token_budget=budget)
+    return Judge.from_model(model, tokenizer, info, run)
+
+
+def _engine_options(options: EngineOptions | None, *, device: str | None, dtype: str | None,
+                    token_budget: int | None, tree_tolerance: float | None,
+                    reuse_prefix: bool | None) -> EngineOptions:
+    """The options `load_judge` was given: the object, the keywords, or both when they agree.
+
+    A keyword may fill a field the object leaves unset, or repeat its value, but not contradict it.
+    """
+    keywords = {"device": device, "dtype": dtype, "token_budget": token_budget, "tree_tolerance": tree_tolerance,
+                "reuse_prefix": reuse_prefix}
+    given = {k: v for k, v in keywords.items() if v is not None}
+    if options is None:
+        return EngineOptions(**given)
+    merged = options.replace(**given)  # validates the keywords and normalises aliases (bf16)
+    for field in given.keys() & options.model_fields_set:
+        if getattr(merged, field) != getattr(options, field):
+            raise ConfigError(
+                f"{field}={clip(given[field])} contradicts the options object's "
+                f"{field}={clip(getattr(options, field))}; give it in one place"
+            )
+    return merged
 
 
 def _stderr_is_terminal() -> bool:
@@ -154,14 +179,6 @@ def _model_context(model) -> int:
     """The longest input a model's own config allows (for judges outside the registry)."""
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     return int(getattr(config, "max_position_embeddings", None) or 8192)
-
-
-def _pick_dtype(dtype: str, device: str) -> str:
-    if dtype == "auto":
-        return "bfloat16" if device.startswith("cuda") else "float32"
-    if dtype not in _DTYPES:
-        raise ConfigError(f"unknown dtype {clip(dtype)}; use one of float32, bfloat16, float16")
-    return _DTYPES[dtype]
 
 
 def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle: bool):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from localjudge.io.cases import TestCase
@@ -83,26 +84,40 @@ def case_length(case: TestCase) -> int:
     return sum(len(str(v)) for v in case.model_dump().values() if v is not None)
 
 
-def evaluate_distributed(cases: Sequence[TestCase], metrics: Sequence[Metric], judge: Judge, **kwargs):
+def evaluate_distributed(
+    cases: Sequence[TestCase],
+    metrics: Sequence[Metric],
+    judge: Judge,
+    *,
+    hardened: bool = True,
+    truncate: bool = False,
+    chunk_size: int | None = None,
+    progress: bool | None = None,
+    steps_cache: Path | None = None,
+):
     """`evaluate` over all launched processes; rank 0 gets the `EvaluationResult`, others None.
 
-    Call it on every rank with the same cases and metrics. `kwargs` go to each rank's `evaluate`
-    (resuming and streaming to a file are single-process features: rank 0 writes the gathered
-    records with `write_records`).
+    Call it on every rank with the same cases and metrics. The keywords are `evaluate`'s, for
+    each rank's share; `progress` defaults to rank 0 only. Resuming and streaming to a file are
+    single-process features: rank 0 writes the gathered records with `write_records`.
     """
     import torch.distributed as dist
 
     from localjudge.runs.evaluate import EvaluationResult, evaluate, summarize
 
     rank, world, _ = current_rank()
+
+    def run(share: Sequence[TestCase], show: bool):
+        return evaluate(share, metrics, judge, hardened=hardened, truncate=truncate, chunk_size=chunk_size,
+                        progress=show if progress is None else progress, steps_cache=steps_cache)
+
     if world == 1:
-        return evaluate(cases, metrics, judge, **kwargs)
+        return run(cases, True)
     if not dist.is_initialized():
         dist.init_process_group("nccl" if judge.info.device.startswith("cuda") else "gloo")
     shares = deal([case_length(c) for c in cases], world)
     mine = [cases[i] for i in shares[rank]]
-    kwargs.setdefault("progress", rank == 0)
-    result = evaluate(mine, metrics, judge, **kwargs)
+    result = run(mine, rank == 0)
     per_case = [result.records[k * len(metrics) : (k + 1) * len(metrics)] for k in range(len(mine))]
     parts: list[Any] = [None] * world if rank == 0 else None
     dist.gather_object(per_case, parts, dst=0)

@@ -81,11 +81,9 @@ def generation_prompt(model: Judge, case: TestCase) -> str:
     if not case.input:
         raise DataError(f"prompt {clip(case.id)} has no 'input'; give every prompt an input")
     context = "\n\n".join(case.context or [])
-    if model.info.chat_template:
-        user = f"Context:\n{context}\n\n{case.input}" if context else case.input
-        return model.backend.apply_chat_template([{"role": "user", "content": user}])
+    user = f"Context:\n{context}\n\n{case.input}" if context else case.input
     head = f"Context:\n{context}\n\n" if context else ""
-    return f"{head}Question: {case.input}\nAnswer:"
+    return model.render("", user, "", plain=f"{head}Question: {case.input}\nAnswer:")
 
 
 def response_continuation(model: Judge, response: str) -> str:

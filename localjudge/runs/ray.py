@@ -29,7 +29,10 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+from localjudge.engine.options import EngineOptions
 
 OUTPUT_COLUMNS = ("case_id", "metric", "score", "raw_score", "passed", "valid_mass", "unscored_reason", "record")
 
@@ -43,17 +46,19 @@ class JudgeActor:
         device: default each actor's GPU when Ray gave it one, else the CPU.
         dtype: compute dtype, as for `load_judge`.
         token_budget: padded tokens per forward batch.
-        evaluate_kw: passed to `evaluate` (e.g. `truncate=True`, `hardened=False`).
+        options: engine options, as for `load_judge` (the three above may fill or repeat them).
+        hardened, truncate, chunk_size, steps_cache: as for `evaluate`.
     """
 
     def __init__(self, judge: str, metrics: Sequence[str], device: str | None = None, dtype: str | None = None,
-                 token_budget: int | None = None, **evaluate_kw: Any):
+                 token_budget: int | None = None, *, options: EngineOptions | None = None, hardened: bool = True,
+                 truncate: bool = False, chunk_size: int | None = None, steps_cache: Path | None = None):
         from localjudge.judges.loading import load_judge
         from localjudge.metrics import resolve_metric
 
-        self.judge = load_judge(judge, device=device, dtype=dtype, token_budget=token_budget)
+        self.judge = load_judge(judge, device=device, dtype=dtype, token_budget=token_budget, options=options)
         self.metrics = [resolve_metric(m) for m in metrics]
-        self.evaluate_kw = {"progress": False, **evaluate_kw}
+        self.hardened, self.truncate, self.chunk_size, self.steps_cache = hardened, truncate, chunk_size, steps_cache
 
     def __call__(self, batch):
         """A pandas batch of cases in, a pandas frame of records (one per case and metric) out."""
@@ -63,7 +68,8 @@ class JudgeActor:
         from localjudge.runs.evaluate import evaluate
 
         cases = [TestCase(**_clean(row)) for row in batch.to_dict("records")]
-        result = evaluate(cases, self.metrics, self.judge, **self.evaluate_kw)
+        result = evaluate(cases, self.metrics, self.judge, hardened=self.hardened, truncate=self.truncate,
+                          chunk_size=self.chunk_size, progress=False, steps_cache=self.steps_cache)
         rows = [{"case_id": r.case_id, "metric": r.metric, "score": r.score, "raw_score": r.raw_score,
                  "passed": r.passed, "valid_mass": r.valid_mass, "unscored_reason": r.unscored_reason,
                  "record": r.model_dump_json()} for r in result.records]
@@ -71,14 +77,20 @@ class JudgeActor:
 
 
 def judge_dataset(ds, judge: str, metrics: Sequence[str], *, concurrency: int = 1, num_gpus: float = 0,
-                  batch_size: int = 256, **actor_kw: Any):
+                  batch_size: int = 256, device: str | None = None, dtype: str | None = None,
+                  token_budget: int | None = None, options: EngineOptions | None = None, hardened: bool = True,
+                  truncate: bool = False, chunk_size: int | None = None, steps_cache: Path | None = None):
     """`ds` (one row per case: id, input, actual_output, ...) judged by `concurrency` actors.
+
+    The judge and scoring keywords are `JudgeActor`'s; the others are Ray's `map_batches`.
 
     Returns:
         A lazy `ray.data.Dataset` with the columns of `OUTPUT_COLUMNS`; `record` holds the full
         `ResultRecord` as JSON.
     """
-    return ds.map_batches(JudgeActor, fn_constructor_args=(judge, list(metrics)), fn_constructor_kwargs=actor_kw,
+    actor = {"device": device, "dtype": dtype, "token_budget": token_budget, "options": options,
+             "hardened": hardened, "truncate": truncate, "chunk_size": chunk_size, "steps_cache": steps_cache}
+    return ds.map_batches(JudgeActor, fn_constructor_args=(judge, list(metrics)), fn_constructor_kwargs=actor,
                           batch_format="pandas", batch_size=batch_size, concurrency=concurrency, num_gpus=num_gpus)
 
 

@@ -1,0 +1,108 @@
+"""`EngineOptions`: how the transformers backend runs a judge (device, dtype, batching, tree reading).
+
+`load_judge` takes them (or the same settings as keywords), resolves what was left open against
+the machine and the registry entry (`EngineOptions.resolve`), builds the backend from the resolved
+options and records them with every result (`JudgeInfo`).
+
+Examples:
+    >>> EngineOptions(dtype="bf16").dtype
+    'bfloat16'
+    >>> EngineOptions().resolve(cuda_available=False).token_budget
+    4096
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from localjudge.errors import ConfigError, clip
+from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
+
+Dtype = Literal["auto", "float32", "bfloat16", "float16"]
+DTYPE_ALIASES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
+                 "float16": "float16", "fp16": "float16", "auto": "auto"}
+CUDA_BUDGET, CPU_BUDGET = 16384, 4096
+"""Default padded tokens per forward batch on a GPU and on the CPU."""
+
+
+class EngineOptions(BaseModel):
+    """Settings of the batching engine; None fields are picked for the machine by `resolve`.
+
+    Invalid values raise `ConfigError` naming the field.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    device: str | None = Field(default=None, description="cpu, cuda, cuda:1...; None: CUDA when available, else CPU.")
+    dtype: Dtype | None = Field(
+        default=None,
+        description="Compute dtype (or fp32, bf16, fp16); None: the registry entry's; auto: bf16 on CUDA, else fp32.",
+    )
+    token_budget: int | None = Field(
+        default=None, gt=0, description="Padded tokens per forward batch; None: 16384 on CUDA, 4096 on the CPU."
+    )
+    tree_tolerance: float = Field(
+        default=DEFAULT_TREE_TOLERANCE,
+        description="Share of the valid mass that unread score-tree nodes may hold; 0 reads every node.",
+    )
+    reuse_prefix: bool = Field(
+        default=True, description="Compute a prefix that a batch's prompts share once (KV cache)."
+    )
+
+    def __init__(self, **data: Any):
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or "options"
+            raise ConfigError(
+                f"engine option {field}: {err['msg']} (got {clip(err.get('input'))}); "
+                f"valid options: {', '.join(type(self).model_fields)}"
+            ) from None
+
+    @field_validator("dtype", mode="before")
+    @classmethod
+    def _dtype_alias(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        if not isinstance(value, str) or value not in DTYPE_ALIASES:
+            raise ConfigError(f"unknown dtype {clip(value)}; use one of float32, bfloat16, float16")
+        return DTYPE_ALIASES[value]
+
+    @field_validator("tree_tolerance")
+    @classmethod
+    def _tolerance_range(cls, value: float) -> float:
+        if not 0 <= value < 1:
+            raise ConfigError(f"tree_tolerance must be in [0, 1), got {value}; 0 reads every score-tree node")
+        return value
+
+    @property
+    def resolved(self) -> bool:
+        """Whether device, dtype and token budget are all picked (and dtype is not "auto")."""
+        return None not in (self.device, self.dtype, self.token_budget) and self.dtype != "auto"
+
+    def resolve(self, cuda_available: bool, default_dtype: Dtype = "auto") -> EngineOptions:
+        """These options with device, dtype and token budget picked for the machine.
+
+        Args:
+            cuda_available: whether this process can use CUDA (`torch.cuda.is_available()`).
+            default_dtype: the dtype when none was given (a registry entry's).
+
+        Raises:
+            ConfigError: a CUDA device was asked for but CUDA is not available.
+        """
+        device = self.device or ("cuda" if cuda_available else "cpu")
+        on_cuda = device.startswith("cuda")
+        if on_cuda and not cuda_available:
+            raise ConfigError(f"device {clip(device)} requested but CUDA is not available; use --device cpu")
+        dtype = DTYPE_ALIASES[self.dtype or default_dtype]
+        if dtype == "auto":
+            dtype = "bfloat16" if on_cuda else "float32"
+        budget = self.token_budget or (CUDA_BUDGET if on_cuda else CPU_BUDGET)
+        return self.model_copy(update={"device": device, "dtype": dtype, "token_budget": budget})
+
+    def replace(self, **changes: Any) -> EngineOptions:
+        """A copy with some fields changed, validated like a new one."""
+        return EngineOptions(**{**self.model_dump(), **changes})

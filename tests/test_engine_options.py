@@ -1,0 +1,132 @@
+"""Engine options: validated in one place, passed to the backend, recorded from what ran."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import tiny_llama
+
+from localjudge import load_judge
+from localjudge.engine.options import EngineOptions
+from localjudge.errors import ConfigError
+from localjudge.io.cases import TestCase
+from localjudge.judges.judge import JudgeInfo
+from localjudge.metrics import builtin_metric
+from localjudge.runs.evaluate import evaluate
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory, tiny_tokenizer) -> Path:
+    """A local model directory (config, tokenizer, safetensors) of the tiny Llama."""
+    d = tmp_path_factory.mktemp("tiny_model")
+    tiny_llama(tiny_tokenizer).save_pretrained(d)
+    tiny_tokenizer.save_pretrained(d)
+    return d
+
+
+# -- validation ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("dtype", "float8", "unknown dtype"),
+    ("dtype", 16, "unknown dtype"),
+    ("tree_tolerance", 1.0, "tree_tolerance must be in [0, 1)"),
+    ("tree_tolerance", -0.1, "tree_tolerance must be in [0, 1)"),
+    ("tree_tolerance", "small", "tree_tolerance"),
+    ("token_budget", 0, "token_budget"),
+    ("token_budget", "lots", "token_budget"),
+    ("device", 3, "device"),
+    ("reuse_prefix", "maybe", "reuse_prefix"),
+    ("budget", 4096, "budget"),
+])
+def test_each_bad_option_is_a_config_error_naming_it(field, value, words):
+    with pytest.raises(ConfigError) as err:
+        EngineOptions(**{field: value})
+    assert words in str(err.value)
+
+
+def test_dtype_aliases_are_normalised():
+    assert [EngineOptions(dtype=d).dtype for d in ("fp32", "bf16", "fp16", "auto", "float16")] == [
+        "float32", "bfloat16", "float16", "auto", "float16"]
+
+
+def test_options_are_frozen():
+    with pytest.raises(Exception):
+        EngineOptions().reuse_prefix = False  # type: ignore[misc]
+
+
+def test_resolve_picks_device_dtype_and_budget():
+    cpu = EngineOptions().resolve(cuda_available=False)
+    assert (cpu.device, cpu.dtype, cpu.token_budget) == ("cpu", "float32", 4096) and cpu.resolved
+    gpu = EngineOptions().resolve(cuda_available=True)
+    assert (gpu.device, gpu.dtype, gpu.token_budget) == ("cuda", "bfloat16", 16384)
+    kept = EngineOptions(device="cpu", token_budget=77, reuse_prefix=False).resolve(True, default_dtype="float16")
+    assert (kept.device, kept.dtype, kept.token_budget, kept.reuse_prefix) == ("cpu", "float16", 77, False)
+    assert not EngineOptions().resolved
+    with pytest.raises(ConfigError, match="CUDA is not available"):
+        EngineOptions(device="cuda:1").resolve(cuda_available=False)
+
+
+def test_replace_validates():
+    assert EngineOptions().replace(dtype="bf16").dtype == "bfloat16"
+    with pytest.raises(ConfigError, match="tree_tolerance"):
+        EngineOptions().replace(tree_tolerance=2)
+
+
+# -- load_judge ------------------------------------------------------------------------------------
+
+
+def test_load_judge_records_the_options_that_ran(model_dir, tmp_path):
+    judge = load_judge(str(model_dir), device="cpu", token_budget=1234, reuse_prefix=False, tree_tolerance=0.0)
+    assert judge.options == judge.backend.options
+    assert judge.backend.options == EngineOptions(device="cpu", dtype="float32", token_budget=1234,
+                                                  tree_tolerance=0.0, reuse_prefix=False)
+    assert (judge.info.token_budget, judge.info.reuse_prefix, judge.info.tree_tolerance) == (1234, False, 0.0)
+    out = tmp_path / "r.jsonl"
+    case = TestCase(id="c", input="q", actual_output="a", expected_output="a")
+    evaluate([case], [builtin_metric("correctness")], judge, out=out, progress=False)
+    rec = json.loads(out.read_text().splitlines()[0])
+    assert {k: rec["judge"][k] for k in ("device", "dtype", "token_budget", "reuse_prefix", "tree_tolerance")} == {
+        "device": "cpu", "dtype": "float32", "token_budget": 1234, "reuse_prefix": False, "tree_tolerance": 0.0}
+
+
+def test_load_judge_defaults_are_resolved_for_the_device(model_dir):
+    judge = load_judge(str(model_dir), device="cpu")
+    assert (judge.info.token_budget, judge.info.reuse_prefix, judge.info.dtype) == (4096, True, "float32")
+    assert judge.options.resolved
+
+
+def test_reuse_prefix_false_reaches_the_backend(model_dir):
+    prompts = [" ".join(["the answer is good"] * 20) + f" score {i}" for i in range(4)]
+    prefills = {}
+    for reuse in (True, False):
+        judge = load_judge(str(model_dir), device="cpu", reuse_prefix=reuse)
+        calls = []
+        real = judge.backend._cached_prefill
+        judge.backend._cached_prefill = lambda memo, prefix: calls.append(len(prefix)) or real(memo, prefix)
+        judge.score_texts(prompts, 0, 10)
+        prefills[reuse] = calls
+    assert prefills[True] and not prefills[False]
+
+
+def test_options_object_and_keywords(model_dir):
+    with pytest.raises(ConfigError, match="reuse_prefix=False contradicts"):
+        load_judge(str(model_dir), options=EngineOptions(reuse_prefix=True), reuse_prefix=False)
+    with pytest.raises(ConfigError, match="dtype"):
+        load_judge(str(model_dir), options=EngineOptions(dtype="bf16"), dtype="float32")
+    # a keyword that repeats the object's value, or fills a field it leaves open, is fine
+    judge = load_judge(str(model_dir), options=EngineOptions(device="cpu", dtype="bf16"), dtype="bfloat16",
+                       token_budget=999)
+    assert (judge.info.dtype, judge.info.token_budget) == ("bfloat16", 999)
+
+
+def test_results_written_before_the_new_fields_still_load():
+    old = {"name": "x", "family": "f", "source": "s", "provenance": "p", "dtype": "float32", "device": "cpu",
+           "chat_template": True, "context_length": 8, "tree_tolerance": 1e-6}
+    info = JudgeInfo.model_validate(old)
+    assert (info.token_budget, info.reuse_prefix) == (None, None)
+    assert info.model_dump() == old  # and it writes back exactly what it read
