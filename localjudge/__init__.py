@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "EngineOptions",
     "Judge",
     "JudgeInfo",
     "LabelDistribution",
@@ -37,8 +38,6 @@ __all__ = [
     "load_cases",
     "load_judge",
     "resolve_metric",
-    # TODO(lead): add "EngineOptions" here and in _LAZY ("localjudge.judges.options") once helper C's
-    # localjudge/judges/options.py is merged.
 ]
 
 from localjudge.errors import LocalJudgeError
@@ -47,6 +46,7 @@ from localjudge.scoring.distribution import LabelDistribution, ScoreDistribution
 if TYPE_CHECKING:
     from localjudge.calibration.agreement import calibrate
     from localjudge.calibration.render import format_report
+    from localjudge.engine.options import EngineOptions
     from localjudge.io.cases import TestCase, load_cases
     from localjudge.judges.judge import Judge, JudgeInfo
     from localjudge.judges.loading import load_judge
@@ -57,6 +57,7 @@ if TYPE_CHECKING:
 
 # name -> the module that defines it, imported on first access
 _LAZY = {
+    "EngineOptions": "localjudge.engine.options",
     "Judge": "localjudge.judges.judge",
     "JudgeInfo": "localjudge.judges.judge",
     "load_judge": "localjudge.judges.loading",
