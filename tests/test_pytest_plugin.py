@@ -9,7 +9,7 @@ import pytest
 from localjudge.testing import fake_judge
 
 pytest_plugins = ["pytester"]
-PLUGIN = "localjudge.testing.pytest_plugin"
+PLUGIN = "localjudge.testing.pytest_plugin"  # loaded by its entry point in every run, inner ones too
 
 
 def test_registered_as_a_pytest11_entry_point():
@@ -17,7 +17,7 @@ def test_registered_as_a_pytest11_entry_point():
 
 
 def test_help_lists_the_options(pytester: pytest.Pytester):
-    result = pytester.runpytest("-p", PLUGIN, "--help")
+    result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines(["*--localjudge-judge=NAME*", "*--localjudge-device=DEVICE*"])
 
 
@@ -42,7 +42,7 @@ def test_fixture_loads_the_named_judge_once(pytester: pytest.Pytester, monkeypat
             assert localjudge_judge.info.name.startswith("fake")
         """
     )
-    result = pytester.runpytest_inprocess("-p", PLUGIN, "--localjudge-judge", "my-judge",
+    result = pytester.runpytest_inprocess("--localjudge-judge", "my-judge",
                                           "--localjudge-device", "cpu")
     result.assert_outcomes(passed=2)
     assert calls == [("my-judge", "cpu", None, False)]
