@@ -88,12 +88,13 @@ def length_bias(
             p_rho = float((1 + np.sum(np.abs((rxc[perms] * ryc).sum(1)) >= r_obs))
                           / (1 + settings.n_permutations))
         n = int(np.bincount(item, minlength=n_items)[informative].sum())
-        kw = dict(n=n, n_items=n_inf, confidence=settings.confidence)
         results.append(
             LengthBias(
                 judge=judge,
-                slope=stats.estimate(slope_boot, p_value=p_slope, **kw),
-                spearman=stats.estimate(rho_boot, p_value=p_rho, **kw),
+                slope=stats.estimate(slope_boot, p_value=p_slope, n=n, n_items=n_inf,
+                                     confidence=settings.confidence),
+                spearman=stats.estimate(rho_boot, p_value=p_rho, n=n, n_items=n_inf,
+                                        confidence=settings.confidence),
             )
         )
     return results
