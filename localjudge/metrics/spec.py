@@ -244,7 +244,7 @@ class HybridMetric(BaseModel):
 
 
 Metric = GEvalMetric | PairwiseMetric | LikelihoodMetric | ReferenceMetric | HybridMetric
-_KINDS: dict[str, type[BaseModel]] = {"pairwise": PairwiseMetric, "likelihood": LikelihoodMetric,
+_KINDS: dict[str, type[Metric]] = {"pairwise": PairwiseMetric, "likelihood": LikelihoodMetric,
                                       "reference": ReferenceMetric, "hybrid": HybridMetric}
 
 
