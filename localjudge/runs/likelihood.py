@@ -37,7 +37,8 @@ def score_likelihood(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]
 
     `ctx` is the run's `MetricContext`; `base(case)` gives the provenance fields of a record.
     """
-    m: LikelihoodMetric = ctx.metric
+    m = ctx.metric
+    assert isinstance(m, LikelihoodMetric)  # score_chunk's dispatch
     items = [_fit(judge, m, c, ctx.truncate) for c in cases]
     blank = [not it.continuation.strip() for it in items]
     live = [it for it, b in zip(items, blank) if not b]
