@@ -29,6 +29,7 @@ def models_cmd(registry: str | None) -> None:
 def metrics_cmd() -> None:
     """List the built-in metrics with their scales and fields."""
     from localjudge.metrics import builtin_metric, builtin_names
+    from localjudge.metrics.spec import HybridMetric
 
     rows = []
     for name in builtin_names():
@@ -39,6 +40,7 @@ def metrics_cmd() -> None:
         elif m.kind == "reference":
             scale, fields = "ROUGE-L F1, no model", f"{m.target} vs {m.reference}"
         else:
+            assert not isinstance(m, HybridMetric)  # hybrids are fitted, never built in
             scale = f"{m.low}-{m.high}" if m.kind == "geval" else "A/B, both orders"
             fields = ", ".join(m.fields if m.kind == "geval" else m.output_fields)
         rows.append((name, scale, fields))
