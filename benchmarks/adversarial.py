@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from _common import EMBEDDED_JUDGES, kept_section, machine  # this script's folder is on sys.path
 
 HERE = Path(__file__).resolve().parent / "adversarial"

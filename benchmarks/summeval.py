@@ -39,9 +39,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import summeval_likelihood as LL  # noqa: E402  (the benchmark's own sibling module)
-from _common import (  # noqa: E402
-    DIMENSIONS, EMBEDDED_JUDGES, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine,
+import summeval_likelihood as LL  # the benchmark's own sibling module
+from _common import (
+    DIMENSIONS,
+    EMBEDDED_JUDGES,
+    SUMMEVAL_DATA,
+    cell,
+    kept_section,
+    load_summeval,
+    machine,
 )
 
 HERE = Path(__file__).resolve().parent

@@ -25,7 +25,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-
 from _common import DIMENSIONS, cell  # summeval.py puts this folder on sys.path
 
 from localjudge.metrics import builtin_metric

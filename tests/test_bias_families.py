@@ -19,9 +19,9 @@ from localjudge.bias.io import analyze_verdicts
 from localjudge.bias.pipeline import judge_responses
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
-from localjudge.runs.generation import read_responses
-from localjudge.metrics import builtin_metric
 from localjudge.judges.registry import load_registry
+from localjudge.metrics import builtin_metric
+from localjudge.runs.generation import read_responses
 
 REGISTRY = """default: my-judge
 judges:

@@ -20,10 +20,10 @@ from click.testing import CliRunner
 from localjudge.bias import BiasSettings
 from localjudge.bias.io import analyze_verdicts, write_study
 from localjudge.bias.pipeline import cross_family_pairs, judge_responses
-from localjudge.io.cases import load_cases
 from localjudge.errors import ConfigError
-from localjudge.runs.generation import clean_response, generate_responses, generation_prompt, read_responses
+from localjudge.io.cases import load_cases
 from localjudge.metrics import builtin_metric
+from localjudge.runs.generation import clean_response, generate_responses, generation_prompt, read_responses
 from localjudge.testing import fake_judge
 
 FAST = BiasSettings(n_resamples=300, n_permutations=1999)
@@ -346,8 +346,8 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
     from conftest import tiny_llama
 
     from localjudge.bias.pipeline import judge_logppl
-    from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
     from localjudge.judges.judge import Judge, JudgeInfo
+    from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 
     info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32", device="cpu",
                      chat_template=False, context_length=1024)

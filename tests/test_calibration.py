@@ -487,7 +487,7 @@ def test_unscored_reasons_group_by_kind_end_to_end(tmp_path):
 
 def test_text_report_wraps_cleanly(tmp_path):
     """Every line fits the report width, long reasons and the verdict included (a path stays whole)."""
-    WIDTH = 88  # noqa: N806 - the width render.py wraps to
+    WIDTH = 88  # the width render.py wraps to
     judge, human = _noisy(100, 3)
     judge[:5] = np.nan
     reasons = {"too little of the judge's probability is on valid scores (valid_mass below the threshold "

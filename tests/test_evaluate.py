@@ -11,16 +11,16 @@ import re
 import pytest
 
 from localjudge import __version__
-from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, ContextLengthError, DataError
+from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics import builtin_metric
 from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 from localjudge.metrics.spec import metric_from_dict
-from localjudge.testing.assertions import assert_fails, assert_passes
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results
 from localjudge.testing import FakeBackend, fake_judge
+from localjudge.testing.assertions import assert_fails, assert_passes
 
 
 @pytest.fixture(autouse=True)

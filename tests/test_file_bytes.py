@@ -14,8 +14,8 @@ import re
 import pytest
 from test_cli_errors import GOOD, _write, assert_user_error, fake, run  # noqa: F401 - fake is a fixture
 
-from localjudge.io.files import decode_text, parse_json
 from localjudge.errors import DataError
+from localjudge.io.files import decode_text, parse_json
 
 HUGE = "1" * 5000
 REGISTRY = ("default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, "

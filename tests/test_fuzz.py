@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from localjudge.io.cases import CASE_FIELDS, TEXT_FIELDS, load_cases
 from localjudge.errors import ConfigError, DataError
+from localjudge.io.cases import CASE_FIELDS, TEXT_FIELDS, load_cases
 from localjudge.metrics.spec import GEvalMetric, metric_from_dict
 from localjudge.scoring.distribution import outcome_mass, score_distribution
 from localjudge.scoring.trie import build_score_tree

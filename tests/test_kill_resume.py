@@ -22,8 +22,8 @@ import torch
 from conftest import tiny_llama
 
 from localjudge import Judge, JudgeInfo
-from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, DataError
+from localjudge.io.cases import TestCase
 from localjudge.metrics import GEvalMetric
 from localjudge.metrics.steps import cache_dir, resolve_steps, steps_key
 from localjudge.runs.evaluate import evaluate

@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from localjudge.io.cases import TestCase
 from localjudge.errors import LocalJudgeError
+from localjudge.io.cases import TestCase
 from localjudge.metrics import builtin_metric
 from localjudge.metrics import prompts as P
 from localjudge.metrics import steps as S

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
+from localjudge.errors import ConfigError, DataError, clip
+from localjudge.errors import repeated as _repeated
 from localjudge.io.cases import TestCase
-from localjudge.errors import ConfigError, DataError, clip, repeated as _repeated
-from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
 from localjudge.runs.evaluate import evaluate
+from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.runs.records import ResultRecord
 
 _SEP = "|"  # joins item id and generator names into case ids

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -154,8 +153,8 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
 def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide, truncate, skip_invalid, limit,
              as_json, no_progress, distributed, **judge_kw) -> None:
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
-    from localjudge.io.cases import load_cases
     from localjudge.errors import ConfigError, repeated
+    from localjudge.io.cases import load_cases
     from localjudge.io.files import read_text, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.builtin import with_reasoning

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localjudge import __version__
-from localjudge.io.cases import TestCase
 from localjudge.errors import ContextLengthError, clip
+from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics import prompts as P
 from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION

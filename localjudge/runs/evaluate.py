@@ -9,15 +9,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, clip, repeated
+from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, ReferenceMetric
 from localjudge.metrics.steps import resolve_steps
-from localjudge.runs.records import ResultRecord
-from localjudge.runs.hybrid import hybrid_records
-from localjudge.runs.results_file import open_results, read_results
 from localjudge.runs.chunk import MetricContext, missing_fields, record_base, score_chunk, unscored_record
+from localjudge.runs.hybrid import hybrid_records
+from localjudge.runs.records import ResultRecord
+from localjudge.runs.results_file import open_results, read_results
 
 log = logging.getLogger("localjudge")
 

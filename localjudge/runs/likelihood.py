@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from localjudge.io.cases import LIST_FIELDS, TestCase
 from localjudge.errors import ContextLengthError, clip
+from localjudge.io.cases import LIST_FIELDS, TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric
