@@ -153,7 +153,7 @@ def equal_opportunity_pairwise(
         p = stats.label_permutation_p(values, human_own, settings.n_permutations,
                                       settings.seed * 7919 + j)
 
-        def est(boot: np.ndarray, mask: np.ndarray, p_value: float | None = None) -> Estimate:
+        def est(boot: np.ndarray, mask: np.ndarray, p_value: float | None = None, item: np.ndarray = item) -> Estimate:
             return stats.estimate(boot, n=int(mask.sum()), n_items=int(np.unique(item[mask]).size),
                                   confidence=settings.confidence, p_value=p_value)
 

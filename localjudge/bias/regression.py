@@ -166,7 +166,7 @@ def perplexity_adjusted(
             z_l.append(_demean(group, t.logppl[j][it, gen], n_groups))
         item, y, o, z = (np.concatenate(x) for x in (item_l, y_l, o_l, z_l))
 
-        def per_item(v: np.ndarray) -> np.ndarray:
+        def per_item(v: np.ndarray, item: np.ndarray = item) -> np.ndarray:
             return np.bincount(item, weights=v, minlength=n_items)  # (I,)
 
         a, b, c, u, v = (per_item(p) for p in (o * o, o * z, z * z, o * y, z * y))
@@ -192,7 +192,7 @@ def perplexity_adjusted(
                 p_own = _cluster_p(own_with[0], sc, bread, 0, groups)
                 p_ppl = _cluster_p(ppl[0], sc, bread, 1, groups)
 
-        def est(boot: np.ndarray, p: float | None) -> Estimate:
+        def est(boot: np.ndarray, p: float | None, n_responses: int = n_responses, groups: int = groups) -> Estimate:
             return stats.estimate(boot, n=n_responses, n_items=groups,
                                   confidence=settings.confidence, p_value=p)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -173,7 +174,7 @@ def evaluate(
                 continue
             ctx = contexts[metric.name]
             if isinstance(metric, HybridMetric):  # its components come before it and are all judged
-                for rec in hybrid_records(metric, pending, {**done, **fresh}, lambda c: record_base(ctx, judge, c)):
+                for rec in hybrid_records(metric, pending, {**done, **fresh}, partial(record_base, ctx, judge)):
                     fresh[(rec.case_id, rec.metric)] = rec
                     if writer:
                         writer.write(rec)
