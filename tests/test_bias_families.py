@@ -12,7 +12,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from test_bias_pipeline import FAST, _judge, prompts_file, responses_file  # noqa: F401 - fixtures
+from test_bias_pipeline import FAST, _judge, write_prompts, write_responses
 
 from localjudge.bias.families import fill_families, model_families, parse_families
 from localjudge.bias.io import analyze_verdicts
@@ -28,6 +28,16 @@ judges:
  - {name: my-judge, family: alpha, source: {kind: hub, repo: me/judge, revision: main}, context_length: 4096}
  - {name: other-judge, family: beta, source: {kind: hub, repo: me/other, revision: main}, context_length: 4096}
 """
+
+
+@pytest.fixture(scope="module")
+def prompts_file(tmp_path_factory):
+    return write_prompts(tmp_path_factory.mktemp("bias"))
+
+
+@pytest.fixture(scope="module")
+def responses_file(prompts_file):
+    return write_responses(prompts_file)
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from test_cli_errors import GOOD, _write, assert_user_error, fake, run  # noqa: F401 - fake is a fixture
+from test_cli_errors import GOOD, _write, assert_user_error, install_fake, run
 
 from localjudge.errors import DataError
 from localjudge.io.files import decode_text, parse_json
@@ -51,6 +51,12 @@ FILES = {
     "calibrate json": ("c.json", '[{"judge": 1, "human": 2},\n', ["calibrate", "c.json", "--no-plots"]),
 }
 TEXT_ONLY = {"eval data csv", "eval style guide", "steps style guide", "calibrate csv"}  # no numbers parsed
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    """The fake judge of test_cli_errors, loaded by every command."""
+    return install_fake(monkeypatch, tmp_path)
 
 
 def _first(key: str, first: str) -> str:
