@@ -9,6 +9,7 @@ with a model of unknown family is refused before any model loads.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -139,7 +140,7 @@ def test_analysis_refuses_unknown_families(responses_file):
     """The Python API too: a judge of family "unknown" is not compared with anyone."""
     responses = read_responses(responses_file)
     v = judge_responses(_judge("./j", "unknown"), responses, builtin_metric("correctness"), progress=False)
-    with pytest.raises(ConfigError, match="'./j' has the model family 'unknown'"):
+    with pytest.raises(ConfigError, match=re.escape("'./j' has the model family 'unknown'")):
         analyze_verdicts([v], responses, responses_file, builtin_metric("correctness"), None, settings=FAST)
 
 

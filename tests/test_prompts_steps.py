@@ -324,7 +324,7 @@ def test_generation_prompt_is_prefilled(tmp_path):
 
 def test_unusable_generated_steps_raise(tmp_path):
     judge = fake_judge(lambda p: {}, lambda p: " ok")
-    with pytest.raises(LocalJudgeError, match="no usable evaluation steps.*steps:"):
+    with pytest.raises(LocalJudgeError, match=r"no usable evaluation steps.*steps:"):
         S.resolve_steps(judge, unpinned(), tmp_path)
     assert not any(tmp_path.iterdir())
 
