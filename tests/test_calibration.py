@@ -230,7 +230,7 @@ def _brute_force_isotonic(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     for cuts in itertools.product([False, True], repeat=len(y) - 1):
         bounds = [0] + [i + 1 for i, c in enumerate(cuts) if c] + [len(y)]
         fit = np.concatenate(
-            [np.full(b - a, np.average(y[a:b], weights=w[a:b])) for a, b in zip(bounds, bounds[1:])]
+            [np.full(b - a, np.average(y[a:b], weights=w[a:b])) for a, b in itertools.pairwise(bounds)]
         )
         if np.all(np.diff(fit) >= -1e-12):
             loss = float(np.sum(w * (y - fit) ** 2))

@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -143,7 +144,7 @@ def _expected_valid(low, high, rubric) -> bool:
     if any(a > b or a < low or b > high for a, b in rubric):
         return False
     spans = sorted(rubric)
-    return all(b2[0] > b1[1] for b1, b2 in zip(spans, spans[1:]))
+    return all(b2[0] > b1[1] for b1, b2 in pairwise(spans))
 
 
 @settings(max_examples=400, deadline=None)

@@ -208,9 +208,9 @@ def split_items(n: int, groups: np.ndarray | None, share: float, seed: int) -> t
     rng = np.random.default_rng(seed)
     if groups is None:
         order = rng.permutation(n)
-        cut = int(round(share * n))
+        cut = round(share * n)
         return np.sort(order[:cut]), np.sort(order[cut:])
     uniq = rng.permutation(np.unique(groups))
-    cut = int(round(share * len(uniq)))
+    cut = round(share * len(uniq))
     fit = np.isin(groups, uniq[:cut])
     return np.flatnonzero(fit), np.flatnonzero(~fit)

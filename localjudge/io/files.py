@@ -73,7 +73,7 @@ def _line(raw: bytes, offset: int) -> int:
     return raw.count(b"\n", 0, offset) + 1
 
 
-_LONG_NUMBER = re.compile(r"\d{%d,}" % (sys.get_int_max_str_digits() + 1))
+_LONG_NUMBER = re.compile(r"\d{" + str(sys.get_int_max_str_digits() + 1) + ",}")
 
 
 def _number_line(text: str) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,7 +64,7 @@ class GEvalMetric(BaseModel):
             if r.low < self.low or r.high > self.high:
                 raise ValueError(f"rubric range {r.low}-{r.high} lies outside the scale {self.low}..{self.high}")
         ranges = sorted(self.rubric, key=lambda r: r.low)
-        for a, b in zip(ranges, ranges[1:]):
+        for a, b in pairwise(ranges):
             if b.low <= a.high:
                 raise ValueError(f"rubric ranges {a.low}-{a.high} and {b.low}-{b.high} overlap")
         if len(set(self.fields)) != len(self.fields):
