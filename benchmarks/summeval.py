@@ -230,7 +230,8 @@ def render_md(res: dict) -> str:
     """The results as a markdown table beside the paper's reference rows."""
     lines = [
         f"### {', '.join(res['judges'])} — {res['articles']} articles, dtype {res.get('dtype', '?')}, template "
-        f"{res.get('template', '?')}, metrics {res.get('metrics', 'builtin')}, reasoning {res.get('reasoning', 'none')}",
+        f"{res.get('template', '?')}, metrics {res.get('metrics', 'builtin')}, "
+        f"reasoning {res.get('reasoning', 'none')}",
         "",
         f"Summary-level agreement on {res['articles']} SummEval articles ({res['summaries']} summaries) "
         f"of `{Path(res['data']).name}`. ρ = Spearman, τ = Kendall τ-b, per article then averaged. "
