@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     from localjudge.bias.io import analyze_verdicts, summary_lines, write_study
     from localjudge.bias.pipeline import judge_responses
     from localjudge.io.cases import load_cases
-    from localjudge.runs.generation import generate_responses, read_responses
     from localjudge.metrics import builtin_metric
+    from localjudge.runs.generation import generate_responses, read_responses
 
     torch.set_num_threads(args.threads)
     out = args.out_dir.resolve()

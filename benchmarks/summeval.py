@@ -39,9 +39,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import summeval_likelihood as LL  # noqa: E402  (the benchmark's own sibling module)
-from _common import (  # noqa: E402
-    DIMENSIONS, EMBEDDED_JUDGES, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine,
+import summeval_likelihood as LL  # the benchmark's own sibling module
+from _common import (
+    DIMENSIONS,
+    EMBEDDED_JUDGES,
+    SUMMEVAL_DATA,
+    cell,
+    kept_section,
+    load_summeval,
+    machine,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -224,7 +230,8 @@ def render_md(res: dict) -> str:
     """The results as a markdown table beside the paper's reference rows."""
     lines = [
         f"### {', '.join(res['judges'])} — {res['articles']} articles, dtype {res.get('dtype', '?')}, template "
-        f"{res.get('template', '?')}, metrics {res.get('metrics', 'builtin')}, reasoning {res.get('reasoning', 'none')}",
+        f"{res.get('template', '?')}, metrics {res.get('metrics', 'builtin')}, "
+        f"reasoning {res.get('reasoning', 'none')}",
         "",
         f"Summary-level agreement on {res['articles']} SummEval articles ({res['summaries']} summaries) "
         f"of `{Path(res['data']).name}`. ρ = Spearman, τ = Kendall τ-b, per article then averaged. "

@@ -25,7 +25,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-
 from _common import DIMENSIONS, cell  # summeval.py puts this folder on sys.path
 
 from localjudge.metrics import builtin_metric
@@ -122,7 +121,8 @@ def render_hybrids(name: str, hyb: dict) -> list[str]:
         return []
     parts = list(dict.fromkeys(p for d in dims for p in hyb[d]["parts"]))
     first = hyb[dims[0]]
-    lines = [f"Hybrid of {name or ' and '.join(parts)} (fitted with 5-fold grouped cross-validation on {first['fit_articles']} articles, "
+    lines = [f"Hybrid of {name or ' and '.join(parts)} (fitted with 5-fold grouped cross-validation on "
+             f"{first['fit_articles']} articles, "
              f"ρ on the other {first['held_articles']}; each part alone is oriented as it fits there, so a part that "
              "disagrees with the experts on the fit articles is flipped):", "",
              "| scorer (held-back articles) | " + " | ".join(f"{d[:4]} ρ" for d in DIMENSIONS) + " | avg ρ |",

@@ -22,7 +22,6 @@ import statistics
 import time
 
 import torch
-
 from _common import SUMMEVAL_DATA, load_summeval  # throughput.py puts this folder on sys.path
 
 from localjudge.scoring.likelihood import split_boundary

@@ -9,25 +9,36 @@ with a model of unknown family is refused before any model loads.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
-from test_bias_pipeline import FAST, _judge, prompts_file, responses_file  # noqa: F401 - fixtures
+from test_bias_pipeline import FAST, _judge, write_prompts, write_responses
 
 from localjudge.bias.families import fill_families, model_families, parse_families
 from localjudge.bias.io import analyze_verdicts
 from localjudge.bias.pipeline import judge_responses
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
-from localjudge.runs.generation import read_responses
-from localjudge.metrics import builtin_metric
 from localjudge.judges.registry import load_registry
+from localjudge.metrics import builtin_metric
+from localjudge.runs.generation import read_responses
 
 REGISTRY = """default: my-judge
 judges:
  - {name: my-judge, family: alpha, source: {kind: hub, repo: me/judge, revision: main}, context_length: 4096}
  - {name: other-judge, family: beta, source: {kind: hub, repo: me/other, revision: main}, context_length: 4096}
 """
+
+
+@pytest.fixture(scope="module")
+def prompts_file(tmp_path_factory):
+    return write_prompts(tmp_path_factory.mktemp("bias"))
+
+
+@pytest.fixture(scope="module")
+def responses_file(prompts_file):
+    return write_responses(prompts_file)
 
 
 @pytest.fixture
@@ -129,7 +140,7 @@ def test_analysis_refuses_unknown_families(responses_file):
     """The Python API too: a judge of family "unknown" is not compared with anyone."""
     responses = read_responses(responses_file)
     v = judge_responses(_judge("./j", "unknown"), responses, builtin_metric("correctness"), progress=False)
-    with pytest.raises(ConfigError, match="'./j' has the model family 'unknown'"):
+    with pytest.raises(ConfigError, match=re.escape("'./j' has the model family 'unknown'")):
         analyze_verdicts([v], responses, responses_file, builtin_metric("correctness"), None, settings=FAST)
 
 

@@ -13,6 +13,7 @@ import hashlib
 import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -20,10 +21,10 @@ from click.testing import CliRunner
 from localjudge.bias import BiasSettings
 from localjudge.bias.io import analyze_verdicts, write_study
 from localjudge.bias.pipeline import cross_family_pairs, judge_responses
-from localjudge.io.cases import load_cases
 from localjudge.errors import ConfigError
-from localjudge.runs.generation import clean_response, generate_responses, generation_prompt, read_responses
+from localjudge.io.cases import load_cases
 from localjudge.metrics import builtin_metric
+from localjudge.runs.generation import clean_response, generate_responses, generation_prompt, read_responses
 from localjudge.testing import fake_judge
 
 FAST = BiasSettings(n_resamples=300, n_permutations=1999)
@@ -87,22 +88,32 @@ def _judge(name: str, family: str, *, own_bonus: float = 0.0, length_rate: float
     return judge
 
 
-@pytest.fixture(scope="module")
-def prompts_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("bias") / "prompts.jsonl"
+def write_prompts(folder: Path) -> Path:
+    """The study's prompts file in `folder` (fixtures of other modules use it too)."""
+    path = folder / "prompts.jsonl"
     rows = [{"id": f"p{i:02d}", "input": f"Question number {i}?", "reference": f"Answer {i}.",
              "category": "quiz", "human": round(_u("human", i) * 5, 1)} for i in range(N_ITEMS)]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
 
-@pytest.fixture(scope="module")
-def responses_file(prompts_file):
-    out = prompts_file.parent / "responses.jsonl"
-    cases = load_cases(prompts_file)
+def write_responses(prompts: Path) -> Path:
+    """Answers of three fake generators, one per family, next to the prompts file."""
+    out = prompts.parent / "responses.jsonl"
+    cases = load_cases(prompts)
     for family, chat in (("alpha", True), ("beta", False), ("gamma", True)):
         generate_responses(cases, _judge(f"gen-{family}", family, chat=chat), out, resume=True, progress=False)
     return out
+
+
+@pytest.fixture(scope="module")
+def prompts_file(tmp_path_factory):
+    return write_prompts(tmp_path_factory.mktemp("bias"))
+
+
+@pytest.fixture(scope="module")
+def responses_file(prompts_file):
+    return write_responses(prompts_file)
 
 
 def _study(responses_file, judges):
@@ -346,9 +357,9 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
     from conftest import tiny_llama
 
     from localjudge.bias.pipeline import judge_logppl
-    from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
     from localjudge.engine.options import EngineOptions
     from localjudge.judges.judge import Judge, JudgeInfo
+    from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 
     info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32", device="cpu",
                      chat_template=False, context_length=1024)

@@ -230,7 +230,7 @@ def _brute_force_isotonic(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     for cuts in itertools.product([False, True], repeat=len(y) - 1):
         bounds = [0] + [i + 1 for i, c in enumerate(cuts) if c] + [len(y)]
         fit = np.concatenate(
-            [np.full(b - a, np.average(y[a:b], weights=w[a:b])) for a, b in zip(bounds, bounds[1:])]
+            [np.full(b - a, np.average(y[a:b], weights=w[a:b])) for a, b in itertools.pairwise(bounds)]
         )
         if np.all(np.diff(fit) >= -1e-12):
             loss = float(np.sum(w * (y - fit) ** 2))
@@ -487,7 +487,7 @@ def test_unscored_reasons_group_by_kind_end_to_end(tmp_path):
 
 def test_text_report_wraps_cleanly(tmp_path):
     """Every line fits the report width, long reasons and the verdict included (a path stays whole)."""
-    WIDTH = 88  # noqa: N806 - the width render.py wraps to
+    WIDTH = 88  # the width render.py wraps to
     judge, human = _noisy(100, 3)
     judge[:5] = np.nan
     reasons = {"too little of the judge's probability is on valid scores (valid_mass below the threshold "

@@ -170,7 +170,7 @@ def test_runtime_failure_exits_1_without_traceback(judges, data):
 
 
 def test_reasoning_override(judges, data, tmp_path):
-    made, state = judges
+    _, state = judges
     state["generator"] = lambda p: "Short analysis."
     out = tmp_path / "r.jsonl"
     result = run("eval", data, "--metric", "coherence", "--reasoning", "before", "--out", out, "--no-progress")
@@ -208,7 +208,7 @@ def test_metrics_lists_builtins():
 
 
 def test_steps_writes_a_loadable_metric_with_pinned_steps(judges, tmp_path):
-    made, state = judges
+    _, state = judges
     state["generator"] = lambda p: " Read the response.\n2. Compare it with the reference.\n3. Give the score."
     metric_file = tmp_path / "mine.yaml"
     metric_file.write_text("name: mine\ntask: Judge it.\ncriteria: Is it right?\nfields: [actual_output, expected_output]\n")

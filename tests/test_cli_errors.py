@@ -27,14 +27,19 @@ def _policy(prompt: str) -> dict[str, float]:
     return {"4": 0.7, "5": 0.3}
 
 
-@pytest.fixture
-def fake(monkeypatch, tmp_path):
+def install_fake(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Judge:
     """Every judge load returns one fake judge; files are written to and read from tmp_path."""
     judge = fake_judge(_policy)
     monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     return judge
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    """`install_fake`, as a fixture (other modules define theirs with it)."""
+    return install_fake(monkeypatch, tmp_path)
 
 
 def _write(files: dict[str, str | bytes]) -> None:

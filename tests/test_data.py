@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from localjudge.io.cases import TestCase, load_cases
 from localjudge.errors import DataError
+from localjudge.io.cases import TestCase, load_cases
 from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate
 from localjudge.testing import fake_judge

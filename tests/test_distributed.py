@@ -123,8 +123,8 @@ def test_ray_data_matches_local_evaluate(model_dir):
     from localjudge import load_judge
     from localjudge.io.cases import load_cases
     from localjudge.metrics import resolve_metric
-    from localjudge.runs.ray import judge_dataset
     from localjudge.runs.evaluate import evaluate
+    from localjudge.runs.ray import judge_dataset
 
     cases = load_cases(DATA)
     metrics = ["correctness", "faithfulness"]

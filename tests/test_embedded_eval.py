@@ -17,8 +17,8 @@ import pytest
 from localjudge.io.cases import load_cases
 from localjudge.judges.judge import Judge
 from localjudge.judges.loading import file_sha256
-from localjudge.metrics import builtin_metric
 from localjudge.judges.registry import load_registry, package_gguf_path
+from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate
 
 pytestmark = pytest.mark.slow

@@ -11,16 +11,16 @@ import re
 import pytest
 
 from localjudge import __version__
-from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, ContextLengthError, DataError
+from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics import builtin_metric
 from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 from localjudge.metrics.spec import metric_from_dict
-from localjudge.testing.assertions import assert_fails, assert_passes
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results
 from localjudge.testing import FakeBackend, fake_judge
+from localjudge.testing.assertions import assert_fails, assert_passes
 
 
 @pytest.fixture(autouse=True)
@@ -240,7 +240,7 @@ def test_resuming_with_a_different_judge_is_refused(tmp_path, other):
 def test_existing_out_needs_resume_or_overwrite(tmp_path):
     out = tmp_path / "r.jsonl"
     evaluate(cases(2), [CORRECTNESS], fake_judge(lambda p: {"4": 1.0}), out=out, progress=False)
-    with pytest.raises(ConfigError, match="--resume .* --overwrite"):
+    with pytest.raises(ConfigError, match=r"--resume .* --overwrite"):
         evaluate(cases(2), [CORRECTNESS], fake_judge(lambda p: {"4": 1.0}), out=out, progress=False)
     evaluate(cases(1), [CORRECTNESS], fake_judge(lambda p: {"2": 1.0}), out=out, overwrite=True, progress=False)
     assert [(r["case_id"], r["score"]) for r in lines(out)] == [("c1", 0.25)]
@@ -386,14 +386,14 @@ def test_unscored_fails_both_assertions_with_the_reason():
     for check in (assert_passes, assert_fails):
         with pytest.raises(AssertionError, match=r"unscored \(case has no expected_output\)"):
             check({"input": "q", "actual_output": "a"}, CORRECTNESS, fake_judge(lambda p: {"5": 1.0}))
-        with pytest.raises(AssertionError, match="unscored .*valid scores"):
+        with pytest.raises(AssertionError, match=r"unscored .*valid scores"):
             check(CASE, CORRECTNESS, fake_judge(lambda p: {"x": 1.0}))
 
 
 def test_threshold_override():
     judge = fake_judge(lambda p: {"4": 1.0})  # score 0.75
     assert_passes(CASE, CORRECTNESS, judge, threshold=0.75)
-    with pytest.raises(AssertionError, match="threshold 0.8"):
+    with pytest.raises(AssertionError, match=re.escape("threshold 0.8")):
         assert_passes(CASE, CORRECTNESS, judge, threshold=0.8)
     assert_fails(CASE, CORRECTNESS, judge, threshold=0.8)
 

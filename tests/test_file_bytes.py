@@ -12,10 +12,10 @@ import json
 import re
 
 import pytest
-from test_cli_errors import GOOD, _write, assert_user_error, fake, run  # noqa: F401 - fake is a fixture
+from test_cli_errors import GOOD, _write, assert_user_error, install_fake, run
 
-from localjudge.io.files import decode_text, parse_json
 from localjudge.errors import DataError
+from localjudge.io.files import decode_text, parse_json
 
 HUGE = "1" * 5000
 REGISTRY = ("default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, "
@@ -53,6 +53,12 @@ FILES = {
 TEXT_ONLY = {"eval data csv", "eval style guide", "steps style guide", "calibrate csv"}  # no numbers parsed
 
 
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    """The fake judge of test_cli_errors, loaded by every command."""
+    return install_fake(monkeypatch, tmp_path)
+
+
 def _first(key: str, first: str) -> str:
     """The good first line; a results file's is a real record, made by a first run."""
     if key != "eval --resume results":
@@ -81,7 +87,7 @@ def test_integer_too_long_to_parse_names_file_and_line(fake, key):
     second = {"eval metric yaml": f"low: {HUGE}\n", "steps metric": f"low: {HUGE}\n",
               "eval registry": f"x: {HUGE}\n", "models registry": f"x: {HUGE}\n",
               "eval metric json": f'"low": {HUGE}}}\n', "score prompts": f"{HUGE}\n",
-              }.get(key, '{"id": "b", "n": %s}\n' % HUGE)
+              }.get(key, f'{{"id": "b", "n": {HUGE}}}\n')
     _write({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first) + second})
     line = assert_user_error(run(*args))
     assert "digits" in line or "number out of range" in line, line
@@ -99,4 +105,4 @@ def test_a_bom_is_dropped_and_offsets_count_from_the_file_start(tmp_path):
 
 def test_long_number_in_a_whole_json_file_names_its_line():
     with pytest.raises(DataError, match=r"f\.json:3: a number has more than \d+ digits"):
-        parse_json('[\n1,\n%s]' % HUGE, "f.json")
+        parse_json(f"[\n1,\n{HUGE}]", "f.json")

@@ -11,14 +11,15 @@ import csv
 import io
 import json
 import math
+from itertools import pairwise
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from localjudge.io.cases import CASE_FIELDS, TEXT_FIELDS, load_cases
 from localjudge.errors import ConfigError, DataError
+from localjudge.io.cases import CASE_FIELDS, TEXT_FIELDS, load_cases
 from localjudge.metrics.spec import GEvalMetric, metric_from_dict
 from localjudge.scoring.distribution import outcome_mass, score_distribution
 from localjudge.scoring.trie import build_score_tree
@@ -143,7 +144,7 @@ def _expected_valid(low, high, rubric) -> bool:
     if any(a > b or a < low or b > high for a, b in rubric):
         return False
     spans = sorted(rubric)
-    return all(b2[0] > b1[1] for b1, b2 in zip(spans, spans[1:]))
+    return all(b2[0] > b1[1] for b1, b2 in pairwise(spans))
 
 
 @settings(max_examples=400, deadline=None)

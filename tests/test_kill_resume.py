@@ -23,8 +23,8 @@ from conftest import tiny_llama
 
 from localjudge import Judge, JudgeInfo
 from localjudge.engine.options import EngineOptions
-from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, DataError
+from localjudge.io.cases import TestCase
 from localjudge.metrics import GEvalMetric
 from localjudge.metrics.steps import cache_dir, resolve_steps, steps_key
 from localjudge.runs.evaluate import evaluate

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 import localjudge.judges.loading
 from localjudge.cli import main
-from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, ContextLengthError
+from localjudge.io.cases import TestCase
 from localjudge.metrics import builtin_metric, builtin_names
 from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric, metric_from_dict

@@ -10,12 +10,18 @@ import json
 import re
 
 import pytest
-from test_cli_errors import GOOD, GOOD_ROW, METRIC, _short_judge, _write, assert_user_error, fake, run  # noqa: F401
+from test_cli_errors import GOOD, GOOD_ROW, METRIC, _short_judge, _write, assert_user_error, install_fake, run
 
 from localjudge.errors import CLIP, clip, repeated
 
 LONG = "x" * 10_000
 MAX_LINE = 400  # "Error: " + a path or two + the message's own words + a few cut values
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path):
+    """The fake judge of test_cli_errors, loaded by every command."""
+    return install_fake(monkeypatch, tmp_path)
 
 
 def _row(**kw) -> str:

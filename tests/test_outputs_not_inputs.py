@@ -14,8 +14,8 @@ import os
 import pytest
 from test_cli_errors import GOOD, METRIC, _write, assert_user_error, run
 
-from localjudge.io.files import refuse_overwriting
 from localjudge.errors import ConfigError
+from localjudge.io.files import refuse_overwriting
 
 REGISTRY = ("default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, "
             "context_length: 64}\n")

@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from localjudge.io.cases import TestCase
 from localjudge.errors import LocalJudgeError
+from localjudge.io.cases import TestCase
 from localjudge.metrics import builtin_metric
 from localjudge.metrics import prompts as P
 from localjudge.metrics import steps as S
@@ -324,7 +324,7 @@ def test_generation_prompt_is_prefilled(tmp_path):
 
 def test_unusable_generated_steps_raise(tmp_path):
     judge = fake_judge(lambda p: {}, lambda p: " ok")
-    with pytest.raises(LocalJudgeError, match="no usable evaluation steps.*steps:"):
+    with pytest.raises(LocalJudgeError, match=r"no usable evaluation steps.*steps:"):
         S.resolve_steps(judge, unpinned(), tmp_path)
     assert not any(tmp_path.iterdir())
 

@@ -9,8 +9,8 @@ from test_hybrid import fit_copy_hybrid
 
 import localjudge.judges.loading
 from localjudge.cli import main
-from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError
+from localjudge.io.cases import TestCase
 from localjudge.lexical import rouge_l
 from localjudge.metrics import ReferenceMetric, builtin_metric
 from localjudge.metrics.spec import load_metric_file, metric_from_dict

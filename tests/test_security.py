@@ -270,7 +270,7 @@ def test_offline_registry_hub_entry(tmp_path):
 def test_offline_python_api_names_the_fix(monkeypatch):
     """In-process: the same clear error (this process's sockets are not guarded; see GUARDED_CLI)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ModelUnavailableError, match="not in the local cache.*HF_HUB_OFFLINE") as err:
+    with pytest.raises(ModelUnavailableError, match=r"not in the local cache.*HF_HUB_OFFLINE") as err:
         load_judge("localjudge-test/no-such-model", device="cpu")
     assert "hf download localjudge-test/no-such-model --revision main" in str(err.value)
 

@@ -175,7 +175,7 @@ def test_bad_label_scales_raise(labels):
 
 
 def test_colliding_labels_name_both():
-    with pytest.raises(ConfigError, match="'Yes'.*'yes'"):
+    with pytest.raises(ConfigError, match=r"'Yes'.*'yes'"):
         label_spellings(["Yes", "yes"])
 
 

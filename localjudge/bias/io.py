@@ -29,9 +29,9 @@ from localjudge.bias.report import analyze_pairwise, analyze_pointwise
 from localjudge.bias.results import BiasReport, BiasSettings
 from localjudge.errors import ConfigError, clip
 from localjudge.io.jsonl import write_rows
-from localjudge.runs.generation import ResponseRecord
-from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
 from localjudge.judges.registry import UNKNOWN_FAMILY
+from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
+from localjudge.runs.generation import ResponseRecord
 
 
 class Generator(BaseModel):

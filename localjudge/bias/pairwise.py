@@ -95,7 +95,9 @@ def pairwise_self_preference(
         p_family = _prob_of_family(t, family)  # (N,)
         others = [k for k, f in enumerate(t.judge_families) if f != family]
         if others:
-            neutral, involved = defaultdict(list), defaultdict(list)
+            # pair index -> P(judge prefers the family) from other judges' rows
+            neutral: defaultdict[int, list[float]] = defaultdict(list)
+            involved: defaultdict[int, list[float]] = defaultdict(list)
             for r in np.nonzero(np.isin(t.judge, others))[0]:
                 in_pair = t.judge_families[t.judge[r]] in (t.family_a[r], t.family_b[r])
                 (involved if in_pair else neutral)[t.pair[r]].append(p_family[r])
@@ -151,7 +153,7 @@ def equal_opportunity_pairwise(
         p = stats.label_permutation_p(values, human_own, settings.n_permutations,
                                       settings.seed * 7919 + j)
 
-        def est(boot: np.ndarray, mask: np.ndarray, p_value: float | None = None) -> Estimate:
+        def est(boot: np.ndarray, mask: np.ndarray, p_value: float | None = None, item: np.ndarray = item) -> Estimate:
             return stats.estimate(boot, n=int(mask.sum()), n_items=int(np.unique(item[mask]).size),
                                   confidence=settings.confidence, p_value=p_value)
 

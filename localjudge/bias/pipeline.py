@@ -23,15 +23,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
+from localjudge.errors import ConfigError, DataError, clip
+from localjudge.errors import repeated as _repeated
 from localjudge.io.cases import TestCase
-from localjudge.errors import ConfigError, DataError, clip, repeated as _repeated
-from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
 from localjudge.runs.evaluate import evaluate
+from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.runs.records import ResultRecord
 
 _SEP = "|"  # joins item id and generator names into case ids
@@ -212,7 +213,7 @@ def _pairwise_record(info: JudgeInfo, a: ResponseRecord, b: ResponseRecord, res:
                      human_field: str | None) -> PairwiseRecord:
     d = res.pairwise
     ha, hb = human_score(a, human_field), human_score(b, human_field)
-    preferred = None if ha is None or hb is None or ha == hb else ("a" if ha > hb else "b")
+    preferred: Literal["a", "b"] | None = None if ha is None or hb is None or ha == hb else ("a" if ha > hb else "b")
     return PairwiseRecord(
         item_id=a.id, judge=info.name, judge_family=info.family,
         generator_a=a.generator, family_a=a.generator_family,

@@ -196,7 +196,7 @@ def equal_opportunity_pointwise(
         p = stats.label_permutation_p(values, own, settings.n_permutations,
                                       settings.seed * 7919 + j)
 
-        def est(boot: np.ndarray, mask: np.ndarray, p_value: float | None = None) -> Estimate:
+        def est(boot: np.ndarray, mask: np.ndarray, p_value: float | None = None, item: np.ndarray = item) -> Estimate:
             n_items = int(np.unique(item[mask]).size)
             return stats.estimate(boot, n=int(mask.sum()), n_items=n_items,
                                   confidence=settings.confidence, p_value=p_value)

@@ -88,12 +88,13 @@ def length_bias(
             p_rho = float((1 + np.sum(np.abs((rxc[perms] * ryc).sum(1)) >= r_obs))
                           / (1 + settings.n_permutations))
         n = int(np.bincount(item, minlength=n_items)[informative].sum())
-        kw = dict(n=n, n_items=n_inf, confidence=settings.confidence)
         results.append(
             LengthBias(
                 judge=judge,
-                slope=stats.estimate(slope_boot, p_value=p_slope, **kw),
-                spearman=stats.estimate(rho_boot, p_value=p_rho, **kw),
+                slope=stats.estimate(slope_boot, p_value=p_slope, n=n, n_items=n_inf,
+                                     confidence=settings.confidence),
+                spearman=stats.estimate(rho_boot, p_value=p_rho, n=n, n_items=n_inf,
+                                        confidence=settings.confidence),
             )
         )
     return results
@@ -165,7 +166,7 @@ def perplexity_adjusted(
             z_l.append(_demean(group, t.logppl[j][it, gen], n_groups))
         item, y, o, z = (np.concatenate(x) for x in (item_l, y_l, o_l, z_l))
 
-        def per_item(v: np.ndarray) -> np.ndarray:
+        def per_item(v: np.ndarray, item: np.ndarray = item) -> np.ndarray:
             return np.bincount(item, weights=v, minlength=n_items)  # (I,)
 
         a, b, c, u, v = (per_item(p) for p in (o * o, o * z, z * z, o * y, z * y))
@@ -191,7 +192,7 @@ def perplexity_adjusted(
                 p_own = _cluster_p(own_with[0], sc, bread, 0, groups)
                 p_ppl = _cluster_p(ppl[0], sc, bread, 1, groups)
 
-        def est(boot: np.ndarray, p: float | None) -> Estimate:
+        def est(boot: np.ndarray, p: float | None, n_responses: int = n_responses, groups: int = groups) -> Estimate:
             return stats.estimate(boot, n=n_responses, n_items=groups,
                                   confidence=settings.confidence, p_value=p)
 

@@ -50,11 +50,14 @@ def _candidates(
     pairwise_self_preference: list[PairwiseSelfPreference],
     position: list[PositionBias],
     pairwise_length: list[PairwiseLengthBias],
+    *,
     unit: int,
 ) -> list[_Candidate]:
     out: list[_Candidate] = []
 
-    def add(test: TestName, judge: str, e: Estimate, say: Callable[[str], str]) -> None:
+    # `say` takes the interval-and-p text; its other parameters are loop values bound as defaults
+    # (mypy cannot infer such lambdas against Callable[[str], str])
+    def add(test: TestName, judge: str, e: Estimate, say: Callable[..., str]) -> None:
         if e.value is not None and e.p_value is not None:
             out.append(_Candidate(test, judge, e, say))
 

@@ -171,7 +171,7 @@ def pairwise_table(records: Sequence[PairwiseRecord]) -> PairwiseTable:
     def col(values: list, dtype=float) -> np.ndarray:
         return np.array(values, dtype=dtype)
 
-    def opt(values: list[int | None]) -> np.ndarray:
+    def opt(values: list[float | None] | list[int | None]) -> np.ndarray:
         return col([np.nan if v is None else v for v in values])
 
     return PairwiseTable(

@@ -71,13 +71,16 @@ def read_verdicts(paths: Sequence[str | Path]) -> tuple[list[PointwiseRecord], l
         for n, row in read_rows(path, "verdicts file"):
             if not isinstance(row, dict):
                 raise DataError(f"{path}:{n}: expected a verdict object, got {type(row).__name__}")
-            kind = PairwiseRecord if "generator_a" in row else PointwiseRecord
+            is_pair = "generator_a" in row
             try:
-                (pair if kind is PairwiseRecord else point).append(kind.model_validate(row))
+                if is_pair:
+                    pair.append(PairwiseRecord.model_validate(row))
+                else:
+                    point.append(PointwiseRecord.model_validate(row))
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(map(str, first["loc"])) or "record"
-                raise DataError(f"{path}:{n}: not a {'pairwise' if kind is PairwiseRecord else 'pointwise'} "
+                raise DataError(f"{path}:{n}: not a {'pairwise' if is_pair else 'pointwise'} "
                                 f"verdict ({clip(where)}: {first['msg']}); see `localjudge bias --help`") from None
     if not point and not pair:
         raise DataError(f"no verdicts in {', '.join(map(str, files))}; give the files `localjudge bias` wrote")
@@ -110,7 +113,8 @@ def align_verdicts(
     """
     by_key = {(r.id, r.generator): r for r in responses}
     gen_fams = fill_families({r.generator: r.generator_family for r in responses}, given, "generator")
-    judge_fams = fill_families({r.judge: r.judge_family for r in [*point, *pair]}, given, "judge")
+    verdicts: list[PointwiseRecord | PairwiseRecord] = [*point, *pair]
+    judge_fams = fill_families({r.judge: r.judge_family for r in verdicts}, given, "judge")
 
     def response(item: str, generator: str, family: str) -> ResponseRecord:
         r = by_key.get((item, generator))
@@ -122,22 +126,22 @@ def align_verdicts(
                             f"responses with {clip(r.generator_family)}; fix the verdicts")
         return r
 
-    points = []
+    points: list[PointwiseRecord] = []
     for v in point:
         r = response(v.item_id, v.generator, v.generator_family)
-        update = {"judge_family": judge_fams[v.judge], "generator_family": gen_fams[v.generator]}
+        update: dict[str, object] = {"judge_family": judge_fams[v.judge], "generator_family": gen_fams[v.generator]}
         if human_field is not None:
             update["human_score"] = human_score(r, human_field)
         points.append(v.model_copy(update=update))
-    pairs = []
-    for v in pair:
-        a, b = response(v.item_id, v.generator_a, v.family_a), response(v.item_id, v.generator_b, v.family_b)
-        update = {"judge_family": judge_fams[v.judge], "family_a": gen_fams[v.generator_a],
-                  "family_b": gen_fams[v.generator_b]}
+    pairs: list[PairwiseRecord] = []
+    for w in pair:
+        a, b = response(w.item_id, w.generator_a, w.family_a), response(w.item_id, w.generator_b, w.family_b)
+        update = {"judge_family": judge_fams[w.judge], "family_a": gen_fams[w.generator_a],
+                  "family_b": gen_fams[w.generator_b]}
         if human_field is not None:
             ha, hb = human_score(a, human_field), human_score(b, human_field)
             update["human_preferred"] = None if ha is None or hb is None or ha == hb else ("a" if ha > hb else "b")
-        pairs.append(v.model_copy(update=update))
+        pairs.append(w.model_copy(update=update))
     responses = [r.model_copy(update={"generator_family": gen_fams[r.generator]}) for r in responses]
     judges = [{"name": j, "family": f} for j, f in sorted(judge_fams.items())]
     return points, pairs, responses, judges

@@ -7,13 +7,13 @@ Examples:
     0.9
 """
 
+from localjudge.calibration.agreement import calibrate
+from localjudge.calibration.inputs import Pairs, load_pairs
 from localjudge.calibration.isotonic import IsotonicMap, fit_isotonic, pav
-from localjudge.calibration.results import CalibrationReport, CalibrationSettings, InputInfo
 from localjudge.calibration.plots import write_plots
 from localjudge.calibration.render import format_report
-from localjudge.calibration.agreement import calibrate
+from localjudge.calibration.results import CalibrationReport, CalibrationSettings, InputInfo
 from localjudge.stats import correlations, required_n
-from localjudge.calibration.inputs import Pairs, load_pairs
 
 __all__ = [
     "CalibrationReport",

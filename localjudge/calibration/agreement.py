@@ -91,10 +91,11 @@ def calibrate(
         (1, 1.0)
     """
     try:
-        settings = CalibrationSettings(
+        # validated, not constructed: `fit` is any string here and pydantic rejects unknown methods
+        settings = CalibrationSettings.model_validate(dict(
             target=target, n_bootstrap=n_bootstrap, seed=seed, ci_level=ci_level,
             judge_scale=judge_scale, human_scale=human_scale, fit=fit, split=split,
-        )  # fmt: skip
+        ))  # fmt: skip
     except ValidationError as err:
         raise ConfigError(f"invalid calibration option: {err.errors()[0]['msg']}") from None
 
@@ -120,15 +121,19 @@ def calibrate(
     _check_scale(j, judge_scale, "judge")
     _check_scale(h, human_scale, "human")
 
-    boot = dict(n_bootstrap=n_bootstrap, seed=seed, level=ci_level)
     point = stats.correlations(j, h)
-    dataset = _estimates(point, stats.bootstrap_correlations(j, h, g, **boot))
+    dataset = _estimates(
+        point, stats.bootstrap_correlations(j, h, g, n_bootstrap=n_bootstrap, seed=seed, level=ci_level)
+    )
 
     summary = None
     rho, rho_low = dataset.spearman.value, dataset.spearman.ci_low
     if g is not None:
+        assert group_all is not None  # g is its scored rows
         level = stats.summary_level(j, h, g)
-        intervals = stats.bootstrap_summary_level(level.per_group, **boot)
+        intervals = stats.bootstrap_summary_level(
+            level.per_group, n_bootstrap=n_bootstrap, seed=seed, level=ci_level
+        )
         summary = SummaryLevelEstimates(
             correlations=_estimates(level.means, intervals),
             n_groups_used=level.n_used,

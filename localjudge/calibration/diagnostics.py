@@ -5,6 +5,8 @@ Pure functions over arrays and already-computed correlations; they build report 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from localjudge.calibration.results import (
@@ -77,6 +79,7 @@ def scale_diagnostics(
     """
     judge_stats = score_summary(judge, judge_scale)
     human_stats = score_summary(human, human_scale)
+    basis: Literal["scale", "iqr_over_range"]
     if judge_stats.std_frac is not None and human_stats.std_frac is not None:
         basis, judge_spread, human_spread = "scale", judge_stats.std_frac, human_stats.std_frac
     else:

@@ -117,7 +117,9 @@ class Candidate:
 
 def candidates(names: Sequence[str]) -> list[tuple[str, str, float | None, int | None]]:
     """(label, method, alpha, component) from simplest to richest."""
-    out = [(f"{n} alone", "single", None, k) for k, n in enumerate(names)]
+    out: list[tuple[str, str, float | None, int | None]] = [
+        (f"{n} alone", "single", None, k) for k, n in enumerate(names)
+    ]
     if len(names) > 1:
         out.append(("zmean", "zmean", None, None))
         out += [(f"ridge α={a:g}", "ridge", a, None) for a in RIDGE_ALPHAS]
@@ -172,16 +174,21 @@ def choose(cands: Sequence[Candidate]) -> Candidate:
     scored = [c for c in cands if c.cv_spearman is not None]
     if not scored:
         raise DataError("no combination has a defined agreement on the fit split; label more items or groups")
-    best = max(scored, key=lambda c: c.cv_spearman)
+
+    def cv(c: Candidate) -> float:
+        assert c.cv_spearman is not None  # only scored candidates get here
+        return c.cv_spearman
+
+    best = max(scored, key=cv)
 
     def close(c: Candidate) -> bool:
         shared = [u for u in c.units if u in best.units]
         diffs = np.array([best.units[u] - c.units[u] for u in shared])
         se = float(diffs.std(ddof=1) / np.sqrt(len(diffs))) if len(diffs) > 1 else 0.0
-        return c.cv_spearman >= best.cv_spearman - se - 1e-12
+        return cv(c) >= cv(best) - se - 1e-12
 
     # the simplest kind within reach of the best, and the best of that kind
-    return min((c for c in scored if close(c)), key=lambda c: (complexity(c), -c.cv_spearman))
+    return min((c for c in scored if close(c)), key=lambda c: (complexity(c), -cv(c)))
 
 
 def complexity(c: Candidate) -> int:
@@ -190,6 +197,7 @@ def complexity(c: Candidate) -> int:
         return 0
     if c.method == "zmean":
         return 1
+    assert c.alpha is not None  # ridge candidates carry their penalty
     return 2 + sorted(RIDGE_ALPHAS, reverse=True).index(c.alpha)
 
 
@@ -200,9 +208,9 @@ def split_items(n: int, groups: np.ndarray | None, share: float, seed: int) -> t
     rng = np.random.default_rng(seed)
     if groups is None:
         order = rng.permutation(n)
-        cut = int(round(share * n))
+        cut = round(share * n)
         return np.sort(order[:cut]), np.sort(order[cut:])
     uniq = rng.permutation(np.unique(groups))
-    cut = int(round(share * len(uniq)))
+    cut = round(share * len(uniq))
     fit = np.isin(groups, uniq[:cut])
     return np.flatnonzero(fit), np.flatnonzero(~fit)

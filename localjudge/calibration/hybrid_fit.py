@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -65,8 +66,8 @@ def _table(records: Sequence[ResultRecord], components: Sequence[str], human: st
         values = [getattr(r, field) if r is not None else None for r in recs]
         label = first.extra.get(human)
         if label is None:
-            known = cut(", ".join(sorted(first.extra)), 160)
-            raise DataError(f"case {clip(case_id)} has no human field {clip(human)}; known extra fields: {known}")
+            fields = cut(", ".join(sorted(first.extra)), 160)
+            raise DataError(f"case {clip(case_id)} has no human field {clip(human)}; known extra fields: {fields}")
         if isinstance(label, bool) or not isinstance(label, (int, float)) or not math.isfinite(label):
             raise DataError(f"case {clip(case_id)}: human field {clip(human)} is {clip(label)}, not a number")
         if any(v is None for v in values):
@@ -88,7 +89,7 @@ def fit_hybrid(
     human: str,
     *,
     group: str | None = None,
-    field: str = "raw_score",
+    field: Literal["raw_score", "score"] = "raw_score",
     share: float = 0.5,
     seed: int = 0,
     folds: int = 5,
@@ -140,7 +141,7 @@ def fit_arrays(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, componen
         held_out[c] = H.agreement(alone.predict(x[held]), y[held], gh)
     held_out["hybrid"] = H.agreement(model.predict(x[held]), y[held], gh)
     parts = {c: v for c, v in held_out.items() if c != "hybrid" and v is not None}
-    best = max(parts, key=parts.get) if parts else None
+    best = max(parts, key=parts.__getitem__) if parts else None
     beats = None if best is None or held_out["hybrid"] is None else held_out["hybrid"] >= parts[best] - 1e-12
     report = HybridReport(
         components=list(components), human_field="human", group_field="group" if g is not None else None,

@@ -102,7 +102,9 @@ def _names(names, most: int = 6) -> str:
 
 
 def _numeric_fields(record: dict) -> list[str]:
-    extra = record.get("extra") if isinstance(record.get("extra"), dict) else {}
+    extra = record.get("extra")
+    if not isinstance(extra, dict):
+        extra = {}
     return sorted(
         k for k, v in extra.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
     )
@@ -135,12 +137,14 @@ def load_pairs(
         >>> pairs = load_pairs("runs/eval.jsonl", human="human_coherence")  # doctest: +SKIP
     """
     path = Path(path)
-    records = list(_records(path))
-    if not records:
+    read = list(_records(path))
+    if not read:
         raise DataError(f"{path} holds no records; pass a file with one row per judged item")
-    for loc, record in records:
+    records: list[tuple[str, dict]] = []
+    for loc, record in read:
         if not isinstance(record, dict):
             raise DataError(f"{path}:{loc}: expected an object with named fields")
+        records.append((loc, record))
     is_results = all(k in records[0][1] for k in RESULTS_KEYS)
 
     if is_results:

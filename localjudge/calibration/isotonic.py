@@ -8,7 +8,7 @@ by fitting and scoring on the same items.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -125,7 +125,7 @@ class FitOutcome(NamedTuple):
     n_heldout: int
     before: FitScores
     after: FitScores
-    before_mapping: str  # "linear_scale" or "identity"
+    before_mapping: Literal["linear_scale", "identity"]
 
 
 def evaluate_isotonic(
@@ -157,7 +157,7 @@ def evaluate_isotonic(
     mapping = fit_isotonic(judge[split.calibration], human[split.calibration])
     held_judge, held_human = judge[split.heldout], human[split.heldout]
 
-    before_mapping = "identity"
+    before_mapping: Literal["linear_scale", "identity"] = "identity"
     baseline = held_judge
     if judge_scale is not None and human_scale is not None:
         (jl, jh), (hl, hh) = judge_scale, human_scale

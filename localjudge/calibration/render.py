@@ -7,7 +7,6 @@ import textwrap
 from localjudge.calibration.results import CalibrationReport, CorrelationEstimates, ScoreSummary
 from localjudge.stats import Estimate
 
-
 WIDTH = 88
 """Columns of the text report; longer lines wrap with a hanging indent (paths stay whole)."""
 

@@ -27,7 +27,7 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             click.echo("Interrupted; results written so far are kept (rerun with --resume).", err=True)
             ctx.exit(130)
-        except Exception as exc:  # noqa: BLE001 - the boundary: report, exit 1
+        except Exception as exc:  # the boundary: report, exit 1
             if os.environ.get("LOCALJUDGE_DEBUG"):
                 raise
             click.echo(f"Error: {type(exc).__name__}: {exc} (set LOCALJUDGE_DEBUG=1 for a traceback)", err=True)

@@ -51,12 +51,12 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
     """
     import gc
 
-    from localjudge.judges import loading
     from localjudge.bias.families import check_names, model_families, parse_families
-    from localjudge.io.cases import load_cases
     from localjudge.cli.options import judge_inputs
     from localjudge.errors import ConfigError, repeated
+    from localjudge.io.cases import load_cases
     from localjudge.io.files import refuse_overwriting
+    from localjudge.judges import loading
     from localjudge.runs.generation import check_prompts, generate_responses
 
     if resume and overwrite:

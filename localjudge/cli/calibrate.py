@@ -122,10 +122,12 @@ def calibrate(
         _hybrid(path, hybrid, _pick(human, human_col, "--human and --human-col"), group, split, seed, save_hybrid,
                 hybrid_name, as_json)
         return
-    if not no_plots and plots_dir is None:
+    if no_plots:
+        plots_dir = None  # from here on, None means no plots
+    elif plots_dir is None:
         plots_dir = out.parent / f"{out.stem}_plots" if out else Path("calibration_plots")
     try:
-        outputs = ([out] if out else []) + ([] if no_plots else plot_paths(plots_dir))
+        outputs = ([out] if out else []) + ([] if plots_dir is None else plot_paths(plots_dir))
         refuse_overwriting(outputs, [("calibration input", path)])
         pairs = load_pairs(
             path,
@@ -152,7 +154,7 @@ def calibrate(
     except LocalJudgeError as err:
         raise _UserError(str(err)) from None
 
-    if not no_plots:
+    if plots_dir is not None:
         written = write_plots(pairs.judge, pairs.human, plots_dir)
         report = report.model_copy(update={"plots": [str(p) for p in written]})
     if out is not None:

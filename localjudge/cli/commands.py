@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -29,6 +28,7 @@ def models_cmd(registry: str | None) -> None:
 def metrics_cmd() -> None:
     """List the built-in metrics with their scales and fields."""
     from localjudge.metrics import builtin_metric, builtin_names
+    from localjudge.metrics.spec import HybridMetric
 
     rows = []
     for name in builtin_names():
@@ -39,6 +39,7 @@ def metrics_cmd() -> None:
         elif m.kind == "reference":
             scale, fields = "ROUGE-L F1, no model", f"{m.target} vs {m.reference}"
         else:
+            assert not isinstance(m, HybridMetric)  # hybrids are fitted, never built in
             scale = f"{m.low}-{m.high}" if m.kind == "geval" else "A/B, both orders"
             fields = ", ".join(m.fields if m.kind == "geval" else m.output_fields)
         rows.append((name, scale, fields))
@@ -152,8 +153,8 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
 def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide, truncate, skip_invalid, limit,
              as_json, no_progress, distributed, **judge_kw) -> None:
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
-    from localjudge.io.cases import load_cases
     from localjudge.errors import ConfigError, repeated
+    from localjudge.io.cases import load_cases
     from localjudge.io.files import read_text, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.builtin import with_reasoning

@@ -33,17 +33,23 @@ def demo_cmd(dimension, out, no_progress, **judge_kw) -> None:
     from localjudge.io.cases import load_cases
     from localjudge.lexical import rouge_l
     from localjudge.metrics import builtin_metric
+    from localjudge.metrics.spec import LikelihoodMetric
     from localjudge.runs.evaluate import evaluate
     from localjudge.stats import summary_level
 
     cases = load_cases(DEMO_DATA)
     metric = builtin_metric(f"{dimension}_likelihood")
+    assert isinstance(metric, LikelihoodMetric)
     judge = load_from_options(**judge_kw)
     result = evaluate(cases, [metric], judge, out=out, overwrite=out is not None, progress=not no_progress)
     judged = {r.case_id: r.raw_score for r in result.records}
     expert = np.array([c.extra[f"human_{dimension}"] for c in cases])
     scores = np.array([np.nan if judged[c.id] is None else judged[c.id] for c in cases])
-    rouge = np.array([rouge_l(c.actual_output, c.expected_output) for c in cases])
+    rouge_scores = []
+    for c in cases:
+        assert c.actual_output is not None and c.expected_output is not None  # the demo data has both
+        rouge_scores.append(rouge_l(c.actual_output, c.expected_output))
+    rouge = np.array(rouge_scores)
     docs = np.array([c.extra["doc_id"] for c in cases])
     names = {d: f"article {k + 1}" for k, d in enumerate(dict.fromkeys(docs))}
     click.echo(f"\n{metric.name}: mean log-probability per token of each summary after its article and "

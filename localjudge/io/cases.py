@@ -100,7 +100,8 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
         raise DataError(f"{path}: unknown data format {clip(suffix, 20)}; use .jsonl, .json or .csv")
     if not rows:
         raise DataError(f"{path}: no test cases in the file")
-    cases, seen = [], {}
+    cases: list[TestCase] = []
+    seen: dict[str, int] = {}  # case id -> line it was first read on
     for i, (line, row) in enumerate(rows):
         try:
             if isinstance(row, DataError):  # a row the reader could not parse

@@ -73,7 +73,7 @@ def _line(raw: bytes, offset: int) -> int:
     return raw.count(b"\n", 0, offset) + 1
 
 
-_LONG_NUMBER = re.compile(r"\d{%d,}" % (sys.get_int_max_str_digits() + 1))
+_LONG_NUMBER = re.compile(r"\d{" + str(sys.get_int_max_str_digits() + 1) + ",}")
 
 
 def _number_line(text: str) -> int | None:
@@ -103,7 +103,7 @@ def parse_json(text: str, path: str | Path, line: int | str | None = None,
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        n = exc.lineno if line is None else line
+        n: int | str | None = exc.lineno if line is None else line
         raise error(f"{path}:{n}: invalid JSON ({exc.msg} at column {exc.colno})") from None
     except RecursionError:
         where = f"{path}:{line}" if line is not None else str(path)
@@ -168,9 +168,9 @@ def refuse_overwriting(outputs: Iterable[str | Path], inputs: Iterable[tuple[str
         ConfigError: An output is an input, by path, symlink or hard link, or a file inside an
             input folder (with or without --overwrite: input data is never overwritten).
     """
-    inputs = [(what, p) for what, p in inputs if p is not None]
+    read = [(what, p) for what, p in inputs if p is not None]
     for out in outputs:
-        for what, path in inputs:
+        for what, path in read:
             if same_file(out, path):
                 raise ConfigError(
                     f"{out} is {'in ' if Path(path).is_dir() else ''}the {what} {path}; localjudge "

@@ -15,8 +15,8 @@ from localjudge.metrics.spec import (
 __all__ = [
     "GEvalMetric",
     "LikelihoodMetric",
-    "PMIContrast",
     "Metric",
+    "PMIContrast",
     "PairwiseMetric",
     "ReferenceMetric",
     "RubricRange",

@@ -89,7 +89,8 @@ def score_request(metric: GEvalMetric, hardened: bool, reasoning_first: bool = F
         if hardened else ""
     )
     if reasoning_first:
-        return f"{guard}First write a brief analysis following the evaluation steps, then give the score, {scale}, on a final line as 'Score: N'."
+        return (f"{guard}First write a brief analysis following the evaluation steps, then give the score, {scale}, "
+                "on a final line as 'Score: N'.")
     return f"{guard}Give the score, {scale}. Reply with the score only."
 
 

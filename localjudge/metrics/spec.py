@@ -1,7 +1,8 @@
-"""Metric definitions: G-Eval, likelihood, reference-overlap, pairwise and hybrid metrics, in Python or YAML/JSON files."""
+"""Metric definitions (G-Eval, likelihood, reference-overlap, pairwise and hybrid), in Python or YAML/JSON files."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
@@ -63,7 +64,7 @@ class GEvalMetric(BaseModel):
             if r.low < self.low or r.high > self.high:
                 raise ValueError(f"rubric range {r.low}-{r.high} lies outside the scale {self.low}..{self.high}")
         ranges = sorted(self.rubric, key=lambda r: r.low)
-        for a, b in zip(ranges, ranges[1:]):
+        for a, b in pairwise(ranges):
             if b.low <= a.high:
                 raise ValueError(f"rubric ranges {a.low}-{a.high} and {b.low}-{b.high} overlap")
         if len(set(self.fields)) != len(self.fields):
@@ -137,8 +138,10 @@ class LikelihoodMetric(BaseModel):
     target: FieldName = Field(default="actual_output", description="The field whose likelihood is read.")
     required: list[FieldName] | None = Field(default=None, description="Fields that must be present (default: all of `fields` and the target).")
     field_labels: dict[str, str] = Field(default_factory=dict, description="Headings shown for fields; an empty heading shows the text alone.")
-    target_label: str = Field(default="Response", description="Heading the target follows ('Summary' gives 'Summary: <target>'); empty: right after the instruction.")
-    format: Literal["plain", "chat"] = Field(default="plain", description="plain text, or the judge's chat template (condition in the user turn, target as the judge's reply).")
+    target_label: str = Field(default="Response", description=(
+        "Heading the target follows ('Summary' gives 'Summary: <target>'); empty: right after the instruction."))
+    format: Literal["plain", "chat"] = Field(default="plain", description=(
+        "plain text, or the judge's chat template (condition in the user turn, target as the judge's reply)."))
     aggregation: Literal["mean", "sum"] = Field(default="mean", description="Log-probability per token (mean) or of the whole target (sum).")
     pmi: PMIContrast | None = Field(default=None, description="Subtract the log-likelihood without the source fields (PMI).")
     threshold: float | None = Field(default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail.")
@@ -244,7 +247,7 @@ class HybridMetric(BaseModel):
 
 
 Metric = GEvalMetric | PairwiseMetric | LikelihoodMetric | ReferenceMetric | HybridMetric
-_KINDS: dict[str, type[BaseModel]] = {"pairwise": PairwiseMetric, "likelihood": LikelihoodMetric,
+_KINDS: dict[str, type[Metric]] = {"pairwise": PairwiseMetric, "likelihood": LikelihoodMetric,
                                       "reference": ReferenceMetric, "hybrid": HybridMetric}
 
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localjudge import __version__
-from localjudge.io.cases import TestCase
 from localjudge.errors import ContextLengthError, clip
+from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics import prompts as P
 from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION
@@ -115,7 +115,8 @@ def score_chunk(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> 
 
 
 def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[ResultRecord]:
-    m: GEvalMetric = ctx.metric
+    m = ctx.metric
+    assert isinstance(m, GEvalMetric)  # score_chunk sends the other kinds elsewhere; evaluate scores hybrids
     before = m.reasoning == "before"
 
     def render(case: TestCase) -> str:
@@ -128,8 +129,9 @@ def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[
     if before:
         analyses = judge.generate(prompts, REASONING_TOKENS, share_prefix=True)  # the metric's instructions once
         # never read a score from the middle of the reasoning: cut it at its own "Score"
-        reasoning = [a.split("Score")[0].rstrip() for a in analyses]
-        prompts = [p + r + "\n" + P.SCORE_PREFILL for p, r in zip(prompts, reasoning)]
+        cut_reasoning = [a.split("Score")[0].rstrip() for a in analyses]
+        prompts = [p + r + "\n" + P.SCORE_PREFILL for p, r in zip(prompts, cut_reasoning)]
+        reasoning = list(cut_reasoning)
     dists = judge.score_texts(prompts, m.low, m.high)
     if m.reasoning == "after":
         follow = [p + f" {d.mode}\nExplanation:" for p, d in zip(prompts, dists)]
@@ -150,7 +152,8 @@ def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[
 
 
 def _pairwise(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[ResultRecord]:
-    m: PairwiseMetric = ctx.metric
+    m = ctx.metric
+    assert isinstance(m, PairwiseMetric)  # score_chunk's dispatch
     labels = ["A", "B", "Tie"] if m.allow_tie else ["A", "B"]
     f1, f2 = m.output_fields
 
@@ -159,7 +162,7 @@ def _pairwise(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> li
         return judge.render(P.SYSTEM, user, P.PAIRWISE_PREFILL)
 
     texts = [prompt(c, f1, f2) for c in cases] + [prompt(c, f2, f1) for c in cases]
-    for c, t in zip(cases * 2, texts):
+    for c, t in zip(list(cases) * 2, texts):
         if judge.count_tokens(t) > judge.info.context_length:
             raise ContextLengthError(f"case {clip(c.id)}: the pairwise prompt is longer than the judge's context")
     dists = judge.score_labels(texts, labels)
@@ -178,7 +181,7 @@ def _pairwise(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> li
         dist = {f1: win, f2: (q1 + q2) / 2} | ({"tie": tie} if tie is not None else {})
         out.append(ResultRecord(
             **record_base(ctx, judge, case), score=win, raw_score=None, passed=win >= m.threshold,
-            distribution=dist, valid_mass=min(d1.valid_mass, d2.valid_mass), mode=max(dist, key=dist.get),
+            distribution=dist, valid_mass=min(d1.valid_mass, d2.valid_mass), mode=max(dist, key=dist.__getitem__),
             pairwise=PairwiseDetail(
                 p_first_better_shown_first=p1, p_first_better_shown_second=p2, p_tie=tie,
                 disagreement=abs(p1 - p2), flipped=(p1 > q1) != (p2 > q2),

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, clip, repeated
+from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, ReferenceMetric
 from localjudge.metrics.steps import resolve_steps
-from localjudge.runs.records import ResultRecord
-from localjudge.runs.hybrid import hybrid_records
-from localjudge.runs.results_file import open_results, read_results
 from localjudge.runs.chunk import MetricContext, missing_fields, record_base, score_chunk, unscored_record
+from localjudge.runs.hybrid import hybrid_records
+from localjudge.runs.records import ResultRecord
+from localjudge.runs.results_file import open_results, read_results
 
 log = logging.getLogger("localjudge")
 
@@ -88,7 +90,7 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
         rs = [r for r in records if r.metric == name]
         scored = [r for r in rs if r.score is not None]
         masses = [r.valid_mass for r in rs if r.valid_mass is not None]
-        values = [r.score for r in scored]
+        values = [r.score for r in rs if r.score is not None]  # the scores of `scored`
         judged = [r for r in scored if r.passed is not None]
         mass = sum(masses) / len(masses) if masses else None
         kind = rs[0].kind if rs else "geval"
@@ -149,8 +151,7 @@ def evaluate(
     if len(set(ids)) != len(ids):
         raise ConfigError(f"case ids repeated: {repeated(ids)}; give every case a unique id")
     done: dict[tuple[str, str], ResultRecord] = {}
-    resuming = out is not None and resume and Path(out).exists()
-    if resuming:
+    if out is not None and resume and Path(out).exists():  # resuming
         for r in read_results(out):
             _check_same_run(r, judge, out)
             done[(r.case_id, r.metric)] = r
@@ -163,7 +164,7 @@ def evaluate(
     chunk = chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
     todo = {(c.id, m.name) for c in cases for m in metrics} - set(done)
     bar = _progress_bar(len(todo), progress)
-    mode = "resume" if resume else ("overwrite" if overwrite else "new")
+    mode: Literal["new", "overwrite", "resume"] = "resume" if resume else ("overwrite" if overwrite else "new")
     writer = open_results(out, mode) if out is not None else None  # resuming, it cuts a torn last record
     fresh: dict[tuple[str, str], ResultRecord] = {}
     try:
@@ -173,9 +174,10 @@ def evaluate(
                 continue
             ctx = contexts[metric.name]
             if isinstance(metric, HybridMetric):  # its components come before it and are all judged
-                for rec in hybrid_records(metric, pending, {**done, **fresh}, lambda c: record_base(ctx, judge, c)):
+                for rec in hybrid_records(metric, pending, {**done, **fresh}, partial(record_base, ctx, judge)):
                     fresh[(rec.case_id, rec.metric)] = rec
-                    writer and writer.write(rec)
+                    if writer:
+                        writer.write(rec)
                 bar.update(len(pending))
                 continue
             ready = []
@@ -184,7 +186,8 @@ def evaluate(
                 if lacking:
                     rec = unscored_record(ctx, judge, case, f"case has no {', '.join(lacking)}")
                     fresh[(case.id, metric.name)] = rec
-                    writer and writer.write(rec)
+                    if writer:
+                        writer.write(rec)
                     bar.update(1)
                 else:
                     ready.append(case)
@@ -194,7 +197,8 @@ def evaluate(
             for start in range(0, len(ready), chunk):
                 for rec in score_chunk(judge, ctx, ready[start : start + chunk]):
                     fresh[(rec.case_id, rec.metric)] = rec
-                    writer and writer.write(rec)
+                    if writer:
+                        writer.write(rec)
                 bar.update(len(ready[start : start + chunk]))
             if writer:
                 writer.sync()
@@ -209,7 +213,7 @@ def evaluate(
 
 def with_components(metrics: Sequence[Metric]) -> list[Metric]:
     """The metrics with every hybrid's components added before the hybrids (once each)."""
-    plain = [m for m in metrics if not isinstance(m, HybridMetric)]
+    plain: list[Metric] = [m for m in metrics if not isinstance(m, HybridMetric)]
     hybrids = [m for m in metrics if isinstance(m, HybridMetric)]
     by_name = {m.name: m for m in plain}
     for h in hybrids:

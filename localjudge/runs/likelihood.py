@@ -7,8 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from localjudge.io.cases import LIST_FIELDS, TestCase
 from localjudge.errors import ContextLengthError, clip
+from localjudge.io.cases import LIST_FIELDS, TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric
@@ -37,7 +37,8 @@ def score_likelihood(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]
 
     `ctx` is the run's `MetricContext`; `base(case)` gives the provenance fields of a record.
     """
-    m: LikelihoodMetric = ctx.metric
+    m = ctx.metric
+    assert isinstance(m, LikelihoodMetric)  # score_chunk's dispatch
     items = [_fit(judge, m, c, ctx.truncate) for c in cases]
     blank = [not it.continuation.strip() for it in items]
     live = [it for it, b in zip(items, blank) if not b]

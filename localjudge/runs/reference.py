@@ -24,7 +24,8 @@ def score_reference(ctx: MetricContext, cases: Sequence[TestCase],
     raw_score = score = ROUGE-L F1 in [0, 1]. A field with no token to compare (ROUGE-L reads
     ASCII letters and digits, as rouge-score does) is unscored with the reason, not scored 0.
     """
-    m: ReferenceMetric = ctx.metric
+    m = ctx.metric
+    assert isinstance(m, ReferenceMetric)  # score_chunk's dispatch
     out = []
     for case in cases:
         target, reference = _text(case.get(m.target)), _text(case.get(m.reference))

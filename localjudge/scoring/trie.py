@@ -11,7 +11,7 @@ Everything here is pure: token surface texts in, a `TokenTree` out.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,7 +62,7 @@ class TokenTree:
         return path[::-1]
 
 
-def _pieces(spellings: Sequence[str]) -> set[str]:
+def _pieces(spellings: Iterable[str]) -> set[str]:
     """Every substring of every spelling: the only surfaces a path token can have."""
     return {s[i:j] for s in spellings for i in range(len(s)) for j in range(i + 1, len(s) + 1)}
 

@@ -112,11 +112,12 @@ def estimate(
     # resamples leave the statistic undefined (a rare group), percentiles would mislead.
     interval = percentile_interval(boot[1:], confidence, min_finite=2) if n_items >= 2 else None
     value = finite(boot[0])
-    defined = value is not None and interval is not None
+    if value is None:
+        interval = None  # no point estimate, no interval
     return Estimate(
         value=value,
-        ci_low=interval.low if defined else None,
-        ci_high=interval.high if defined else None,
+        ci_low=interval.low if interval is not None else None,
+        ci_high=interval.high if interval is not None else None,
         p_value=finite(p_value) if value is not None else None,
         n=n,
         n_items=n_items,
