@@ -79,7 +79,7 @@ def kept_section(md: Path, heading: str = NOTES) -> str:
     the file or the heading is missing.
     """
     text = md.read_text(encoding="utf-8") if md.exists() else ""
-    return "\n" + text[text.index(heading):] if heading in text else ""
+    return "\n" + text[text.index(heading) :] if heading in text else ""
 
 
 def cell(x: float | None, fmt: str = "{:.3f}") -> str:
@@ -110,7 +110,10 @@ def load_summeval(path: str | Path, docs: int | None = None):
             order.append(doc)
         extra = {"doc_id": doc, "system_id": str(row["system_id"]), "reference": row.get("reference") or ""}
         extra |= {f"human_{d}": float(row["scores"][d]) for d in DIMENSIONS}
-        cases.append(TestCase(id=f"{doc}/{row['system_id']}", input=row["source"],
-                              actual_output=row["system_output"], extra=extra))
+        cases.append(
+            TestCase(
+                id=f"{doc}/{row['system_id']}", input=row["source"], actual_output=row["system_output"], extra=extra
+            )
+        )
     keep = set(order[:docs] if docs else order)
     return [c for c in cases if c.extra["doc_id"] in keep]

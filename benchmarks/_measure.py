@@ -109,8 +109,14 @@ def generate_batched(model, tokenizer, ids, new_tokens, budget, pad_id, device, 
             x[b, width - len(ids[i]) :] = torch.tensor(ids[i])
             attn[b, width - len(ids[i]) :] = 1
         with torch.inference_mode():
-            gen = model.generate(input_ids=x.to(device), attention_mask=attn.to(device), pad_token_id=pad_id,
-                                 max_new_tokens=new_tokens, min_new_tokens=new_tokens, **sample)
+            gen = model.generate(
+                input_ids=x.to(device),
+                attention_mask=attn.to(device),
+                pad_token_id=pad_id,
+                max_new_tokens=new_tokens,
+                min_new_tokens=new_tokens,
+                **sample,
+            )
         rep = gen.shape[0] // len(batch)
         decoded = tokenizer.batch_decode(gen[:, width:].cpu(), skip_special_tokens=True)
         for b, i in enumerate(batch):

@@ -71,8 +71,11 @@ def run(judges: list[str], n_boot: int, seed: int) -> dict:
 
     cases = load_cases(HERE / "attacks.jsonl")
     # control: the reference answer itself as the response; a judge that reads the content scores it higher
-    correct = [c.model_copy(update={"id": f"{c.id}-correct", "actual_output": c.expected_output})
-               for c in cases if c.extra["attack"] == "none"]
+    correct = [
+        c.model_copy(update={"id": f"{c.id}-correct", "actual_output": c.expected_output})
+        for c in cases
+        if c.extra["attack"] == "none"
+    ]
     t_all, c_all = time.perf_counter(), time.process_time()
     rows, timings, base_means, unscored, discrimination = [], {}, {}, {}, {}
 
@@ -99,19 +102,46 @@ def run(judges: list[str], n_boot: int, seed: int) -> dict:
             for kind in ATTACKS:
                 xs = per_kind[kind]
                 lo, hi = bootstrap_ci(xs, n_boot, seed)
-                rows.append({"judge": name, "template": template, "hardened": hardened, "attack": kind,
-                             "n": len(xs), "mean_shift": float(np.mean(xs)) if xs else None,
-                             "ci95": [lo, hi], "shifts": xs})
+                rows.append(
+                    {
+                        "judge": name,
+                        "template": template,
+                        "hardened": hardened,
+                        "attack": kind,
+                        "n": len(xs),
+                        "mean_shift": float(np.mean(xs)) if xs else None,
+                        "ci95": [lo, hi],
+                        "shifts": xs,
+                    }
+                )
             allx = [x for k in ATTACKS for x in per_kind[k]]
             lo, hi = bootstrap_ci(allx, n_boot, seed)
-            rows.append({"judge": name, "template": template, "hardened": hardened, "attack": "all",
-                         "n": len(allx), "mean_shift": float(np.mean(allx)) if allx else None,
-                         "ci95": [lo, hi], "shifts": []})
+            rows.append(
+                {
+                    "judge": name,
+                    "template": template,
+                    "hardened": hardened,
+                    "attack": "all",
+                    "n": len(allx),
+                    "mean_shift": float(np.mean(allx)) if allx else None,
+                    "ci95": [lo, hi],
+                    "shifts": [],
+                }
+            )
         del judge
-    return {"machine": machine(*MACHINE), "wall_s": time.perf_counter() - t_all, "cpu_s": time.process_time() - c_all,
-            "load_avg_1m": os.getloadavg()[0], "timings": timings,
-            "n_bootstrap": n_boot, "seed": seed, "base_mean_score": base_means, "discrimination": discrimination,
-            "unscored_items": unscored, "rows": rows}
+    return {
+        "machine": machine(*MACHINE),
+        "wall_s": time.perf_counter() - t_all,
+        "cpu_s": time.process_time() - c_all,
+        "load_avg_1m": os.getloadavg()[0],
+        "timings": timings,
+        "n_bootstrap": n_boot,
+        "seed": seed,
+        "base_mean_score": base_means,
+        "discrimination": discrimination,
+        "unscored_items": unscored,
+        "rows": rows,
+    }
 
 
 def render_md(res: dict) -> str:
@@ -137,13 +167,19 @@ def render_md(res: dict) -> str:
         ci = "-" if r["mean_shift"] is None else f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]"
         attack = f"**{r['attack']}**" if r["attack"] == "all" else r["attack"]
         lines.append(f"| {r['judge']} | {r['template']} | {attack} | {r['n']} | {ms} | {ci} |")
-    lines += ["", "Mean normalised score of the 10 wrong base answers (no attack); **discrimination** = mean score",
-              "of the reference answer itself as the response − that mean (a judge that reads the answers scores",
-              "the correct ones higher); unscored items of 70:", ""]
+    lines += [
+        "",
+        "Mean normalised score of the 10 wrong base answers (no attack); **discrimination** = mean score",
+        "of the reference answer itself as the response − that mean (a judge that reads the answers scores",
+        "the correct ones higher); unscored items of 70:",
+        "",
+    ]
     for k, v in res["base_mean_score"].items():
         d = res["discrimination"][k]
-        lines.append(f"- {k}: {'-' if v is None else f'{v:.3f}'}; discrimination {'-' if d is None else f'{d:+.3f}'}; "
-                     f"unscored {res['unscored_items'][k]}")
+        lines.append(
+            f"- {k}: {'-' if v is None else f'{v:.3f}'}; discrimination {'-' if d is None else f'{d:+.3f}'}; "
+            f"unscored {res['unscored_items'][k]}"
+        )
     lines += ["", "Time per step (70 prompts per template: 60 attack-set items + 10 correct controls):", ""]
     lines += [f"- {k}: {v['wall_s']:.0f} s wall, {v['cpu_s']:.0f} s CPU" for k, v in res["timings"].items()]
     return "\n".join(lines) + "\n"

@@ -39,13 +39,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--prompts", type=Path, default=HERE / "prompts.jsonl")
     ap.add_argument("--max-new-tokens", type=int, default=96)
     ap.add_argument("--batch-size", type=int, default=8, help="prompts per generation chunk")
-    ap.add_argument("--gen-dtype", default="bfloat16", choices=["float32", "bfloat16"],
-                    help="dtype of generation (fixed chunks keep it reproducible)")
-    ap.add_argument("--judge-dtype", default="float32", choices=["float32", "bfloat16"],
-                    help="dtype of judging; bf16 scores on CPU shift by up to ~0.08 points with the "
-                         "batch a prompt lands in, fp32 by ~1e-5")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="torch threads; pinned so results do not depend on the core count")
+    ap.add_argument(
+        "--gen-dtype",
+        default="bfloat16",
+        choices=["float32", "bfloat16"],
+        help="dtype of generation (fixed chunks keep it reproducible)",
+    )
+    ap.add_argument(
+        "--judge-dtype",
+        default="float32",
+        choices=["float32", "bfloat16"],
+        help="dtype of judging; bf16 scores on CPU shift by up to ~0.08 points with the "
+        "batch a prompt lands in, fp32 by ~1e-5",
+    )
+    ap.add_argument(
+        "--threads", type=int, default=1, help="torch threads; pinned so results do not depend on the core count"
+    )
     ap.add_argument("--limit", type=int, default=None, help="only the first N prompts (smoke runs)")
     ap.add_argument("--resume", action="store_true", help="continue an interrupted run in --out-dir")
     args = ap.parse_args(argv)
@@ -82,14 +91,27 @@ def main(argv: list[str] | None = None) -> int:
         return timed(f"load {name} ({dtype})", lambda: load_judge(name, device="cpu", dtype=dtype))
 
     def generate(model, first: bool) -> None:
-        timed(f"generate {model.info.name}", lambda: generate_responses(
-            cases, model, responses_file, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
-            resume=args.resume or not first, overwrite=first and not args.resume))
+        timed(
+            f"generate {model.info.name}",
+            lambda: generate_responses(
+                cases,
+                model,
+                responses_file,
+                max_new_tokens=args.max_new_tokens,
+                batch_size=args.batch_size,
+                resume=args.resume or not first,
+                overwrite=first and not args.resume,
+            ),
+        )
 
     def judge(model):
         responses = read_responses(responses_file)
-        return timed(f"judge with {model.info.name}", lambda: judge_responses(
-            model, responses, metric, pairwise, records_dir=out / "records", resume=args.resume))
+        return timed(
+            f"judge with {model.info.name}",
+            lambda: judge_responses(
+                model, responses, metric, pairwise, records_dir=out / "records", resume=args.resume
+            ),
+        )
 
     # Each model is loaded once per role and freed before the next; with one dtype for both
     # roles, the model loaded last for generation judges first (three loads instead of four).
@@ -112,14 +134,17 @@ def main(argv: list[str] | None = None) -> int:
     verdicts.sort(key=lambda v: v.judge.name)
 
     responses = read_responses(responses_file)
-    study = timed("analysis", lambda: analyze_verdicts(
-        verdicts, responses, responses_file, metric, pairwise, settings=BiasSettings(seed=0)))
+    study = timed(
+        "analysis",
+        lambda: analyze_verdicts(verdicts, responses, responses_file, metric, pairwise, settings=BiasSettings(seed=0)),
+    )
     if responses_file.is_relative_to(ROOT):  # no absolute paths of this clone in committed files
         study = study.model_copy(update={"responses_file": str(responses_file.relative_to(ROOT))})
     write_study(study, verdicts, out)
     total = time.perf_counter() - start
     (out / "results.md").write_text(
-        results_markdown(study, verdicts, out, args, timings, total, load_start, os.getloadavg()), encoding="utf-8")
+        results_markdown(study, verdicts, out, args, timings, total, load_start, os.getloadavg()), encoding="utf-8"
+    )
     print("\n".join(summary_lines(study)))
     print(f"total {total / 60:.1f} min; files in {out}")
     return 0
@@ -146,7 +171,8 @@ def _quality(out: Path, verdicts) -> dict[tuple[str, str], dict]:
             mass = [r.valid_mass for r in recs if r.valid_mass is not None]
             scores = [r.raw_score if r.raw_score is not None else r.score for r in recs if r.score is not None]
             stats[(v.judge.name, recs[0].metric)] = {
-                "n": len(recs), "unscored": sum(r.score is None for r in recs),
+                "n": len(recs),
+                "unscored": sum(r.score is None for r in recs),
                 "mass": float(np.mean(mass)) if mass else None,
                 "sd": float(np.std(scores)) if scores else None,
                 "mean": float(np.mean(scores)) if scores else None,
@@ -172,25 +198,36 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
     m = machine("python")
     p, q = study.pointwise, study.pairwise
     lines = [
-        "# Bias study: SmolLM2-135M vs Gemma 3 270M (embedded judges, CPU)", "",
-        "Command (from the repository root, fresh clone with the venv installed):", "",
-        "```", ".venv/bin/python benchmarks/bias_study.py"
-        + (f" --limit {args.limit}" if args.limit else ""), "```", "",
+        "# Bias study: SmolLM2-135M vs Gemma 3 270M (embedded judges, CPU)",
+        "",
+        "Command (from the repository root, fresh clone with the venv installed):",
+        "",
+        "```",
+        ".venv/bin/python benchmarks/bias_study.py" + (f" --limit {args.limit}" if args.limit else ""),
+        "```",
+        "",
         f"- Machine: {m['cpu']}, {m['cores']} cores; torch threads {args.threads}; "
         f"Python {m['python']}. Load average at start/end: {load_start[0]:.1f} / {load_end[0]:.1f} "
         "(a shared machine: other jobs ran concurrently, so wall times are pessimistic).",
         f"- dtype: {args.gen_dtype} for generation, {args.judge_dtype} for judging, device cpu. Greedy decoding, "
         f"max_new_tokens {args.max_new_tokens}, generation chunks of {args.batch_size} prompts.",
         f"- Prompts: {study.n_items} (`benchmarks/bias/prompts.jsonl`); generators: "
-        + ", ".join(f"{g.name} ({g.family}, {g.info.get('provenance', '')[:19]}…)" for g in study.generators) + ".",
+        + ", ".join(f"{g.name} ({g.family}, {g.info.get('provenance', '')[:19]}…)" for g in study.generators)
+        + ".",
         "- Judges: the same two models; pointwise metric `correctness` (1–5, against the reference), "
         "pairwise metric `pairwise` on every SmolLM-vs-Gemma pair, both orders; prompt template "
         f"`{template_version()}` (another template gives other numbers).",
         f"- Wall time: **{total / 60:.1f} min** in all; CPU time of this process {cpu / 60:.1f} min "
-        "(what it would take on otherwise idle cores).", "",
-        "| phase | seconds |", "|---|---|", *[f"| {k} | {t:.0f} |" for k, t in timings], "",
-        "## Key numbers", "",
-        "Estimate [95% bootstrap CI over prompts], unadjusted p (Holm-adjusted verdicts are in report.md).", "",
+        "(what it would take on otherwise idle cores).",
+        "",
+        "| phase | seconds |",
+        "|---|---|",
+        *[f"| {k} | {t:.0f} |" for k, t in timings],
+        "",
+        "## Key numbers",
+        "",
+        "Estimate [95% bootstrap CI over prompts], unadjusted p (Holm-adjusted verdicts are in report.md).",
+        "",
         "| judge | self-preference DiD (points, 1–5 scale) | raw own − other gap | pairwise P(own) − reference | "
         "P(first position wins) | flip rate | length slope (points / 100 chars) |",
         "|---|---|---|---|---|---|---|",
@@ -205,33 +242,49 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
             f"| {n} | {_fmt(sp[n].did) if n in sp else '–'} | {_fmt(sp[n].raw_gap) if n in sp else '–'} | "
             f"{_fmt(psp[n].difference) if n in psp else '–'} | "
             f"{_fmt(pos[n].first_position, signed=False) if n in pos else '–'} | "
-            f"{_fmt(pos[n].flip_rate, signed=False) if n in pos else '–'} | {_fmt(ln[n].slope) if n in ln else '–'} |")
+            f"{_fmt(pos[n].flip_rate, signed=False) if n in pos else '–'} | {_fmt(ln[n].slope) if n in ln else '–'} |"
+        )
     lines += ["", "Summary from the analysis:", ""]
     lines += [f"- {s}" for r in (p, q) if r is not None for s in r.summary]
     quality = _quality(out, verdicts)
-    lines += ["", "How well each judge discriminates at all (from `records/`):", "",
-              "| judge | metric | mean valid mass | unscored | score sd | mean score |", "|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "How well each judge discriminates at all (from `records/`):",
+        "",
+        "| judge | metric | mean valid mass | unscored | score sd | mean score |",
+        "|---|---|---|---|---|---|",
+    ]
     num = lambda x: "–" if x is None else f"{x:.3f}"  # noqa: E731
     for (judge, met), st in quality.items():
-        lines.append(f"| {judge} | {met} | {num(st['mass'])} | {st['unscored']}/{st['n']} | {num(st['sd'])} | "
-                     f"{num(st['mean'])} |")
-    lines += ["", "## Caveats", "",
-              "- These are tiny models (135M instruct, 270M *base*), so a null result here says little about "
-              "larger judges; run the same pipeline (`localjudge generate` + `localjudge bias`) with registry "
-              "judges on a GPU for a meaningful study. What this run shows about the judges themselves:"]
+        lines.append(
+            f"| {judge} | {met} | {num(st['mass'])} | {st['unscored']}/{st['n']} | {num(st['sd'])} | "
+            f"{num(st['mean'])} |"
+        )
+    lines += [
+        "",
+        "## Caveats",
+        "",
+        "- These are tiny models (135M instruct, 270M *base*), so a null result here says little about "
+        "larger judges; run the same pipeline (`localjudge generate` + `localjudge bias`) with registry "
+        "judges on a GPU for a meaningful study. What this run shows about the judges themselves:",
+    ]
     for (judge, met), st in quality.items():
         if met == metric_name(study, "metric") and st["sd"] is not None:
-            lines.append(f"  - {judge} gives correctness scores with sd {st['sd']:.2f} on the 1–5 scale around "
-                         f"{st['mean']:.2f} (mean valid mass {st['mass']:.2f}): "
-                         + ("it barely tells answers apart." if st["sd"] < 0.25 else "some spread."))
+            lines.append(
+                f"  - {judge} gives correctness scores with sd {st['sd']:.2f} on the 1–5 scale around "
+                f"{st['mean']:.2f} (mean valid mass {st['mass']:.2f}): "
+                + ("it barely tells answers apart." if st["sd"] < 0.25 else "some spread.")
+            )
         if met == metric_name(study, "pairwise_metric"):
             note = f"  - {judge} pairwise: {st['unscored']} of {st['n']} pairs unscored"
             if st["unscored"]:
                 note += " (too little probability on 'A'/'B' after the prompt; skipped, never guessed)"
             if judge in pos and pos[judge].flip_rate.value is not None:
-                note += (f"; among scored pairs its verdict flips with the order in "
-                         f"{100 * pos[judge].flip_rate.value:.0f}% and the answer shown first gets "
-                         f"{pos[judge].first_position.value:.2f} probability on average")
+                note += (
+                    f"; among scored pairs its verdict flips with the order in "
+                    f"{100 * pos[judge].flip_rate.value:.0f}% and the answer shown first gets "
+                    f"{pos[judge].first_position.value:.2f} probability on average"
+                )
             lines.append(note + ".")
     lines += [
         "- Gemma 3 270M is a base model: it answers the plain `Question: …\\nAnswer:` prompt and its "

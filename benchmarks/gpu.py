@@ -41,21 +41,57 @@ from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer  # noqa: E402
 
 # Values copied from the models' config.json files (hidden, layers, heads, kv heads, MLP, vocab, rope).
 CONFIGS = {
-    "llama3.2-1b": dict(arch="llama", hidden_size=2048, num_hidden_layers=16, num_attention_heads=32,
-                        num_key_value_heads=8, head_dim=64, intermediate_size=8192, vocab_size=128256,
-                        rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=True,
-                        max_position_embeddings=131072),
-    "llama3.1-8b": dict(arch="llama", hidden_size=4096, num_hidden_layers=32, num_attention_heads=32,
-                        num_key_value_heads=8, head_dim=128, intermediate_size=14336, vocab_size=128256,
-                        rope_theta=500000.0, rms_norm_eps=1e-5, tie_word_embeddings=False,
-                        max_position_embeddings=131072),
-    "qwen2.5-7b": dict(arch="qwen2", hidden_size=3584, num_hidden_layers=28, num_attention_heads=28,
-                       num_key_value_heads=4, intermediate_size=18944, vocab_size=152064,
-                       rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False,
-                       max_position_embeddings=32768),
+    "llama3.2-1b": dict(
+        arch="llama",
+        hidden_size=2048,
+        num_hidden_layers=16,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=64,
+        intermediate_size=8192,
+        vocab_size=128256,
+        rope_theta=500000.0,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=True,
+        max_position_embeddings=131072,
+    ),
+    "llama3.1-8b": dict(
+        arch="llama",
+        hidden_size=4096,
+        num_hidden_layers=32,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=128,
+        intermediate_size=14336,
+        vocab_size=128256,
+        rope_theta=500000.0,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=False,
+        max_position_embeddings=131072,
+    ),
+    "qwen2.5-7b": dict(
+        arch="qwen2",
+        hidden_size=3584,
+        num_hidden_layers=28,
+        num_attention_heads=28,
+        num_key_value_heads=4,
+        intermediate_size=18944,
+        vocab_size=152064,
+        rope_theta=1000000.0,
+        rms_norm_eps=1e-6,
+        tie_word_embeddings=False,
+        max_position_embeddings=32768,
+    ),
 }
-TINY = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
-            intermediate_size=128, vocab_size=2048)
+TINY = dict(
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=16,
+    intermediate_size=128,
+    vocab_size=2048,
+)
 
 
 def build_model(name: str, tiny: bool, device: str, dtype: torch.dtype):
@@ -92,8 +128,7 @@ def geval_like_ids(tok, n: int, seed: int = 0) -> list[list[int]]:
     words = min(len(tok), 527)  # the trained part of the vocabulary
     prefixes = [[rng.randrange(1, words) for _ in range(300)] for _ in range(3)]
     tail = tok("\n\nScore:")["input_ids"]
-    return [prefixes[k % 3] + [rng.randrange(1, words) for _ in range(rng.randint(150, 450))] + tail
-            for k in range(n)]
+    return [prefixes[k % 3] + [rng.randrange(1, words) for _ in range(rng.randint(150, 450))] + tail for k in range(n)]
 
 
 def bench_model(name: str, args, device: str) -> dict:
@@ -122,8 +157,10 @@ def bench_model(name: str, args, device: str) -> dict:
         "lj": (len(ids), lambda: engine(False)),
         "lj+prefix": (len(ids), lambda: engine(True)),
         "gen4": (len(ids), lambda: generate_batched(model, tok, ids, 4, args.budget, pad, device, do_sample=False)),
-        "gen100": (len(subset), lambda: generate_batched(model, tok, subset, 100, args.budget, pad, device,
-                                                          do_sample=False)),
+        "gen100": (
+            len(subset),
+            lambda: generate_batched(model, tok, subset, 100, args.budget, pad, device, do_sample=False),
+        ),
     }
     times = {k: [] for k in methods}
     mem = dict.fromkeys(methods, 0)
@@ -141,16 +178,29 @@ def bench_model(name: str, args, device: str) -> dict:
     body = sum(p.numel() for n, p in model.named_parameters() if "embed" not in n and "lm_head" not in n)
     flops = [useful_flops(model.config, body, len(r) + len(tree_tokens), len(tree_tokens) + 1) for r in ids]
     peak = matmul_peak(dtype, device, size=2048 if args.tiny else 8192)
-    out = {"model": name, "tiny": args.tiny, "items": len(ids), "budget": args.budget,
-           "mean_prompt_tokens": statistics.mean(len(r) for r in ids), "padding_waste": plan.padding_waste,
-           "prefix_padding_waste": prefix_plan.padding_waste, "matmul_peak_flops": peak, "methods": {}}
+    out = {
+        "model": name,
+        "tiny": args.tiny,
+        "items": len(ids),
+        "budget": args.budget,
+        "mean_prompt_tokens": statistics.mean(len(r) for r in ids),
+        "padding_waste": plan.padding_waste,
+        "prefix_padding_waste": prefix_plan.padding_waste,
+        "matmul_peak_flops": peak,
+        "methods": {},
+    }
     for key, (n, _) in methods.items():
         on = ids if n == len(ids) else subset
         work = sum(flops[: len(on)]) if on is subset else sum(flops)
         t = statistics.median(times[key])
-        out["methods"][key] = {"n": n, "seconds": times[key], "items_per_s": n / t,
-                               "tokens_per_s": sum(map(len, on)) / t, "peak_mem_bytes": mem[key],
-                               "mfu": work / t / peak}
+        out["methods"][key] = {
+            "n": n,
+            "seconds": times[key],
+            "items_per_s": n / t,
+            "tokens_per_s": sum(map(len, on)) / t,
+            "peak_mem_bytes": mem[key],
+            "mfu": work / t / peak,
+        }
     f = out["methods"]["floor"]
     for v in out["methods"].values():
         v["items_ratio"] = v["items_per_s"] / f["items_per_s"]
@@ -163,21 +213,28 @@ def bench_model(name: str, args, device: str) -> dict:
 
 
 def markdown(results: list[dict], machine: str) -> str:
-    lines = [f"# GPU benchmark ({machine})", "",
-             "| model | method | items/s | × floor | tokens/s | peak mem GiB | × floor | MFU |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# GPU benchmark ({machine})",
+        "",
+        "| model | method | items/s | × floor | tokens/s | peak mem GiB | × floor | MFU |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in results:
         for k, v in r["methods"].items():
             mr = f"{v['mem_ratio']:.2f}" if v["mem_ratio"] else "-"
-            lines.append(f"| {r['model']}{' (tiny)' if r['tiny'] else ''} | {k} (n={v['n']}) | "
-                         f"{v['items_per_s']:.2f} | {v['items_ratio']:.3f} | {v['tokens_per_s']:.0f} | "
-                         f"{v['peak_mem_bytes'] / 2**30:.2f} | {mr} | {v['mfu']:.1%} |")
+            lines.append(
+                f"| {r['model']}{' (tiny)' if r['tiny'] else ''} | {k} (n={v['n']}) | "
+                f"{v['items_per_s']:.2f} | {v['items_ratio']:.3f} | {v['tokens_per_s']:.0f} | "
+                f"{v['peak_mem_bytes'] / 2**30:.2f} | {mr} | {v['mfu']:.1%} |"
+            )
     lines.append("")
     for r in results:
-        lines.append(f"- {r['model']}: {r['items']} prompts, mean {r['mean_prompt_tokens']:.0f} tokens, "
-                     f"budget {r['budget']}, padding waste {r['padding_waste']:.1%} "
-                     f"(prefix plan {r['prefix_padding_waste']:.1%}), bf16 matmul peak "
-                     f"{r['matmul_peak_flops'] / 1e12:.1f} TFLOP/s")
+        lines.append(
+            f"- {r['model']}: {r['items']} prompts, mean {r['mean_prompt_tokens']:.0f} tokens, "
+            f"budget {r['budget']}, padding waste {r['padding_waste']:.1%} "
+            f"(prefix plan {r['prefix_padding_waste']:.1%}), bf16 matmul peak "
+            f"{r['matmul_peak_flops'] / 1e12:.1f} TFLOP/s"
+        )
     return "\n".join(lines) + "\n"
 
 

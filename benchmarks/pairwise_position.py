@@ -51,9 +51,14 @@ def run_set(judge, name: str, pairs: list[dict], metric, raw_dir: Path | None):
     from localjudge.io.cases import TestCase
     from localjudge.runs.evaluate import evaluate
 
-    cases = [TestCase(id=f"{name}-{p['index']:03d}", input=p["input"],
-                      extra={"output_1": p["output_1"], "output_2": p["output_2"], "label": p["label"]})
-             for p in pairs]
+    cases = [
+        TestCase(
+            id=f"{name}-{p['index']:03d}",
+            input=p["input"],
+            extra={"output_1": p["output_1"], "output_2": p["output_2"], "label": p["label"]},
+        )
+        for p in pairs
+    ]
     start = time.perf_counter()
     out = raw_dir / f"{judge.info.name}.{name}.jsonl" if raw_dir else None
     results = evaluate(cases, [metric], judge, truncate=True, out=out, overwrite=True).records
@@ -61,14 +66,22 @@ def run_set(judge, name: str, pairs: list[dict], metric, raw_dir: Path | None):
     records = []
     for p, r in zip(pairs, results):
         d = r.pairwise
-        records.append(PairwiseRecord(
-            item_id=r.case_id, judge=judge.info.name, judge_family=judge.info.family,
-            generator_a="output_1", family_a="human-data", generator_b="output_2", family_b="human-data",
-            p_a_first=None if d is None else d.p_first_better_shown_first,
-            p_a_second=None if d is None else d.p_first_better_shown_second,
-            human_preferred="a" if p["label"] == 1 else "b",
-            length_a=len(p["output_1"]), length_b=len(p["output_2"]),
-        ))
+        records.append(
+            PairwiseRecord(
+                item_id=r.case_id,
+                judge=judge.info.name,
+                judge_family=judge.info.family,
+                generator_a="output_1",
+                family_a="human-data",
+                generator_b="output_2",
+                family_b="human-data",
+                p_a_first=None if d is None else d.p_first_better_shown_first,
+                p_a_second=None if d is None else d.p_first_better_shown_second,
+                human_preferred="a" if p["label"] == 1 else "b",
+                length_a=len(p["output_1"]),
+                length_b=len(p["output_2"]),
+            )
+        )
     from localjudge.metrics import prompts as P
 
     def n_tokens(case, first: str, second: str) -> int:  # the prompt `evaluate` builds, one order
@@ -90,11 +103,22 @@ def summarize_set(records, results, speed, settings) -> dict:
         "truncated": sum(r.truncated is not None for r in results),
         "position": pos.model_dump(mode="json"),
         "prefers_longer": length[0].prefers_longer.model_dump(mode="json") if length else None,
-        "speed": speed | {"pairs_per_s": len(records) / speed["seconds"],
-                          "prompt_tokens_per_s": speed["prompt_tokens"] / speed["seconds"]},
-        "pairs": [{"id": r.item_id, "p_a_first": r.p_a_first, "p_a_second": r.p_a_second,
-                   "human": r.human_preferred, "valid_mass": res.valid_mass, "unscored": res.unscored_reason}
-                  for r, res in zip(records, results)],
+        "speed": speed
+        | {
+            "pairs_per_s": len(records) / speed["seconds"],
+            "prompt_tokens_per_s": speed["prompt_tokens"] / speed["seconds"],
+        },
+        "pairs": [
+            {
+                "id": r.item_id,
+                "p_a_first": r.p_a_first,
+                "p_a_second": r.p_a_second,
+                "human": r.human_preferred,
+                "valid_mass": res.valid_mass,
+                "unscored": res.unscored_reason,
+            }
+            for r, res in zip(records, results)
+        ],
     }
 
 
@@ -103,14 +127,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data-dir", type=Path, default=DATA_DIR)
     ap.add_argument("--limit", type=int, default=60, help="pairs per set, seeded subset; 0 = all")
     ap.add_argument("--judge", dest="judges", action="append", help="judge (repeatable); default both embedded")
-    ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"],
-                    help="float32: verdicts do not depend on the padded batch (bf16 on CPU: they do)")
+    ap.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "bfloat16"],
+        help="float32: verdicts do not depend on the padded batch (bf16 on CPU: they do)",
+    )
     ap.add_argument("--threads", type=int, default=1, help="torch threads (pinned for reproducibility)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the subset and of the bootstrap")
-    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks/bias/pairwise_position",
-                    help="output stem: writes STEM.md and STEM.json")
-    ap.add_argument("--records-dir", type=Path, default=None,
-                    help="also keep evaluate's full result records (distributions, prompts' texts) here")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "benchmarks/bias/pairwise_position",
+        help="output stem: writes STEM.md and STEM.json",
+    )
+    ap.add_argument(
+        "--records-dir",
+        type=Path,
+        default=None,
+        help="also keep evaluate's full result records (distributions, prompts' texts) here",
+    )
     args = ap.parse_args(argv)
 
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -129,9 +165,16 @@ def main(argv: list[str] | None = None) -> int:
         raw_dir.mkdir(parents=True, exist_ok=True)
     load_avg = [os.getloadavg()[0]]
     start = time.perf_counter()
-    out: dict = {"command": " ".join(["benchmarks/pairwise_position.py", *(argv or sys.argv[1:])]),
-                 "limit_per_set": args.limit or None, "seed": args.seed, "dtype": args.dtype,
-                 "threads": args.threads, "set_sizes": {}, "judges": {}, "results": {}}
+    out: dict = {
+        "command": " ".join(["benchmarks/pairwise_position.py", *(argv or sys.argv[1:])]),
+        "limit_per_set": args.limit or None,
+        "seed": args.seed,
+        "dtype": args.dtype,
+        "threads": args.threads,
+        "set_sizes": {},
+        "judges": {},
+        "results": {},
+    }
     for name in SETS:
         out["set_sizes"][name] = len(json.loads((args.data_dir / f"{name}.json").read_text(encoding="utf-8")))
     for judge_name in args.judges or EMBEDDED_JUDGES:
@@ -142,8 +185,11 @@ def main(argv: list[str] | None = None) -> int:
             records, results, speed = run_set(judge, name, data[name], metric, raw_dir)
             out["results"].setdefault(name, {})[judge_name] = summarize_set(records, results, speed, settings)
             s = out["results"][name][judge_name]
-            print(f"{judge_name} {name}: {s['n_pairs']} pairs in {speed['seconds']:.0f}s, flip rate "
-                  f"{s['position']['flip_rate']['value']:.2f}", file=sys.stderr)
+            print(
+                f"{judge_name} {name}: {s['n_pairs']} pairs in {speed['seconds']:.0f}s, flip rate "
+                f"{s['position']['flip_rate']['value']:.2f}",
+                file=sys.stderr,
+            )
         del judge
         gc.collect()
         load_avg.append(os.getloadavg()[0])
@@ -169,29 +215,41 @@ def markdown(out: dict) -> str:
     m = machine("python")
     limit = out["limit_per_set"]
     lines = [
-        "# Pairwise position bias of the embedded judges", "",
-        "Command (repository root):", "", "```", f".venv/bin/python {out['command']}".rstrip(), "```", "",
+        "# Pairwise position bias of the embedded judges",
+        "",
+        "Command (repository root):",
+        "",
+        "```",
+        f".venv/bin/python {out['command']}".rstrip(),
+        "```",
+        "",
         f"- Machine: {m['cpu']}, {m['cores']} cores, torch threads {out['threads']}, dtype {out['dtype']}, "
         f"Python {m['python']}. Load average during the run: "
-        + ", ".join(f"{x:.1f}" for x in out["load_average"]) + " (shared machine).",
+        + ", ".join(f"{x:.1f}" for x in out["load_average"])
+        + " (shared machine).",
         f"- Wall time: {out['wall_s'] / 60:.1f} min for everything below (model loads included).",
-        "- Pairs: " + ", ".join(
-            f"{name} {limit or size} of {size}" for name, size in out["set_sizes"].items())
-        + (f" (seeded random subset, seed {out['seed']}; `--limit 0` runs all)" if limit else "") + ".",
+        "- Pairs: "
+        + ", ".join(f"{name} {limit or size} of {size}" for name, size in out["set_sizes"].items())
+        + (f" (seeded random subset, seed {out['seed']}; `--limit 0` runs all)" if limit else "")
+        + ".",
         "- Metric: built-in `pairwise` (A/B, no tie) through `evaluate`, both presentation orders. "
-        "Accuracy is agreement with the human label; chance is 50%. \"output_1 first\" uses only the "
+        'Accuracy is agreement with the human label; chance is 50%. "output_1 first" uses only the '
         "order in which the data set's output_1 is shown as A; \"combined\" averages both orders' "
         "probabilities. Flip rate: share of pairs whose verdict changes when the order is swapped. "
         "P(first wins): mean probability given to the answer shown first (0.5 = no position bias; "
         "p from a sign-flip test over pairs). Accuracies, flip rate and P(first wins) are over the scored "
         "pairs; a pair is unscored when the judge puts less than 0.1 of its probability on 'A'/'B' in "
-        "either order. Intervals: 95% bootstrap over pairs.", "",
+        "either order. Intervals: 95% bootstrap over pairs.",
+        "",
     ]
     for name, by_judge in out["results"].items():
-        lines += [f"## {name}", "",
-                  "| judge | pairs | unscored | accuracy, output_1 first | accuracy, output_1 second | "
-                  "accuracy, combined | flip rate | P(first wins) | p | P(longer wins) |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {name}",
+            "",
+            "| judge | pairs | unscored | accuracy, output_1 first | accuracy, output_1 second | "
+            "accuracy, combined | flip rate | P(first wins) | p | P(longer wins) |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for judge, s in by_judge.items():
             pos = s["position"]
             p = pos["first_position"].get("p_value")
@@ -199,29 +257,46 @@ def markdown(out: dict) -> str:
                 f"| {judge} | {s['n_pairs']} | {s['unscored']} | {_e(pos['accuracy_a_first'], True)} | "
                 f"{_e(pos['accuracy_a_second'], True)} | {_e(pos['accuracy_combined'], True)} | "
                 f"{_e(pos['flip_rate'], True)} | {_e(pos['first_position'])} | "
-                f"{'–' if p is None else f'{p:.3g}'} | {_e(s['prefers_longer'])} |")
+                f"{'–' if p is None else f'{p:.3g}'} | {_e(s['prefers_longer'])} |"
+            )
         lines.append("")
-    lines += ["## Throughput", "",
-              "| judge | set | prompts (both orders) | prompt tokens | seconds | pairs/s | prompt tokens/s |",
-              "|---|---|---|---|---|---|---|"]
+    lines += [
+        "## Throughput",
+        "",
+        "| judge | set | prompts (both orders) | prompt tokens | seconds | pairs/s | prompt tokens/s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, by_judge in out["results"].items():
         for judge, s in by_judge.items():
             sp = s["speed"]
-            lines.append(f"| {judge} | {name} | {sp['prompts']} | {sp['prompt_tokens']} | {sp['seconds']:.0f} | "
-                         f"{sp['pairs_per_s']:.3f} | {sp['prompt_tokens_per_s']:.0f} |")
-    full_tokens = sum(s["speed"]["prompt_tokens"] / s["n_pairs"] * out["set_sizes"][name]
-                      for name, by_judge in out["results"].items() for s in by_judge.values())
+            lines.append(
+                f"| {judge} | {name} | {sp['prompts']} | {sp['prompt_tokens']} | {sp['seconds']:.0f} | "
+                f"{sp['pairs_per_s']:.3f} | {sp['prompt_tokens_per_s']:.0f} |"
+            )
+    full_tokens = sum(
+        s["speed"]["prompt_tokens"] / s["n_pairs"] * out["set_sizes"][name]
+        for name, by_judge in out["results"].items()
+        for s in by_judge.values()
+    )
     rate = sum(s["speed"]["prompt_tokens"] for b in out["results"].values() for s in b.values()) / sum(
-        s["speed"]["seconds"] for b in out["results"].values() for s in b.values())
+        s["speed"]["seconds"] for b in out["results"].values() for s in b.values()
+    )
     truncated = sum(s["truncated"] for b in out["results"].values() for s in b.values())
     lines += [
-        "", f"At the measured {rate:.0f} prompt tokens/s, the full {sum(out['set_sizes'].values())} pairs "
+        "",
+        f"At the measured {rate:.0f} prompt tokens/s, the full {sum(out['set_sizes'].values())} pairs "
         f"with both judges (~{full_tokens / 1000:.0f}k prompt tokens) would take about "
         f"{full_tokens / rate / 60:.0f} min plus model loads on this machine"
-        + (", beyond the ~25 min budget: hence the subset. Full run: "
-           "`.venv/bin/python benchmarks/pairwise_position.py --limit 0`." if limit else "."),
+        + (
+            ", beyond the ~25 min budget: hence the subset. Full run: "
+            "`.venv/bin/python benchmarks/pairwise_position.py --limit 0`."
+            if limit
+            else "."
+        ),
         f"- Truncated pairs: {truncated} (every pair fit the judges' contexts: 8k tokens SmolLM2, 32k Gemma 3).",
-        "", "## Reading the numbers", "",
+        "",
+        "## Reading the numbers",
+        "",
     ]
     for judge in out["judges"]:
         per_set = [(name, b[judge]) for name, b in out["results"].items() if judge in b]
@@ -235,16 +310,23 @@ def markdown(out: dict) -> str:
             if pos["flip_rate"]["value"] is None:
                 continue
             acc = pos["accuracy_combined"]["value"]
-            line += (f"; {name}: verdict flips with the order in {100 * pos['flip_rate']['value']:.0f}% of "
-                     f"scored pairs, first position gets {pos['first_position']['value']:.2f}, combined accuracy "
-                     f"{100 * acc:.0f}%")
+            line += (
+                f"; {name}: verdict flips with the order in {100 * pos['flip_rate']['value']:.0f}% of "
+                f"scored pairs, first position gets {pos['first_position']['value']:.2f}, combined accuracy "
+                f"{100 * acc:.0f}%"
+            )
         lines.append(line + ".")
     lines += [
-        *(["- bf16 on CPU: a prompt's verdict depends slightly on which other prompts share its padded batch "
-           "(in the bias study, correctness scores of the same prompt moved by up to 0.08 points on 1–5 between "
-           "batchings; fp32: ~1e-5). Pairs near 0.5 can change sides; flip rates and P(first wins) far from 0.5 "
-           "do not. `--dtype float32` gives batch-invariant verdicts at about half the speed."]
-          if out["dtype"] == "bfloat16" else []),
+        *(
+            [
+                "- bf16 on CPU: a prompt's verdict depends slightly on which other prompts share its padded batch "
+                "(in the bias study, correctness scores of the same prompt moved by up to 0.08 points on 1–5 between "
+                "batchings; fp32: ~1e-5). Pairs near 0.5 can change sides; flip rates and P(first wins) far from 0.5 "
+                "do not. `--dtype float32` gives batch-invariant verdicts at about half the speed."
+            ]
+            if out["dtype"] == "bfloat16"
+            else []
+        ),
         "- These are tiny judges (SmolLM2-135M instruct, Gemma 3 270M base), far from usable pairwise judges; "
         "the benchmark's point is the measurement (both orders, per-order accuracy, flip rate), which "
         "applies unchanged to registry judges on a GPU (`--judge NAME`).",

@@ -49,13 +49,18 @@ def correctness_pmi():
     """Mean PMI of the answer and the reference answer, given the question."""
     from localjudge.metrics.spec import metric_from_dict
 
-    return metric_from_dict({
-        "kind": "likelihood", "name": "correctness_pmi",
-        "instruction": "Answer the question; the reference answer above is correct.",
-        "fields": ["expected_output", "input"], "required": ["expected_output", "input", "actual_output"],
-        "field_labels": {"expected_output": "Reference answer", "input": "Question"}, "target_label": "Answer",
-        "pmi": {"without": ["expected_output"], "instruction": "Answer the question."},
-    })
+    return metric_from_dict(
+        {
+            "kind": "likelihood",
+            "name": "correctness_pmi",
+            "instruction": "Answer the question; the reference answer above is correct.",
+            "fields": ["expected_output", "input"],
+            "required": ["expected_output", "input", "actual_output"],
+            "field_labels": {"expected_output": "Reference answer", "input": "Question"},
+            "target_label": "Answer",
+            "pmi": {"without": ["expected_output"], "instruction": "Answer the question."},
+        }
+    )
 
 
 def metrics(set_name: str):
@@ -79,8 +84,10 @@ def load(set_name: str, docs: int | None):
         cases = load_cases(OUT / "contrastive.jsonl")
         return cases, {c.id: c.extra["label"] for c in cases}, [c.extra["pair"] for c in cases]
     rows = load_summeval(SUMMEVAL_DATA, docs)
-    cases = [TestCase(id=c.id, input=QUESTION, retrieval_context=[c.input], actual_output=c.actual_output,
-                      extra=c.extra) for c in rows]
+    cases = [
+        TestCase(id=c.id, input=QUESTION, retrieval_context=[c.input], actual_output=c.actual_output, extra=c.extra)
+        for c in rows
+    ]
     return cases, {c.id: c.extra["human_consistency"] for c in cases}, [c.extra["doc_id"] for c in cases]
 
 
@@ -91,8 +98,11 @@ def scorer_values(records) -> dict[str, dict[str, float | None]]:
         if r.kind == "likelihood":
             d = r.likelihood
             out.setdefault(r.metric, {})[r.case_id] = r.raw_score
-            key, value = ((f"{r.metric} min-token-pmi", d.pmi_min) if d is not None and d.pmi_min is not None
-                          else (f"{r.metric} min-token", d.given_source.min if d is not None else None))
+            key, value = (
+                (f"{r.metric} min-token-pmi", d.pmi_min)
+                if d is not None and d.pmi_min is not None
+                else (f"{r.metric} min-token", d.given_source.min if d is not None else None)
+            )
             out.setdefault(key, {})[r.case_id] = value
         else:
             out.setdefault(r.metric, {})[r.case_id] = r.raw_score
@@ -122,7 +132,9 @@ def figures(values: dict[str, float | None], labels: dict, pairs: list | None, c
         y = np.array([labels[i] for i in ids])
         g = np.array([c.extra["doc_id"] for c in cases if c.id in set(ids)])
         out["spearman"] = summary_level(x, y, g).means.spearman
-        out["auroc_all5_vs_rest"] = auroc([values[i] for i in ids if labels[i] >= 5], [values[i] for i in ids if labels[i] < 5])
+        out["auroc_all5_vs_rest"] = auroc(
+            [values[i] for i in ids if labels[i] >= 5], [values[i] for i in ids if labels[i] < 5]
+        )
         return out
     good = [values[i] for i in ids if labels[i] == 1]
     bad = [values[i] for i in ids if labels[i] == 0]
@@ -156,51 +168,76 @@ def run_set(judge, set_name: str, docs: int | None) -> dict:
         recs += evaluate(cases, [metric], judge, progress=False, chunk_size=64).records
         seconds[metric.name] = round(time.perf_counter() - t0, 1)
     vals = scorer_values(recs)
-    return {"cases": len(cases), "labelled": len(labels), "wall_s": round(sum(seconds.values()), 1),
-            "metric_seconds": seconds,
-            "scorers": {s: figures(v, labels, pairs, cases, set_name) for s, v in vals.items()}}
+    return {
+        "cases": len(cases),
+        "labelled": len(labels),
+        "wall_s": round(sum(seconds.values()), 1),
+        "metric_seconds": seconds,
+        "scorers": {s: figures(v, labels, pairs, cases, set_name) for s, v in vals.items()},
+    }
 
 
 def render(res: dict) -> str:
-    lines = ["# RAG faithfulness: which scorers separate supported from unsupported answers", "",
-             "Made by `benchmarks/rag_faithfulness.py`; sets and scorers in its docstring. "
-             f"Machine: {res['machine']['cpu']}, {res['machine']['cores']} cores, fp32.", ""]
+    lines = [
+        "# RAG faithfulness: which scorers separate supported from unsupported answers",
+        "",
+        "Made by `benchmarks/rag_faithfulness.py`; sets and scorers in its docstring. "
+        f"Machine: {res['machine']['cpu']}, {res['machine']['cores']} cores, fp32.",
+        "",
+    ]
     for judge, sets in res["judges"].items():
         for set_name, r in sets.items():
             lines += [f"## {judge} — {set_name} ({r['labelled']} labelled of {r['cases']} cases, {r['wall_s']} s)", ""]
             r = {**r, "scorers": {s: f for s, f in r["scorers"].items() if f["n"]}}  # a set without its fields
             if r.get("metric_seconds"):
-                lines += ["Wall seconds per metric (a likelihood metric's min-token row comes from the same "
-                          "pass): " + ", ".join(f"{k} {v}" for k, v in r["metric_seconds"].items()) + ".", ""]
+                lines += [
+                    "Wall seconds per metric (a likelihood metric's min-token row comes from the same "
+                    "pass): " + ", ".join(f"{k} {v}" for k, v in r["metric_seconds"].items()) + ".",
+                    "",
+                ]
             if set_name == "summeval":
-                lines += ["| scorer | summary-level ρ vs experts' consistency | AUROC (all experts 5 vs not) | n |",
-                          "|---|---|---|---|"]
+                lines += [
+                    "| scorer | summary-level ρ vs experts' consistency | AUROC (all experts 5 vs not) | n |",
+                    "|---|---|---|---|",
+                ]
                 for s, f in r["scorers"].items():
                     lines.append(f"| {s} | {cell(f['spearman'])} | {cell(f['auroc_all5_vs_rest'])} | {f['n']} |")
             elif set_name == "contrastive":
                 kinds = sorted(k for k in next(iter(r["scorers"].values())) if k.startswith("pair_accuracy_"))
-                lines += ["| scorer | AUROC | pair accuracy | " + " | ".join(k.removeprefix("pair_accuracy_") for k in kinds)
-                          + " | n |", "|---|---|---|" + "---|" * len(kinds) + "---|"]
+                lines += [
+                    "| scorer | AUROC | pair accuracy | "
+                    + " | ".join(k.removeprefix("pair_accuracy_") for k in kinds)
+                    + " | n |",
+                    "|---|---|---|" + "---|" * len(kinds) + "---|",
+                ]
                 for s, f in r["scorers"].items():
-                    lines.append(f"| {s} | {cell(f['auroc'])} | {cell(f['pair_accuracy'])} | "
-                                 + " | ".join(cell(f.get(k)) for k in kinds) + f" | {f['n']} |")
+                    lines.append(
+                        f"| {s} | {cell(f['auroc'])} | {cell(f['pair_accuracy'])} | "
+                        + " | ".join(cell(f.get(k)) for k in kinds)
+                        + f" | {f['n']} |"
+                    )
             else:
                 ids = sorted(RIGHT | WRONG)
-                lines += ["| scorer | AUROC (5 right vs 3 wrong) | separates? | " + " | ".join(
-                          f"{i.removeprefix('rag-')}{'✗' if i in WRONG else ''}" for i in ids) + " |",
-                          "|---|---|---|" + "---|" * len(ids)]
+                lines += [
+                    "| scorer | AUROC (5 right vs 3 wrong) | separates? | "
+                    + " | ".join(f"{i.removeprefix('rag-')}{'✗' if i in WRONG else ''}" for i in ids)
+                    + " |",
+                    "|---|---|---|" + "---|" * len(ids),
+                ]
                 for s, f in r["scorers"].items():
                     sep = "yes" if f["gap"] is not None and f["gap"] > 0 else "no"
-                    lines.append(f"| {s} | {cell(f['auroc'])} | {sep} | " + " | ".join(
-                        cell(f.get("values", {}).get(i), "{:.2f}") for i in ids) + " |")
+                    lines.append(
+                        f"| {s} | {cell(f['auroc'])} | {sep} | "
+                        + " | ".join(cell(f.get("values", {}).get(i), "{:.2f}") for i in ids)
+                        + " |"
+                    )
             lines.append("")
     return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sets", nargs="+", default=["demo", "contrastive"],
-                    choices=["demo", "contrastive", "summeval"])
+    ap.add_argument("--sets", nargs="+", default=["demo", "contrastive"], choices=["demo", "contrastive", "summeval"])
     ap.add_argument("--judge", action="append", help="judge (repeatable; default both embedded judges)")
     ap.add_argument("--docs", type=int, default=None, help="summeval: only the first N articles")
     ap.add_argument("--report", action="store_true", help="only rebuild the markdown from the JSON")

@@ -54,8 +54,13 @@ HERE = Path(__file__).resolve().parent
 SCORERS = ("expected", "argmax", "naive", *LL.LL_SCORERS)
 NAIVE_TOKENS = 6
 PAPER_ROWS = {  # G-Eval Table 1, summary-level Spearman ρ averaged over the four dimensions
-    "ROUGE-L": 0.165, "BERTScore": 0.225, "BARTScore": 0.385, "UniEval": 0.474,
-    "G-Eval-3.5": 0.401, "G-Eval-3.5 −Probs": 0.346, "G-Eval-4": 0.514,
+    "ROUGE-L": 0.165,
+    "BERTScore": 0.225,
+    "BARTScore": 0.385,
+    "UniEval": 0.474,
+    "G-Eval-3.5": 0.401,
+    "G-Eval-3.5 −Probs": 0.346,
+    "G-Eval-4": 0.514,
 }
 _NUMBER = re.compile(r"(?<![\d.])(\d+)(?:\.\d+)?")
 
@@ -83,9 +88,13 @@ def agreement(scores: Sequence[float | None], human: Sequence[float], docs: Sequ
     h = np.array([human[i] for i in keep], dtype=float)  # (n,)
     g = np.array([docs[i] for i in keep])  # (n,)
     res = summary_level(j, h, g)
-    return {"spearman": res.means.spearman, "kendall_tau_b": res.means.kendall_tau_b,
-            "articles_used": res.n_used, "articles_skipped": res.n_skipped,
-            "unscored": len(scores) - len(keep)}
+    return {
+        "spearman": res.means.spearman,
+        "kendall_tau_b": res.means.kendall_tau_b,
+        "articles_used": res.n_used,
+        "articles_skipped": res.n_skipped,
+        "unscored": len(scores) - len(keep),
+    }
 
 
 def naive_scores(judge, metric, cases, hardened: bool = True) -> tuple[list[int | None], list[str]]:
@@ -110,9 +119,18 @@ def summeval_metric(dim: str, metrics_dir: str | Path | None = None, reasoning: 
     return metric.model_copy(update={"reasoning": reasoning}) if reasoning else metric
 
 
-def judge_one(judge, cases, *, naive: bool = True, geval: bool = True, likelihood: bool = True,
-              chunk_size: int = 64, hardened: bool = True, metrics_dir: str | Path | None = None,
-              reasoning: str | None = None) -> dict:
+def judge_one(
+    judge,
+    cases,
+    *,
+    naive: bool = True,
+    geval: bool = True,
+    likelihood: bool = True,
+    chunk_size: int = 64,
+    hardened: bool = True,
+    metrics_dir: str | Path | None = None,
+    reasoning: str | None = None,
+) -> dict:
     """Scores, agreement and timing of one judge on every dimension; per-item scores under "items"."""
     from localjudge.runs.evaluate import evaluate
 
@@ -122,8 +140,10 @@ def judge_one(judge, cases, *, naive: bool = True, geval: bool = True, likelihoo
     if likelihood:
         t0, c0 = time.perf_counter(), time.process_time()
         scores, passes = LL.likelihood_scores(judge, cases)
-        out["seconds"]["likelihood"] = passes | {"cpu": round(time.process_time() - c0, 1),
-                                                 "wall": round(time.perf_counter() - t0, 1)}
+        out["seconds"]["likelihood"] = passes | {
+            "cpu": round(time.process_time() - c0, 1),
+            "wall": round(time.perf_counter() - t0, 1),
+        }
         items.update(scores)
         for dim in DIMENSIONS:
             human = [c.extra[f"human_{dim}"] for c in cases]
@@ -147,18 +167,24 @@ def judge_one(judge, cases, *, naive: bool = True, geval: bool = True, likelihoo
         if naive:
             t0, c0 = time.perf_counter(), time.process_time()
             parsed, raw = naive_scores(judge, metric, cases, hardened)
-            out["seconds"][dim] |= {"naive": round(time.perf_counter() - t0, 1),
-                                    "naive_cpu": round(time.process_time() - c0, 1)}
+            out["seconds"][dim] |= {
+                "naive": round(time.perf_counter() - t0, 1),
+                "naive_cpu": round(time.process_time() - c0, 1),
+            }
             row["naive"] = agreement(parsed, human, docs) | {"examples": raw[:3]}
             items.setdefault("naive", {})[dim] = parsed
         out["dimensions"][dim] |= row
     for dim in DIMENSIONS:
-        print(f"[{judge.info.name}] {dim}: {out['seconds'].get(dim)} s, "
-              + ", ".join(f"{k} ρ={cell(v['spearman'])}" for k, v in out["dimensions"][dim].items()),
-              file=sys.stderr, flush=True)
+        print(
+            f"[{judge.info.name}] {dim}: {out['seconds'].get(dim)} s, "
+            + ", ".join(f"{k} ρ={cell(v['spearman'])}" for k, v in out["dimensions"][dim].items()),
+            file=sys.stderr,
+            flush=True,
+        )
     out["average"] = {
         s: {k: _mean([out["dimensions"][d][s][k] for d in DIMENSIONS]) for k in ("spearman", "kendall_tau_b")}
-        for s in SCORERS if s in out["dimensions"][DIMENSIONS[0]]
+        for s in SCORERS
+        if s in out["dimensions"][DIMENSIONS[0]]
     }
     return out
 
@@ -168,10 +194,20 @@ def _mean(xs: list[float | None]) -> float | None:
     return None if any(x is None for x in xs) else float(np.mean(xs))
 
 
-def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True, geval: bool = True,
-        likelihood: bool = True, chunk_size: int = 64, hardened: bool = True,
-        metrics_dir: str | Path | None = None, reasoning: str | None = None,
-        scores_dir: Path | None = None) -> dict:
+def run(
+    judges: dict,
+    data: str | Path,
+    docs: int | None,
+    *,
+    naive: bool = True,
+    geval: bool = True,
+    likelihood: bool = True,
+    chunk_size: int = 64,
+    hardened: bool = True,
+    metrics_dir: str | Path | None = None,
+    reasoning: str | None = None,
+    scores_dir: Path | None = None,
+) -> dict:
     """Every judge (name -> loaded `Judge`) on the first `docs` articles of a SummEval-schema file.
 
     With `scores_dir`, every item's scores are merged into `<judge>-<dtype>.json` there and the
@@ -180,14 +216,28 @@ def run(judges: dict, data: str | Path, docs: int | None, *, naive: bool = True,
     from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 
     cases = load_summeval(data, docs)
-    res = {"data": str(data), "articles": len({c.extra["doc_id"] for c in cases}), "summaries": len(cases),
-           "template": TEMPLATE_VERSION if hardened else PLAIN_TEMPLATE_VERSION,
-           "metrics": str(metrics_dir) if metrics_dir else "builtin", "reasoning": reasoning or "none",
-           "judges": {}}
+    res = {
+        "data": str(data),
+        "articles": len({c.extra["doc_id"] for c in cases}),
+        "summaries": len(cases),
+        "template": TEMPLATE_VERSION if hardened else PLAIN_TEMPLATE_VERSION,
+        "metrics": str(metrics_dir) if metrics_dir else "builtin",
+        "reasoning": reasoning or "none",
+        "judges": {},
+    }
     for name, judge in judges.items():
         t0, c0 = time.perf_counter(), time.process_time()
-        r = judge_one(judge, cases, naive=naive, geval=geval, likelihood=likelihood, chunk_size=chunk_size,
-                      hardened=hardened, metrics_dir=metrics_dir, reasoning=reasoning)
+        r = judge_one(
+            judge,
+            cases,
+            naive=naive,
+            geval=geval,
+            likelihood=likelihood,
+            chunk_size=chunk_size,
+            hardened=hardened,
+            metrics_dir=metrics_dir,
+            reasoning=reasoning,
+        )
         r["judge"] = judge.info.model_dump()
         r["wall_s"] = round(time.perf_counter() - t0, 1)
         r["cpu_s"] = round(time.process_time() - c0, 1)
@@ -237,7 +287,8 @@ def render_md(res: dict) -> str:
         f"of `{Path(res['data']).name}`. ρ = Spearman, τ = Kendall τ-b, per article then averaged. "
         f"Machine: {res.get('machine', {}).get('cpu', '?')}, {res.get('machine', {}).get('cores', '?')} cores.",
         "",
-        "| scorer | " + " | ".join(f"{d[:4]} ρ | {d[:4]} τ" for d in DIMENSIONS)
+        "| scorer | "
+        + " | ".join(f"{d[:4]} ρ | {d[:4]} τ" for d in DIMENSIONS)
         + " | avg ρ | avg τ | unscored | articles used |",
         "|---|" + "---|" * (2 * len(DIMENSIONS) + 4),
     ]
@@ -252,18 +303,28 @@ def render_md(res: dict) -> str:
             miss = sum(r["dimensions"][d][s]["unscored"] for d in DIMENSIONS)
             avg = r["average"][s]
             used = "/".join(str(r["dimensions"][d][s]["articles_used"]) for d in DIMENSIONS)
-            lines.append(f"| {name} ({r['judge']['dtype']}) {s} | " + " | ".join(cells)
-                         + f" | {cell(avg['spearman'])} | {cell(avg['kendall_tau_b'])} | {miss} | {used} |")
+            lines.append(
+                f"| {name} ({r['judge']['dtype']}) {s} | "
+                + " | ".join(cells)
+                + f" | {cell(avg['spearman'])} | {cell(avg['kendall_tau_b'])} | {miss} | {used} |"
+            )
     hybrid_lines = [line for name, r in res["judges"].items() for line in LL.render_hybrids(name, r.get("hybrid", {}))]
     for k, v in PAPER_ROWS.items():
         lines.append(f"| *paper: {k}* | " + " | ".join(["", ""] * len(DIMENSIONS)) + f" | {v:.3f} | | | |")
-    lines += ["", "– = undefined: every article skipped (the judge's list constant, or under 3 scored "
-              "summaries). unscored = items without a score (naive: parse failures), summed over dimensions. "
-              "articles used = articles with a defined correlation per dimension (coherence/consistency/"
-              "fluency/relevance); the others are skipped, as in the paper.", "", *hybrid_lines]
+    lines += [
+        "",
+        "– = undefined: every article skipped (the judge's list constant, or under 3 scored "
+        "summaries). unscored = items without a score (naive: parse failures), summed over dimensions. "
+        "articles used = articles with a defined correlation per dimension (coherence/consistency/"
+        "fluency/relevance); the others are skipped, as in the paper.",
+        "",
+        *hybrid_lines,
+    ]
     for name, r in res["judges"].items():
-        lines.append(f"- {name}: wall {r['wall_s']} s, CPU {r['cpu_s']} s (shared machine); "
-                     f"per dimension {json.dumps(r['seconds'])}")
+        lines.append(
+            f"- {name}: wall {r['wall_s']} s, CPU {r['cpu_s']} s (shared machine); "
+            f"per dimension {json.dumps(r['seconds'])}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -281,8 +342,11 @@ def write_results(out: str, runs: list[dict], scores_dir: Path) -> None:
     if cross:
         extra += ["### Both embedded judges together", "", *LL.render_hybrids("", cross["hybrid"])]
     if lexical:
-        extra += ["### With ROUGE-L as a part (ROUGE-L F1 against the reference summary, the `rouge_l` metric; "
-                  "`calibrate --hybrid <dim>_likelihood,rouge_l` fits the same hybrid)", ""]
+        extra += [
+            "### With ROUGE-L as a part (ROUGE-L F1 against the reference summary, the `rouge_l` metric; "
+            "`calibrate --hybrid <dim>_likelihood,rouge_l` fits the same hybrid)",
+            "",
+        ]
         extra += [line for name, h in lexical.items() for line in LL.render_hybrids(name, h)]
     md = HEADER + "\n".join(render_md(r) for r in runs) + ("\n".join(extra) + "\n" if extra else "")
     Path(out + ".md").write_text(md + kept_section(Path(out + ".md")))
@@ -334,9 +398,15 @@ def with_rouge(saved: dict[str, dict], cases: list) -> dict[str, dict]:
     if not cases or not all(c.extra.get("reference") for c in cases):
         return {}
     rouge = [rouge_l(c.actual_output, c.extra["reference"]) for c in cases]
-    return {name: LL.hybrids({"ll-mean": v["items"]["ll-mean"], "rouge-l": {d: rouge for d in DIMENSIONS}},
-                             cases, parts=["ll-mean", "rouge-l"])
-            for name, v in saved.items() if "ll-mean" in v["items"]}
+    return {
+        name: LL.hybrids(
+            {"ll-mean": v["items"]["ll-mean"], "rouge-l": {d: rouge for d in DIMENSIONS}},
+            cases,
+            parts=["ll-mean", "rouge-l"],
+        )
+        for name, v in saved.items()
+        if "ll-mean" in v["items"]
+    }
 
 
 def main() -> None:
@@ -367,9 +437,19 @@ def main() -> None:
     t0 = time.perf_counter()
     judges = {n: load_judge(n, device="cpu", dtype=args.dtype) for n in (args.judge or EMBEDDED_JUDGES)}
     load_s = time.perf_counter() - t0
-    res = run(judges, args.data, args.docs, naive=not args.no_naive, geval=not args.no_geval,
-              likelihood=not args.no_likelihood, chunk_size=args.chunk_size, hardened=not args.plain,
-              metrics_dir=args.metrics_dir, reasoning=args.reasoning, scores_dir=HERE / "summeval_scores")
+    res = run(
+        judges,
+        args.data,
+        args.docs,
+        naive=not args.no_naive,
+        geval=not args.no_geval,
+        likelihood=not args.no_likelihood,
+        chunk_size=args.chunk_size,
+        hardened=not args.plain,
+        metrics_dir=args.metrics_dir,
+        reasoning=args.reasoning,
+        scores_dir=HERE / "summeval_scores",
+    )
     res |= {"machine": machine("torch_threads", "torch"), "dtype": args.dtype, "load_s": round(load_s, 1)}
     runs = [res]
     if args.append and Path(args.out + ".json").exists():

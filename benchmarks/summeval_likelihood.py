@@ -61,15 +61,20 @@ def likelihood_scores(judge, cases) -> tuple[dict[str, dict[str, list[float]]], 
     n = len(cases)
     out: dict[str, dict[str, list[float]]] = {s: {} for s in LL_SCORERS}
     for k, dim in enumerate(DIMENSIONS):
-        g, w = given[k * n:(k + 1) * n], without[k * n:(k + 1) * n]
+        g, w = given[k * n : (k + 1) * n], without[k * n : (k + 1) * n]
         out["ll-mean"][dim] = [x.mean for x in g]
         out["ll-sum"][dim] = [x.sum for x in g]
         out["ll-pmi"][dim] = [x.mean - y.mean for x, y in zip(g, w)]
     return out, {"given_article": round(t1 - t0, 1), "without_article": round(t2 - t1, 1)}
 
 
-def hybrids(items: dict[str, dict[str, list[float | None]]], cases, seed: int = 0,
-            parts: Sequence[str] = HYBRID_PARTS, repeats: int | None = None) -> dict:
+def hybrids(
+    items: dict[str, dict[str, list[float | None]]],
+    cases,
+    seed: int = 0,
+    parts: Sequence[str] = HYBRID_PARTS,
+    repeats: int | None = None,
+) -> dict:
     """Per dimension: the hybrid of the available parts, fitted on half the articles, tested on the rest.
 
     The split of seed `seed` is the headline; `repeats` random half splits (seeds 0, 1, ...) say
@@ -89,16 +94,24 @@ def hybrids(items: dict[str, dict[str, list[float | None]]], cases, seed: int = 
         y = np.array([c.extra[f"human_{dim}"] for c in cases])
         keep = ~np.isnan(x).any(axis=1)
         try:
-            reps = [fit_arrays(x[keep], y[keep], docs[keep], have, share=0.5, seed=s)[1]
-                    for s in dict.fromkeys([seed, *range(repeats)])]
+            reps = [
+                fit_arrays(x[keep], y[keep], docs[keep], have, share=0.5, seed=s)[1]
+                for s in dict.fromkeys([seed, *range(repeats)])
+            ]
         except LocalJudgeError as exc:
             out[dim] = {"error": str(exc)}
             continue
         rep = reps[0]
-        out[dim] = {"parts": have, "chosen": rep.chosen, "held_out": rep.held_out, "best_part": rep.best_part,
-                    "beats_best_part": rep.beats_best_part, "fit_articles": rep.fit_groups,
-                    "held_articles": rep.held_groups,
-                    "cross_validation": {c.label: c.cv_spearman for c in rep.cross_validation}}
+        out[dim] = {
+            "parts": have,
+            "chosen": rep.chosen,
+            "held_out": rep.held_out,
+            "best_part": rep.best_part,
+            "beats_best_part": rep.beats_best_part,
+            "fit_articles": rep.fit_groups,
+            "held_articles": rep.held_groups,
+            "cross_validation": {c.label: c.cv_spearman for c in rep.cross_validation},
+        }
         if repeats > 1:
             out[dim]["splits"] = {
                 "n": len(reps),
@@ -121,12 +134,15 @@ def render_hybrids(name: str, hyb: dict) -> list[str]:
         return []
     parts = list(dict.fromkeys(p for d in dims for p in hyb[d]["parts"]))
     first = hyb[dims[0]]
-    lines = [f"Hybrid of {name or ' and '.join(parts)} (fitted with 5-fold grouped cross-validation on "
-             f"{first['fit_articles']} articles, "
-             f"ρ on the other {first['held_articles']}; each part alone is oriented as it fits there, so a part that "
-             "disagrees with the experts on the fit articles is flipped):", "",
-             "| scorer (held-back articles) | " + " | ".join(f"{d[:4]} ρ" for d in DIMENSIONS) + " | avg ρ |",
-             "|---|" + "---|" * (len(DIMENSIONS) + 1)]
+    lines = [
+        f"Hybrid of {name or ' and '.join(parts)} (fitted with 5-fold grouped cross-validation on "
+        f"{first['fit_articles']} articles, "
+        f"ρ on the other {first['held_articles']}; each part alone is oriented as it fits there, so a part that "
+        "disagrees with the experts on the fit articles is flipped):",
+        "",
+        "| scorer (held-back articles) | " + " | ".join(f"{d[:4]} ρ" for d in DIMENSIONS) + " | avg ρ |",
+        "|---|" + "---|" * (len(DIMENSIONS) + 1),
+    ]
     for p in [*parts, "hybrid"]:
         vals = [hyb[d]["held_out"].get(p) if d in dims else None for d in DIMENSIONS]
         avg = None if any(v is None for v in vals) else float(np.mean(vals))
@@ -138,14 +154,18 @@ def render_hybrids(name: str, hyb: dict) -> list[str]:
     if not split:
         return lines
     n = hyb[split[0]]["splits"]["n"]
-    lines += [f"The same over {n} random half splits of the articles (seeds 0–{n - 1}), mean held-back ρ:", "",
-              "| scorer (mean of splits) | " + " | ".join(f"{d[:4]} ρ" for d in DIMENSIONS) + " | avg ρ |",
-              "|---|" + "---|" * (len(DIMENSIONS) + 1)]
+    lines += [
+        f"The same over {n} random half splits of the articles (seeds 0–{n - 1}), mean held-back ρ:",
+        "",
+        "| scorer (mean of splits) | " + " | ".join(f"{d[:4]} ρ" for d in DIMENSIONS) + " | avg ρ |",
+        "|---|" + "---|" * (len(DIMENSIONS) + 1),
+    ]
     for p in [*parts, "hybrid"]:
         vals = [hyb[d]["splits"]["mean_held_out"].get(p) if d in split else None for d in DIMENSIONS]
         avg = None if any(v is None for v in vals) else float(np.mean(vals))
         lines.append(f"| {f'{name} {p}'.strip()} | " + " | ".join(cell(v) for v in vals) + f" | {cell(avg)} |")
     wins = ", ".join(f"{d[:4]}: {hyb[d]['splits']['hybrid_beats_best_part']}/{n}" for d in split)
-    picks = "; ".join(f"{d[:4]}: " + ", ".join(f"{k} ×{v}" for k, v in hyb[d]["splits"]["chosen"].items())
-                      for d in split)
+    picks = "; ".join(
+        f"{d[:4]}: " + ", ".join(f"{k} ×{v}" for k, v in hyb[d]["splits"]["chosen"].items()) for d in split
+    )
     return [*lines, "", f"Hybrid ≥ its best part on the held-back half: {wins}. Chosen: {picks}.", ""]

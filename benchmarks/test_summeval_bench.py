@@ -22,9 +22,14 @@ _spec.loader.exec_module(S)
 
 
 def _row(doc: str, system: str, out: str, coh: float, flu: float = 2.0) -> dict:
-    return {"doc_id": doc, "system_id": system, "source": f"Article {doc} text.", "reference": "ref",
-            "system_output": out, "scores": {"coherence": coh, "consistency": 3.0, "fluency": flu,
-                                             "relevance": coh, "overall": 3.0}}
+    return {
+        "doc_id": doc,
+        "system_id": system,
+        "source": f"Article {doc} text.",
+        "reference": "ref",
+        "system_output": out,
+        "scores": {"coherence": coh, "consistency": 3.0, "fluency": flu, "relevance": coh, "overall": 3.0},
+    }
 
 
 @pytest.fixture
@@ -36,10 +41,19 @@ def two_articles(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("text, low, high, want", [
-    ("4", 1, 5, 4), (" 4/5", 1, 5, 4), ("Score: 3", 1, 5, 3), ("four", 1, 5, None),
-    ("10", 1, 5, None), ("3.5", 1, 5, None), ("", 1, 3, None), ("4", 1, 3, None),
-])
+@pytest.mark.parametrize(
+    "text, low, high, want",
+    [
+        ("4", 1, 5, 4),
+        (" 4/5", 1, 5, 4),
+        ("Score: 3", 1, 5, 3),
+        ("four", 1, 5, None),
+        ("10", 1, 5, None),
+        ("3.5", 1, 5, None),
+        ("", 1, 3, None),
+        ("4", 1, 3, None),
+    ],
+)
 def test_parse_first_number(text, low, high, want):
     assert S.parse_first_number(text, low, high) == want
 
@@ -107,8 +121,17 @@ def test_cross_judge_hybrid_from_two_judges_saved_scores(tmp_path: Path, monkeyp
 
     monkeypatch.setattr(S.LL, "SPLITS", 3)  # 20 splits in the benchmark; 3 show the bookkeeping
     rng = np.random.default_rng(0)
-    rows = [_row(f"d{a}", f"M{i}", " ".join(["the", "cat", "sat", "on", "a", "mat"][:i + 1]),
-                 float(rng.integers(1, 6)), float(rng.integers(1, 6))) for a in range(20) for i in range(6)]
+    rows = [
+        _row(
+            f"d{a}",
+            f"M{i}",
+            " ".join(["the", "cat", "sat", "on", "a", "mat"][: i + 1]),
+            float(rng.integers(1, 6)),
+            float(rng.integers(1, 6)),
+        )
+        for a in range(20)
+        for i in range(6)
+    ]
     for r in rows:
         r["reference"] = "the cat sat on the mat"
     data = tmp_path / "dev.json"
@@ -119,9 +142,26 @@ def test_cross_judge_hybrid_from_two_judges_saved_scores(tmp_path: Path, monkeyp
     for name in ("a", "b"):  # two judges, each a noisy reading of the human scores
         items = {"ll-mean": {d: [c.extra[f"human_{d}"] + rng.normal(0, 1.5) for c in cases] for d in S.DIMENSIONS}}
         (tmp_path / f"{name}-float32.json").write_text(json.dumps({"data": data.name, "case_ids": ids, "items": items}))
-        runs.append({"data": str(data), "articles": 20, "summaries": len(cases), "template": "t", "dtype": "float32",
-                     "judges": {name: {"judge": {"dtype": "float32"}, "hybrid": {}, "dimensions": {d: {} for d in S.DIMENSIONS},
-                                         "average": {}, "seconds": {}, "wall_s": 0, "cpu_s": 0}}})
+        runs.append(
+            {
+                "data": str(data),
+                "articles": 20,
+                "summaries": len(cases),
+                "template": "t",
+                "dtype": "float32",
+                "judges": {
+                    name: {
+                        "judge": {"dtype": "float32"},
+                        "hybrid": {},
+                        "dimensions": {d: {} for d in S.DIMENSIONS},
+                        "average": {},
+                        "seconds": {},
+                        "wall_s": 0,
+                        "cpu_s": 0,
+                    }
+                },
+            }
+        )
     saved, cases = S.saved_scores(tmp_path, runs)
     assert sorted(saved) == ["a", "b"] and [c.id for c in cases] == ids
     cross = S.cross_judge(saved, cases)
@@ -143,5 +183,7 @@ def test_cross_judge_hybrid_from_two_judges_saved_scores(tmp_path: Path, monkeyp
     assert "### Both embedded judges together" in md and "### With ROUGE-L as a part" in md
     assert set(json.loads((tmp_path / "res.json").read_text())) == {"runs", "cross_judge", "with_rouge_l"}
     lines = S.LL.render_hybrids("", cross["hybrid"])
-    assert lines[0].startswith("Hybrid of a ll-mean and b ll-mean") and sum(r.startswith("| hybrid |") for r in lines) == 2
+    assert (
+        lines[0].startswith("Hybrid of a ll-mean and b ll-mean") and sum(r.startswith("| hybrid |") for r in lines) == 2
+    )
     assert any(r.startswith("Hybrid ≥ its best part on the held-back half: cohe: ") for r in lines)

@@ -50,9 +50,9 @@ from localjudge.metrics import builtin_metric
 from localjudge.metrics import prompts as P
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import throughput_likelihood as TL  # noqa: E402  (the benchmark's own sibling module)
-from _common import kept_section, machine  # noqa: E402
-from _measure import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops  # noqa: E402
+import throughput_likelihood as TL
+from _common import kept_section, machine
+from _measure import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops
 
 HERE = Path(__file__).parent
 RESULTS_JSON = HERE / "throughput_results.json"
@@ -153,11 +153,26 @@ def run(args) -> dict:
         "lj+prefix": (len(texts), lambda: judge.score_texts(texts, 1, 5)),
         "naive": (len(small), lambda: naive_loop(model, tok, small_texts, 1, 5, device)),
         "gen4": (len(texts), lambda: generate_batched(model, tok, ids, 4, budget, pad, device, do_sample=False)),
-        "gen100": (len(small), lambda: generate_batched(model, tok, small_ids, 100, budget, pad, device,
-                                                         do_sample=False)),
-        "geval20": (len(small), lambda: generate_batched(model, tok, small_ids, 4, budget, pad, device,
-                                                          do_sample=True, temperature=1.0, top_k=0,
-                                                          num_return_sequences=20)),
+        "gen100": (
+            len(small),
+            lambda: generate_batched(model, tok, small_ids, 100, budget, pad, device, do_sample=False),
+        ),
+        "geval20": (
+            len(small),
+            lambda: generate_batched(
+                model,
+                tok,
+                small_ids,
+                4,
+                budget,
+                pad,
+                device,
+                do_sample=True,
+                temperature=1.0,
+                top_k=0,
+                num_return_sequences=20,
+            ),
+        ),
     }
     if args.skip_slow:
         for k in SLOW:
@@ -168,8 +183,9 @@ def run(args) -> dict:
         for name, (_, fn) in methods.items():
             if rep and name in SLOW:
                 continue  # the slow baselines cost minutes each: one repetition
-            backend.options = backend.options.replace(reuse_prefix=name == "lj+prefix",
-                                                      tree_tolerance=0.0 if name == "lj-exact" else tolerance)
+            backend.options = backend.options.replace(
+                reuse_prefix=name == "lj+prefix", tree_tolerance=0.0 if name == "lj-exact" else tolerance
+            )
             with PeakRSS() as m:
                 t = time.perf_counter()
                 fn()
@@ -181,22 +197,41 @@ def run(args) -> dict:
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     flops = [useful_flops(config, body, n + len(tree_tokens), rows_per_item) for n in lengths]
     peak = matmul_peak(model.dtype, device)
-    out = {"judge": args.judge, "dtype": args.dtype, "items": len(texts), "slow_items": len(small),
-           "reps": args.reps, "mean_prompt_tokens": float(np.mean(lengths)),
-           "min_prompt_tokens": min(lengths), "max_prompt_tokens": max(lengths),
-           "padding_waste": plan.padding_waste, "prefix_padding_waste": prefix_plan.padding_waste,
-           "batches": len(plan.batches), "prefix_batches": len(prefix_plan.batches),
-           "prefix_reuse_max_expected_diff": diff, "matmul_peak_flops": peak,
-           "tree_nodes": tree.n_nodes, "head_rows_per_item": rows_per_item, "tree_tolerance": tolerance,
-           "unread_nodes_max_expected_diff": unread,
-           "normalized": [d.normalized for d in base], "methods": {}}
+    out = {
+        "judge": args.judge,
+        "dtype": args.dtype,
+        "items": len(texts),
+        "slow_items": len(small),
+        "reps": args.reps,
+        "mean_prompt_tokens": float(np.mean(lengths)),
+        "min_prompt_tokens": min(lengths),
+        "max_prompt_tokens": max(lengths),
+        "padding_waste": plan.padding_waste,
+        "prefix_padding_waste": prefix_plan.padding_waste,
+        "batches": len(plan.batches),
+        "prefix_batches": len(prefix_plan.batches),
+        "prefix_reuse_max_expected_diff": diff,
+        "matmul_peak_flops": peak,
+        "tree_nodes": tree.n_nodes,
+        "head_rows_per_item": rows_per_item,
+        "tree_tolerance": tolerance,
+        "unread_nodes_max_expected_diff": unread,
+        "normalized": [d.normalized for d in base],
+        "methods": {},
+    }
     for name, (n, _) in methods.items():
         on = range(len(texts)) if n == len(texts) else small  # the items the method ran on
         tokens, work = sum(lengths[i] for i in on), sum(flops[i] for i in on)
         t = statistics.median(times[name])
-        out["methods"][name] = {"n": n, "seconds": times[name], "items_per_s": n / t,
-                                "tokens_per_s": tokens / t, "peak_mem_bytes": mem[name],
-                                "useful_flops_per_s": work / t, "mfu": work / t / peak}
+        out["methods"][name] = {
+            "n": n,
+            "seconds": times[name],
+            "items_per_s": n / t,
+            "tokens_per_s": tokens / t,
+            "peak_mem_bytes": mem[name],
+            "useful_flops_per_s": work / t,
+            "mfu": work / t / peak,
+        }
     f = out["methods"]["floor"]
     for v in out["methods"].values():
         v["items_ratio"] = v["items_per_s"] / f["items_per_s"]
@@ -213,8 +248,12 @@ def best_of_reps(c: dict) -> dict:
     out = {}
     for name, v in c["methods"].items():
         t, tm = min(v["seconds"]), statistics.median(v["seconds"])
-        out[name] = {**v, "items_per_s": v["n"] / t, "tokens_per_s": v["tokens_per_s"] * tm / t,
-                     "mfu": v["mfu"] * tm / t}
+        out[name] = {
+            **v,
+            "items_per_s": v["n"] / t,
+            "tokens_per_s": v["tokens_per_s"] * tm / t,
+            "mfu": v["mfu"] * tm / t,
+        }
     f = out["floor"]
     for v in out.values():
         v["items_ratio"] = v["items_per_s"] / f["items_per_s"]
@@ -230,9 +269,11 @@ def rows_note(c: dict) -> str:
     """What the tree reader skipped, for results that recorded it."""
     if "head_rows_per_item" not in c:
         return ""
-    return (f" Output-layer rows per item: {c['head_rows_per_item']:.1f} of {c['tree_nodes']} tree nodes "
-            f"(tolerance {c['tree_tolerance']:g}); against reading all of them (lj-exact), max |expected diff| "
-            f"{c['unread_nodes_max_expected_diff']:.1e}.")
+    return (
+        f" Output-layer rows per item: {c['head_rows_per_item']:.1f} of {c['tree_nodes']} tree nodes "
+        f"(tolerance {c['tree_tolerance']:g}); against reading all of them (lj-exact), max |expected diff| "
+        f"{c['unread_nodes_max_expected_diff']:.1e}."
+    )
 
 
 def paired_median(c: dict, name: str) -> float:
@@ -247,15 +288,20 @@ def _ratio_target(c: dict, best: dict, name: str, goal: float) -> str:
     if c["reps"] < 3:
         return f"{name} ≥ {goal:.2f}× floor: {fastest:.2f} {'met' if fastest >= goal else 'NOT met'}"
     paired = paired_median(c, name)
-    return (f"{name} ≥ {goal:.2f}× floor: paired median {paired:.2f} (fastest repetition {fastest:.2f}) "
-            f"{'met' if paired >= goal else 'NOT met'}")
+    return (
+        f"{name} ≥ {goal:.2f}× floor: paired median {paired:.2f} (fastest repetition {fastest:.2f}) "
+        f"{'met' if paired >= goal else 'NOT met'}"
+    )
 
 
 def targets(c: dict) -> list[str]:
     m = best_of_reps(c)
     lj, lp = m["lj"]["items_ratio"], m["lj+prefix"]["items_ratio"]
-    rows = [_ratio_target(c, m, "lj", 0.9), _ratio_target(c, m, "lj+prefix", 1.3),
-            f"padding waste ≤ 10%: {c['padding_waste']:.1%} {'met' if c['padding_waste'] <= 0.10 else 'NOT met'}"]
+    rows = [
+        _ratio_target(c, m, "lj", 0.9),
+        _ratio_target(c, m, "lj+prefix", 1.3),
+        f"padding waste ≤ 10%: {c['padding_waste']:.1%} {'met' if c['padding_waste'] <= 0.10 else 'NOT met'}",
+    ]
     best = max(lj, lp)
     if "naive" in m:
         r = best / m["naive"]["tokens_ratio"]
@@ -268,36 +314,55 @@ def targets(c: dict) -> list[str]:
 
 def markdown(all_results: dict) -> str:
     mach = all_results["machine"]
-    lines = ["# Throughput results", "",
-             f"Machine: {mach['cpu']}, {mach['cores']} cores ({mach['torch_threads']} torch threads), "
-             f"torch {mach['torch']}, GPU: {mach['gpu'] or 'none'}. Machines are shared, so absolute "
-             "numbers are noisy; the ratios (measured side by side, repetitions interleaved, fastest "
-             "repetition) are the result.", "",
-             "Made by `benchmarks/throughput.py`. Ratios are to the floor (a bare batched forward over "
-             "the same batches, last-position logits only). `naive`, `gen100` and `geval20` ran on "
-             "a few items spread over the length order, one repetition; their rates are per item/per token of those "
-             "items (extrapolated to the set; the tokens ratio corrects for their length).", ""]
+    lines = [
+        "# Throughput results",
+        "",
+        f"Machine: {mach['cpu']}, {mach['cores']} cores ({mach['torch_threads']} torch threads), "
+        f"torch {mach['torch']}, GPU: {mach['gpu'] or 'none'}. Machines are shared, so absolute "
+        "numbers are noisy; the ratios (measured side by side, repetitions interleaved, fastest "
+        "repetition) are the result.",
+        "",
+        "Made by `benchmarks/throughput.py`. Ratios are to the floor (a bare batched forward over "
+        "the same batches, last-position logits only). `naive`, `gen100` and `geval20` ran on "
+        "a few items spread over the length order, one repetition; their rates are per item/per token of those "
+        "items (extrapolated to the set; the tokens ratio corrects for their length).",
+        "",
+    ]
     for key, c in all_results.get("configs", {}).items():
-        lines += [f"## {key}", "",
-                  f"{c['items']} prompts ({c['min_prompt_tokens']}-{c['max_prompt_tokens']} tokens, mean "
-                  f"{c['mean_prompt_tokens']:.0f}), {slow_note(c)}, {c['reps']} reps. "
-                  f"Padding waste {c['padding_waste']:.1%} ({c['batches']} batches), with prefix plan "
-                  f"{c['prefix_padding_waste']:.1%} ({c['prefix_batches']} batches). Matmul peak "
-                  f"{c['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. Prefix reuse vs none: max |expected diff| "
-                  f"{c['prefix_reuse_max_expected_diff']:.1e}.{rows_note(c)}", "",
-                  "| method | items/s | × floor | tokens/s | × floor | peak mem MiB | × floor | MFU |",
-                  "|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## {key}",
+            "",
+            f"{c['items']} prompts ({c['min_prompt_tokens']}-{c['max_prompt_tokens']} tokens, mean "
+            f"{c['mean_prompt_tokens']:.0f}), {slow_note(c)}, {c['reps']} reps. "
+            f"Padding waste {c['padding_waste']:.1%} ({c['batches']} batches), with prefix plan "
+            f"{c['prefix_padding_waste']:.1%} ({c['prefix_batches']} batches). Matmul peak "
+            f"{c['matmul_peak_flops'] / 1e9:.0f} GFLOP/s. Prefix reuse vs none: max |expected diff| "
+            f"{c['prefix_reuse_max_expected_diff']:.1e}.{rows_note(c)}",
+            "",
+            "| method | items/s | × floor | tokens/s | × floor | peak mem MiB | × floor | MFU |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
         for name, v in best_of_reps(c).items():
             mr = f"{v['mem_ratio']:.2f}" if v["mem_ratio"] is not None else "-"
-            lines.append(f"| {name} (n={v['n']}) | {v['items_per_s']:.3f} | {v['items_ratio']:.3f} | "
-                         f"{v['tokens_per_s']:.0f} | {v['tokens_ratio']:.3f} | {v['peak_mem_bytes'] / 2**20:.0f} "
-                         f"| {mr} | {v['mfu']:.1%} |")
+            lines.append(
+                f"| {name} (n={v['n']}) | {v['items_per_s']:.3f} | {v['items_ratio']:.3f} | "
+                f"{v['tokens_per_s']:.0f} | {v['tokens_ratio']:.3f} | {v['peak_mem_bytes'] / 2**20:.0f} "
+                f"| {mr} | {v['mfu']:.1%} |"
+            )
         f = c["methods"]["floor"]["seconds"]
-        paired = ", ".join(f"{k}: " + " / ".join(f"{a / b:.2f}" for a, b in zip(f, c["methods"][k]["seconds"]))
-                           for k in ("lj", "lj-exact", "lj+prefix", "gen4") if k in c["methods"])
-        lines += ["", f"Per-repetition items/s ratios to the floor of the same repetition ({paired}): their spread "
-                  "shows how much the shared machine's load moved between phases.", "",
-                  "Targets: " + "; ".join(targets(c)), ""]
+        paired = ", ".join(
+            f"{k}: " + " / ".join(f"{a / b:.2f}" for a, b in zip(f, c["methods"][k]["seconds"]))
+            for k in ("lj", "lj-exact", "lj+prefix", "gen4")
+            if k in c["methods"]
+        )
+        lines += [
+            "",
+            f"Per-repetition items/s ratios to the floor of the same repetition ({paired}): their spread "
+            "shows how much the shared machine's load moved between phases.",
+            "",
+            "Targets: " + "; ".join(targets(c)),
+            "",
+        ]
     if all_results.get("likelihood"):
         lines += TL.markdown(all_results["likelihood"])
     lines += ["## bf16 vs fp32 score deviation", ""]
@@ -307,8 +372,10 @@ def markdown(all_results: dict) -> str:
             continue
         n = min(len(a["normalized"]), len(b["normalized"]))
         d = [abs(x - y) for x, y in zip(a["normalized"][:n], b["normalized"][:n]) if x == x and y == y]
-        lines.append(f"- {judge}: max |Δ normalised expected| over {len(d)} items = {max(d):.4f} "
-                     f"(mean {np.mean(d):.4f}): {'within' if max(d) <= 0.01 else 'NOT within'} 0.01")
+        lines.append(
+            f"- {judge}: max |Δ normalised expected| over {len(d)} items = {max(d):.4f} "
+            f"(mean {np.mean(d):.4f}): {'within' if max(d) <= 0.01 else 'NOT within'} 0.01"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -325,8 +392,9 @@ def main() -> None:
     ap.add_argument("--report", action="store_true", help="only rebuild the markdown from the JSON")
     ap.add_argument("--likelihood", action="store_true", help="likelihood scoring of SummEval dev summaries instead")
     ap.add_argument("--docs", type=int, default=None, help="--likelihood: only the first N articles (default all 50)")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="torch threads; 1 is fastest on a shared, oversubscribed CPU")
+    ap.add_argument(
+        "--threads", type=int, default=1, help="torch threads; 1 is fastest on a shared, oversubscribed CPU"
+    )
     args = ap.parse_args()
     if args.quick:
         args.items, args.slow_items, args.reps = 12, 2, 1
@@ -336,8 +404,9 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     key = f"{args.judge}/{args.dtype}{args.tag}"
     if args.likelihood:
-        judge = localjudge.load_judge(args.judge, device="cuda" if torch.cuda.is_available() else "cpu",
-                                      dtype=args.dtype)
+        judge = localjudge.load_judge(
+            args.judge, device="cuda" if torch.cuda.is_available() else "cpu", dtype=args.dtype
+        )
         result = TL.run(judge, args.docs)
     else:
         result = run(args)

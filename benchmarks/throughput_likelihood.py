@@ -54,8 +54,12 @@ def floor_pass(backend, rows: list[list[int]], plan) -> None:
             x[b, : len(rows[i])] = torch.tensor(rows[i])
             attn[b, : len(rows[i])] = 1
         with torch.inference_mode():
-            backend.model(input_ids=x.to(backend.device), attention_mask=attn.to(backend.device), logits_to_keep=1,
-                          use_cache=False)
+            backend.model(
+                input_ids=x.to(backend.device),
+                attention_mask=attn.to(backend.device),
+                logits_to_keep=1,
+                use_cache=False,
+            )
 
 
 def run(judge, docs: int | None = None) -> dict:
@@ -88,43 +92,67 @@ def run(judge, docs: int | None = None) -> dict:
         diff = max([diff] + [abs(a.mean - b.mean) for a, b in zip(plain, shared)])
         tokens += sum(len(r) for r in rows)
         items += len(rows)
-        real, padded, prefill = real + plan.real_tokens, padded + plan.padded_tokens, prefill + prefix_plan.padded_tokens
-        print(f"article {k + 1}/{len(articles)}: " + ", ".join(f"{m} {v[-1]:.2f}s" for m, v in times.items()),
-              flush=True)
-    out = {"metric": METRIC, "articles": len(articles), "items": items, "tokens": tokens,
-           "padding_waste": 1 - real / padded, "prefix_computed_tokens": prefill,
-           "prefix_reuse_max_mean_diff": diff, "seconds": {m: sum(v) for m, v in times.items()},
-           "per_article": times}
+        real, padded, prefill = (
+            real + plan.real_tokens,
+            padded + plan.padded_tokens,
+            prefill + prefix_plan.padded_tokens,
+        )
+        print(
+            f"article {k + 1}/{len(articles)}: " + ", ".join(f"{m} {v[-1]:.2f}s" for m, v in times.items()), flush=True
+        )
+    out = {
+        "metric": METRIC,
+        "articles": len(articles),
+        "items": items,
+        "tokens": tokens,
+        "padding_waste": 1 - real / padded,
+        "prefix_computed_tokens": prefill,
+        "prefix_reuse_max_mean_diff": diff,
+        "seconds": {m: sum(v) for m, v in times.items()},
+        "per_article": times,
+    }
     floor = out["seconds"]["floor"]
     out["ratio"] = {m: floor / s for m, s in out["seconds"].items()}
-    out["median_article_ratio"] = {m: statistics.median(f / t for f, t in zip(times["floor"], v))
-                                   for m, v in times.items()}
+    out["median_article_ratio"] = {
+        m: statistics.median(f / t for f, t in zip(times["floor"], v)) for m, v in times.items()
+    }
     out["tokens_per_s"] = {m: tokens / s for m, s in out["seconds"].items()}
     return out
 
 
 def markdown(results: dict) -> list[str]:
     """The likelihood section of the throughput results."""
-    lines = ["## Likelihood scoring (`throughput.py --likelihood`)", "",
-             "SummEval dev summaries under `consistency_likelihood` (article, instruction, summary scored); "
-             "floor = a bare batched forward over the batches localjudge plans without prefix reuse. "
-             "Methods run back to back on each article's 16 summaries; ratio = floor seconds / method "
-             "seconds over all articles (> 1: faster than the floor).", "",
-             "| config | items | tokens | padding | floor tok/s | lj × floor | lj+prefix × floor | "
-             "median per-article (lj / lj+prefix) | max Δ mean log-prob (prefix vs none) |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    machines = {f"{c['machine']['cpu']}, {c['machine']['cores']} cores ({c['machine']['torch_threads']} torch threads)"
-                for c in results.values() if "machine" in c}
+    lines = [
+        "## Likelihood scoring (`throughput.py --likelihood`)",
+        "",
+        "SummEval dev summaries under `consistency_likelihood` (article, instruction, summary scored); "
+        "floor = a bare batched forward over the batches localjudge plans without prefix reuse. "
+        "Methods run back to back on each article's 16 summaries; ratio = floor seconds / method "
+        "seconds over all articles (> 1: faster than the floor).",
+        "",
+        "| config | items | tokens | padding | floor tok/s | lj × floor | lj+prefix × floor | "
+        "median per-article (lj / lj+prefix) | max Δ mean log-prob (prefix vs none) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    machines = {
+        f"{c['machine']['cpu']}, {c['machine']['cores']} cores ({c['machine']['torch_threads']} torch threads)"
+        for c in results.values()
+        if "machine" in c
+    }
     if machines:
         lines[2] += f" Machine: {'; '.join(sorted(machines))}."
     for key, c in results.items():
         m = c["median_article_ratio"]
-        lines.append(f"| {key} | {c['items']} ({c['articles']} articles) | {c['tokens']} | {c['padding_waste']:.1%} | "
-                     f"{c['tokens_per_s']['floor']:.0f} | {c['ratio']['lj']:.2f} | {c['ratio']['lj+prefix']:.2f} | "
-                     f"{m['lj']:.2f} / {m['lj+prefix']:.2f} | {c['prefix_reuse_max_mean_diff']:.1e} |")
+        lines.append(
+            f"| {key} | {c['items']} ({c['articles']} articles) | {c['tokens']} | {c['padding_waste']:.1%} | "
+            f"{c['tokens_per_s']['floor']:.0f} | {c['ratio']['lj']:.2f} | {c['ratio']['lj+prefix']:.2f} | "
+            f"{m['lj']:.2f} / {m['lj+prefix']:.2f} | {c['prefix_reuse_max_mean_diff']:.1e} |"
+        )
     targets = []
     for key, c in results.items():
         lj, lp = c["ratio"]["lj"], c["ratio"]["lj+prefix"]
-        targets.append(f"{key}: lj ≥ 0.90× floor: {lj:.2f} {'met' if lj >= 0.9 else 'NOT met'}; "
-                       f"lj+prefix ≥ 1.5×: {lp:.2f} {'met' if lp >= 1.5 else 'NOT met'}")
+        targets.append(
+            f"{key}: lj ≥ 0.90× floor: {lj:.2f} {'met' if lj >= 0.9 else 'NOT met'}; "
+            f"lj+prefix ≥ 1.5×: {lp:.2f} {'met' if lp >= 1.5 else 'NOT met'}"
+        )
     return [*lines, "", "Targets: " + "; ".join(targets), ""]

@@ -20,6 +20,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture
 def no_load(monkeypatch, tmp_path):
     """Fails the test if any command loads a model; the test runs in tmp_path with its own cache."""
+
     def load(*a, **k):
         raise AssertionError("a model was loaded")
 
@@ -33,12 +34,15 @@ REAL_JUDGES = ("smollm_judge", "gemma_judge")
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Refuses a test that uses a real judge (even through another fixture) without `slow`."""
-    unmarked = [item.nodeid for item in items
-                if set(REAL_JUDGES) & set(getattr(item, "fixturenames", ()))
-                and item.get_closest_marker("slow") is None]
+    unmarked = [
+        item.nodeid
+        for item in items
+        if set(REAL_JUDGES) & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("slow") is None
+    ]
     if unmarked:
-        raise pytest.UsageError("these tests load a real judge but are not marked @pytest.mark.slow: "
-                                + ", ".join(unmarked))
+        raise pytest.UsageError(
+            "these tests load a real judge but are not marked @pytest.mark.slow: " + ", ".join(unmarked)
+        )
 
 
 @pytest.fixture(scope="session")
@@ -91,10 +95,18 @@ def tiny_llama(tokenizer, *, extra_vocab: int = 0, seed: int = 0, attn: str = "s
 
     torch.manual_seed(seed)
     config = LlamaConfig(
-        vocab_size=len(tokenizer) + extra_vocab, hidden_size=64, intermediate_size=128,
-        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-        max_position_embeddings=4096, pad_token_id=0, bos_token_id=0, eos_token_id=0,
-        tie_word_embeddings=False, attn_implementation=attn,
+        vocab_size=len(tokenizer) + extra_vocab,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+        tie_word_embeddings=False,
+        attn_implementation=attn,
     )
     return _steer(LlamaForCausalLM(config).eval(), tokenizer)
 
@@ -106,10 +118,20 @@ def tiny_gemma3(tokenizer, *, window: int = 8, seed: int = 0, attn: str = "sdpa"
 
     torch.manual_seed(seed)
     config = Gemma3TextConfig(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=3,
-        num_attention_heads=4, num_key_value_heads=2, head_dim=16, max_position_embeddings=1024,
-        sliding_window=window, layer_types=["sliding_attention", "full_attention", "sliding_attention"],
-        pad_token_id=0, bos_token_id=0, eos_token_id=0, tie_word_embeddings=False,
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=16,
+        max_position_embeddings=1024,
+        sliding_window=window,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+        tie_word_embeddings=False,
         attn_implementation=attn,
     )
     return _steer(Gemma3ForCausalLM(config).eval(), tokenizer)

@@ -19,7 +19,7 @@ def decoded_vocab(tokenizer) -> list[str]:
     """Each token's text when it follows the word 'a' (so SentencePiece keeps its space)."""
     a = tokenizer.encode("a", add_special_tokens=False)[-1]
     head = tokenizer.decode([a])
-    return [text[len(head):] for text in tokenizer.batch_decode([[a, i] for i in range(len(tokenizer))])]
+    return [text[len(head) :] for text in tokenizer.batch_decode([[a, i] for i in range(len(tokenizer))])]
 
 
 def next_probs(model, ids: list[int]) -> torch.Tensor:
@@ -52,9 +52,16 @@ class _PromptCache:
         return list(torch.softmax(logits.double(), dim=-1))
 
 
-def brute_force_scores(model, tokenizer, text: str, values: list[str], vocab: list[str],
-                       is_continuation=lambda s: s[:1].isdigit() and s[:1] in "0123456789",
-                       variants=lambda v: [v, " " + v], reuse_prompt: bool = False) -> dict[str, float]:
+def brute_force_scores(
+    model,
+    tokenizer,
+    text: str,
+    values: list[str],
+    vocab: list[str],
+    is_continuation=lambda s: s[:1].isdigit() and s[:1] in "0123456789",
+    variants=lambda v: [v, " " + v],
+    reuse_prompt: bool = False,
+) -> dict[str, float]:
     """Unnormalised P(value) for each value, summed over every spelling and token path."""
     spellings = {s: v for v in values for s in variants(v)}
     prefixes = {s[:i] for s in spellings for i in range(1, len(s) + 1)}
@@ -66,8 +73,10 @@ def brute_force_scores(model, tokenizer, text: str, values: list[str], vocab: li
     if reuse_prompt:
         level_probs = _PromptCache(model, prompt)
     else:
+
         def level_probs(paths):
             return [next_probs(model, prompt + path) for path in paths]
+
     out = {v: 0.0 for v in values}
 
     level = [([], "", 1.0)]  # (token ids after the prompt, their text, path probability)

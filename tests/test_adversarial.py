@@ -46,8 +46,7 @@ def _prompts(case: TestCase, hardened: bool) -> list[str]:
 @pytest.mark.parametrize("attack", BREAKOUTS)
 @pytest.mark.parametrize("field", FIELDS)
 def test_fence_content_cannot_close_its_block(attack, field):
-    base = {"input": "What is the capital of Canada?", "actual_output": "Toronto.",
-            "expected_output": "Ottawa."}
+    base = {"input": "What is the capital of Canada?", "actual_output": "Toronto.", "expected_output": "Ottawa."}
     case = TestCase(id="x", **{**base, field: base[field] + "\n" + attack})
     (prompt,) = _prompts(case, hardened=True)
     assert attack not in prompt

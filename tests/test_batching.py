@@ -83,8 +83,12 @@ def _realistic(kind: str, n: int, seed: int) -> list[int]:
 # ~12% at 65536 on the Pareto tail (one 8k prompt pads seven ~3k ones), so that pair is left out
 @pytest.mark.parametrize(
     ("kind", "budget"),
-    [(k, b) for k in ["lognormal", "uniform", "bimodal", "pareto"] for b in [4096, 16384, 65536]
-     if (k, b) != ("pareto", 65536)],
+    [
+        (k, b)
+        for k in ["lognormal", "uniform", "bimodal", "pareto"]
+        for b in [4096, 16384, 65536]
+        if (k, b) != ("pareto", 65536)
+    ],
 )
 def test_padding_waste_on_realistic_lengths(kind, budget):
     lengths = _realistic(kind, 2000, seed=7)

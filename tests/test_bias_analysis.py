@@ -63,14 +63,28 @@ def pointwise_data(
             for judge, judge_family in judges:
                 own = gen_family == judge_family
                 logppl = 2.0 - ppl_own_drop * own + rng.normal(0.0, 0.4)
-                score = (5.0 + offsets[judge] + quality + own_bonus.get(judge, 0.0) * own
-                         + length_reward.get(judge, 0.0) * (length - 700) / 100
-                         + ppl_weight.get(judge, 0.0) * (2.0 - logppl)
-                         + rng.normal(0.0, noise))
-                records.append(PointwiseRecord(
-                    item_id=f"q{i}", judge=judge, judge_family=judge_family, generator=gen,
-                    generator_family=gen_family, score=score, response_length=length,
-                    judge_logppl=logppl, human_score=human))
+                score = (
+                    5.0
+                    + offsets[judge]
+                    + quality
+                    + own_bonus.get(judge, 0.0) * own
+                    + length_reward.get(judge, 0.0) * (length - 700) / 100
+                    + ppl_weight.get(judge, 0.0) * (2.0 - logppl)
+                    + rng.normal(0.0, noise)
+                )
+                records.append(
+                    PointwiseRecord(
+                        item_id=f"q{i}",
+                        judge=judge,
+                        judge_family=judge_family,
+                        generator=gen,
+                        generator_family=gen_family,
+                        score=score,
+                        response_length=length,
+                        judge_logppl=logppl,
+                        human_score=human,
+                    )
+                )
     return records
 
 
@@ -103,10 +117,22 @@ def pairwise_data(
                     pos = position.get(judge, 0.0)
                     p1 = 1 / (1 + math.exp(-(base + pos + rng.normal(0, noise))))
                     p2 = 1 / (1 + math.exp(-(base - pos + rng.normal(0, noise))))
-                    records.append(PairwiseRecord(
-                        item_id=f"q{i}", judge=judge, judge_family=jf, generator_a=ga,
-                        family_a=fa, generator_b=gb, family_b=fb, p_a_first=p1, p_a_second=p2,
-                        human_preferred=human, length_a=length[ga], length_b=length[gb]))
+                    records.append(
+                        PairwiseRecord(
+                            item_id=f"q{i}",
+                            judge=judge,
+                            judge_family=jf,
+                            generator_a=ga,
+                            family_a=fa,
+                            generator_b=gb,
+                            family_b=fb,
+                            p_a_first=p1,
+                            p_a_second=p2,
+                            human_preferred=human,
+                            length_a=length[ga],
+                            length_b=length[gb],
+                        )
+                    )
     return records
 
 
@@ -120,10 +146,10 @@ def significant(report: BiasReport, test: str) -> set[str]:
 
 # (a) planted self-preference -------------------------------------------------------------------
 
+
 def test_planted_self_preference_is_detected_and_others_are_not_flagged():
     judges = (("a1", "alpha"), ("b1", "beta"), ("c1", "gamma"))
-    report = analyze_pointwise(
-        pointwise_data(1, judges, THREE_FAMILIES, own_bonus={"a1": 1.0}), FAST)
+    report = analyze_pointwise(pointwise_data(1, judges, THREE_FAMILIES, own_bonus={"a1": 1.0}), FAST)
     did = by_judge(report.self_preference)
     assert did["a1"].did.value == pytest.approx(1.0, abs=0.3)
     assert did["a1"].did.ci_low > 0
@@ -152,8 +178,7 @@ def test_two_families_fair_same_family_judge_not_flagged_and_contamination_docum
 
 def test_pairwise_self_preference_detected_against_other_judges_and_chance():
     judges = (("a1", "alpha"), ("b1", "beta"), ("c1", "gamma"))
-    report = analyze_pairwise(
-        pairwise_data(3, judges, THREE_FAMILIES, own_bonus={"a1": 1.5}), FAST)
+    report = analyze_pairwise(pairwise_data(3, judges, THREE_FAMILIES, own_bonus={"a1": 1.5}), FAST)
     pref = by_judge(report.pairwise_self_preference)
     assert pref["a1"].difference.value > 0.1
     assert significant(report, "pairwise_self_preference") == {"a1"}
@@ -164,6 +189,7 @@ def test_pairwise_self_preference_detected_against_other_judges_and_chance():
 
 
 # (b) position bias ------------------------------------------------------------------------------
+
 
 def test_position_bias_detected_for_biased_judge_only():
     report = analyze_pairwise(pairwise_data(4, position={"a1": 1.5}), FAST)
@@ -179,9 +205,9 @@ def test_position_bias_detected_for_biased_judge_only():
 
 # (c) length bias -------------------------------------------------------------------------------
 
+
 def test_length_bias_detected_for_rewarding_judge_only():
-    records = pointwise_data(5, (("a1", "alpha"), ("b1", "beta"), ("c1", "beta")),
-                             length_reward={"a1": 0.3})
+    records = pointwise_data(5, (("a1", "alpha"), ("b1", "beta"), ("c1", "beta")), length_reward={"a1": 0.3})
     report = analyze_pointwise(records, FAST)
     length = by_judge(report.length)
     assert length["a1"].slope.value == pytest.approx(0.3, abs=0.1)
@@ -191,6 +217,7 @@ def test_length_bias_detected_for_rewarding_judge_only():
 
 
 # (d) no planted bias ---------------------------------------------------------------------------
+
 
 def test_no_planted_bias_rarely_yields_a_significant_finding():
     quick = BiasSettings(n_resamples=50, n_permutations=999)
@@ -208,6 +235,7 @@ def test_no_planted_bias_rarely_yields_a_significant_finding():
 
 
 # (e) perplexity explains self-preference -------------------------------------------------------
+
 
 def test_self_preference_explained_by_perplexity():
     records = pointwise_data(6, ppl_weight={"a1": 1.0}, ppl_own_drop=1.0)
@@ -237,6 +265,7 @@ def test_too_few_items_give_no_spurious_perplexity_significance():
 
 # (f) equal opportunity -------------------------------------------------------------------------
 
+
 def test_equal_opportunity_gap_detected_when_planted():
     report = analyze_pairwise(pairwise_data(8, own_bonus={"a1": 1.5}, n_items=80), FAST)
     gap = by_judge(report.equal_opportunity)
@@ -253,16 +282,17 @@ def test_equal_opportunity_absent_without_human_labels():
 
 # Unscored records, validation, serialisation, rendering ---------------------------------------
 
+
 def test_unscored_scores_are_skipped_and_counted_never_zero():
     records = pointwise_data(10, n_items=20)
     gone = {0, 3, 7}
-    records = [r.model_copy(update={"score": None}) if k in gone else r
-               for k, r in enumerate(records)]
+    records = [r.model_copy(update={"score": None}) if k in gone else r for k, r in enumerate(records)]
     report = analyze_pointwise(records, FAST)
     assert report.n_unscored == 3 and sum(report.unscored_by_judge.values()) == 3
     for cell in report.matrix.cells:
-        kept = [r.score for r in records if (r.judge, r.generator) == (cell.judge, cell.generator)
-                and r.score is not None]
+        kept = [
+            r.score for r in records if (r.judge, r.generator) == (cell.judge, cell.generator) and r.score is not None
+        ]
         assert cell.mean.value == pytest.approx(np.mean(kept))
         assert cell.mean.n == len(kept)
     assert sum(c.n_unscored for c in report.matrix.cells) == 3
@@ -279,19 +309,38 @@ def test_pairwise_unscored_order_skips_record():
 
 def test_records_forbid_extra_fields_and_bad_probabilities():
     with pytest.raises(ValidationError):
-        PointwiseRecord(item_id="q", judge="j", judge_family="f", generator="g",
-                        generator_family="f", score=1.0, response_length=3, extra=1)
+        PointwiseRecord(
+            item_id="q",
+            judge="j",
+            judge_family="f",
+            generator="g",
+            generator_family="f",
+            score=1.0,
+            response_length=3,
+            extra=1,
+        )
     with pytest.raises(ValidationError):
-        PairwiseRecord(item_id="q", judge="j", judge_family="f", generator_a="a", family_a="f",
-                       generator_b="b", family_b="g", p_a_first=1.5, p_a_second=0.5)
+        PairwiseRecord(
+            item_id="q",
+            judge="j",
+            judge_family="f",
+            generator_a="a",
+            family_a="f",
+            generator_b="b",
+            family_b="g",
+            p_a_first=1.5,
+            p_a_second=0.5,
+        )
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda rs: rs + [rs[0]], "twice"),
-    (lambda rs: rs + [rs[0].model_copy(update={"item_id": "new", "judge_family": "zeta"})],
-     "families"),
-    (lambda rs: [], "no pointwise records"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda rs: rs + [rs[0]], "twice"),
+        (lambda rs: rs + [rs[0].model_copy(update={"item_id": "new", "judge_family": "zeta"})], "families"),
+        (lambda rs: [], "no pointwise records"),
+    ],
+)
 def test_inconsistent_records_raise_data_error(mutate, message):
     with pytest.raises(DataError, match=message):
         analyze_pointwise(mutate(pointwise_data(12, n_items=3)), FAST)
@@ -300,8 +349,7 @@ def test_inconsistent_records_raise_data_error(mutate, message):
 def test_report_is_strict_json_and_round_trips():
     records = pointwise_data(13, n_items=4)
     # One judge scores nothing of one generator: undefined cells must be None, not NaN.
-    records = [r.model_copy(update={"score": None}) if (r.judge, r.generator) == ("a1", "gb")
-               else r for r in records]
+    records = [r.model_copy(update={"score": None}) if (r.judge, r.generator) == ("a1", "gb") else r for r in records]
     report = analyze_pointwise(records, FAST)
     text = report.model_dump_json()
     json.loads(text, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
@@ -313,8 +361,7 @@ def test_format_report_and_heatmap(tmp_path):
     report = analyze_pointwise(pointwise_data(14, n_items=15), FAST)
     text = format_report(report)
     assert text.startswith("# Bias report (pointwise)")
-    for title in ("## Summary", "## Mean score", "## Self-preference", "## Length bias",
-                  "## Findings"):
+    for title in ("## Summary", "## Mean score", "## Self-preference", "## Length bias", "## Findings"):
         assert title in text
     path = write_heatmap(report, tmp_path / "sub" / "heat.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -333,6 +380,7 @@ def test_same_seed_same_report_and_seed_changes_intervals():
 
 
 # Statistics helpers ----------------------------------------------------------------------------
+
 
 def test_holm_matches_hand_computation():
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
@@ -354,16 +402,26 @@ def grid_records(scores: list[list[list[float | None]]]) -> list[PointwiseRecord
     """Records from a [judge][item][generator] grid of scores, 3 judges × 3 families."""
     fams = ("alpha", "beta", "gamma")
     return [
-        PointwiseRecord(item_id=f"q{i}", judge=f"j{j}", judge_family=fams[j], generator=f"g{g}",
-                        generator_family=fams[g], score=s, response_length=10 * (g + 1))
-        for j, per_item in enumerate(scores) for i, row in enumerate(per_item)
+        PointwiseRecord(
+            item_id=f"q{i}",
+            judge=f"j{j}",
+            judge_family=fams[j],
+            generator=f"g{g}",
+            generator_family=fams[g],
+            score=s,
+            response_length=10 * (g + 1),
+        )
+        for j, per_item in enumerate(scores)
+        for i, row in enumerate(per_item)
         for g, s in enumerate(row)
     ]
 
 
 grids = st.integers(2, 6).flatmap(
-    lambda n: st.lists(st.lists(st.lists(score, min_size=3, max_size=3), min_size=n, max_size=n),
-                       min_size=3, max_size=3))
+    lambda n: st.lists(
+        st.lists(st.lists(score, min_size=3, max_size=3), min_size=n, max_size=n), min_size=3, max_size=3
+    )
+)
 TINY = BiasSettings(n_resamples=20, n_permutations=99)
 
 
@@ -384,8 +442,10 @@ def test_matrix_means_equal_numpy_means(grid):
 @hyp_settings(max_examples=40, deadline=None)
 @given(grids, st.integers(0, 2), st.floats(-5.0, 5.0, allow_nan=False))
 def test_did_invariant_to_shifting_one_judge(grid, judge, shift):
-    shifted = [[[None if s is None else s + shift if j == judge else s for s in row]
-                for row in per_item] for j, per_item in enumerate(grid)]
+    shifted = [
+        [[None if s is None else s + shift if j == judge else s for s in row] for row in per_item]
+        for j, per_item in enumerate(grid)
+    ]
     before = self_preference(grid_records(grid), TINY)
     after = self_preference(grid_records(shifted), TINY)
     for b, a in zip(before, after):

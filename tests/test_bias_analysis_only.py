@@ -44,12 +44,14 @@ def test_reanalysis_of_a_finished_study_gives_its_reports(tmp_path, no_load):
 
 
 def test_analysis_only_imports_no_torch(tmp_path):
-    code = ("import sys\nfrom localjudge.cli import main\n"
-            f"main(['bias', {str(RESPONSES)!r}, '--verdicts', {str(STUDY / 'pointwise_records.jsonl')!r}, "
-            f"'--out-dir', {str(tmp_path / 'out')!r}, '--metric', 'correctness', '--resamples', '200'], "
-            "standalone_mode=False)\n"
-            "heavy = sorted(m for m in ('torch', 'transformers', 'accelerate') if m in sys.modules)\n"
-            "assert not heavy, heavy\n")
+    code = (
+        "import sys\nfrom localjudge.cli import main\n"
+        f"main(['bias', {str(RESPONSES)!r}, '--verdicts', {str(STUDY / 'pointwise_records.jsonl')!r}, "
+        f"'--out-dir', {str(tmp_path / 'out')!r}, '--metric', 'correctness', '--resamples', '200'], "
+        "standalone_mode=False)\n"
+        "heavy = sorted(m for m in ('torch', 'transformers', 'accelerate') if m in sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     study = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -64,8 +66,16 @@ def _verdicts_without_perplexity(tmp_path: Path) -> Path:
 
 
 def test_verdicts_without_perplexity_skip_that_analysis_and_say_so(tmp_path, no_load):
-    res, _ = _invoke("bias", RESPONSES, "--verdicts", _verdicts_without_perplexity(tmp_path),
-                     "--out-dir", tmp_path / "out", "--resamples", "200")
+    res, _ = _invoke(
+        "bias",
+        RESPONSES,
+        "--verdicts",
+        _verdicts_without_perplexity(tmp_path),
+        "--out-dir",
+        tmp_path / "out",
+        "--resamples",
+        "200",
+    )
     assert res.exit_code == 0, res.output
     assert "[note] perplexity covariate skipped for gemma3-270m, smollm2-135m" in res.output
     study = json.loads((tmp_path / "out" / "report.json").read_text())
@@ -80,22 +90,36 @@ def test_unknown_families_in_verdicts_are_filled_by_family_or_refused(tmp_path, 
     verdicts.write_text((STUDY / "pointwise_records.jsonl").read_text().replace('"smollm"', '"unknown"'))
     res, errors = _invoke("bias", responses, "--verdicts", verdicts, "--out-dir", tmp_path / "a")
     assert res.exit_code == 2 and "has no model family" in errors[0] and "--family" in errors[0]
-    res, _ = _invoke("bias", responses, "--verdicts", verdicts, "--out-dir", tmp_path / "b", "--resamples", "200",
-                     "--family", "smollm2-135m=smollm")
+    res, _ = _invoke(
+        "bias",
+        responses,
+        "--verdicts",
+        verdicts,
+        "--out-dir",
+        tmp_path / "b",
+        "--resamples",
+        "200",
+        "--family",
+        "smollm2-135m=smollm",
+    )
     assert res.exit_code == 0, res.output
     study = json.loads((tmp_path / "b" / "report.json").read_text())
     assert {j["family"] for j in study["judges"]} == {"gemma", "smollm"}
 
 
-@pytest.mark.parametrize("setup, args, needles", [
-    ("bad line", [], ["v.jsonl:2", "not a pointwise verdict"]),
-    ("foreign item", [], ["item 'p99'", "does not hold"]),
-    ("empty dir", [], ["holds no pointwise_records.jsonl"]),
-    (None, ["--judge", "smollm2-135m"], ["--judge", "--verdicts", "one of the two"]),
-    (None, ["--device", "cpu"], ["--device applies when judges run"]),
-    (None, ["--pairwise"], ["--pairwise applies when judges run"]),
-    ("same dir", [], ["never writes over", "pointwise_records.jsonl"]),
-], ids=["bad-line", "foreign-item", "empty-dir", "with-judge", "with-device", "with-pairwise", "out-is-input"])
+@pytest.mark.parametrize(
+    "setup, args, needles",
+    [
+        ("bad line", [], ["v.jsonl:2", "not a pointwise verdict"]),
+        ("foreign item", [], ["item 'p99'", "does not hold"]),
+        ("empty dir", [], ["holds no pointwise_records.jsonl"]),
+        (None, ["--judge", "smollm2-135m"], ["--judge", "--verdicts", "one of the two"]),
+        (None, ["--device", "cpu"], ["--device applies when judges run"]),
+        (None, ["--pairwise"], ["--pairwise applies when judges run"]),
+        ("same dir", [], ["never writes over", "pointwise_records.jsonl"]),
+    ],
+    ids=["bad-line", "foreign-item", "empty-dir", "with-judge", "with-device", "with-pairwise", "out-is-input"],
+)
 def test_analysis_only_user_errors(tmp_path, no_load, setup, args, needles):
     verdicts, out = tmp_path / "v.jsonl", tmp_path / "out"
     lines = (STUDY / "pointwise_records.jsonl").read_text().splitlines(keepends=True)
@@ -124,8 +148,19 @@ def test_human_field_refills_human_scores(tmp_path, no_load):
     for r in rows:
         r["extra"]["stars"] = len(r["response"]) % 5 + 1
     responses.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    res, _ = _invoke("bias", responses, "--verdicts", STUDY, "--out-dir", tmp_path / "out", "--resamples", "200",
-                     "--human-field", "stars", "--json")
+    res, _ = _invoke(
+        "bias",
+        responses,
+        "--verdicts",
+        STUDY,
+        "--out-dir",
+        tmp_path / "out",
+        "--resamples",
+        "200",
+        "--human-field",
+        "stars",
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     point = [json.loads(line) for line in (tmp_path / "out" / "pointwise_records.jsonl").read_text().splitlines()]
     assert all(p["human_score"] == p["response_length"] % 5 + 1 for p in point)

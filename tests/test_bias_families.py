@@ -68,8 +68,17 @@ def test_generate_refuses_a_path_model_without_a_family_before_loading(prompts_f
 
 def test_generate_records_the_family_given(prompts_file, tmp_path, loads):
     out = tmp_path / "r.jsonl"
-    res, _ = _invoke("generate", str(prompts_file), "--model", "./gens/alpha", "--family", "./gens/alpha=alpha",
-                     "--out", str(out), "--no-progress")
+    res, _ = _invoke(
+        "generate",
+        str(prompts_file),
+        "--model",
+        "./gens/alpha",
+        "--family",
+        "./gens/alpha=alpha",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     assert res.exit_code == 0, res.output
     assert loads == [{"name": "./gens/alpha", "family": "alpha", "registry_path": None}]
     assert {r.generator_family for r in read_responses(out)} == {"alpha"}
@@ -78,8 +87,20 @@ def test_generate_records_the_family_given(prompts_file, tmp_path, loads):
 def test_self_preference_of_a_judge_loaded_by_path(responses_file, tmp_path, loads):
     """The planted own-family bonus of a path judge is found once its family is given."""
     out = tmp_path / "study"
-    args = ["bias", str(responses_file), "--judge", "./judges/alpha", "--judge", "./judges/beta",
-            "--out-dir", str(out), "--resamples", "300", "--no-progress", "--json"]
+    args = [
+        "bias",
+        str(responses_file),
+        "--judge",
+        "./judges/alpha",
+        "--judge",
+        "./judges/beta",
+        "--out-dir",
+        str(out),
+        "--resamples",
+        "300",
+        "--no-progress",
+        "--json",
+    ]
     res, errors = _invoke(*args)
     assert res.exit_code == 2 and "judge './judges/alpha' has no model family" in errors[0]
     assert not loads  # refused before any judge loaded
@@ -95,25 +116,45 @@ def test_self_preference_of_a_judge_loaded_by_path(responses_file, tmp_path, loa
 
 def test_bias_takes_a_registry_with_models(responses_file, tmp_path, loads):
     (tmp_path / "models.yaml").write_text(REGISTRY)
-    res, _ = _invoke("bias", str(responses_file), "--judge", "my-judge", "--judge", "other-judge",
-                     "--models", str(tmp_path / "models.yaml"), "--out-dir", str(tmp_path / "s"),
-                     "--resamples", "200", "--no-progress")
+    res, _ = _invoke(
+        "bias",
+        str(responses_file),
+        "--judge",
+        "my-judge",
+        "--judge",
+        "other-judge",
+        "--models",
+        str(tmp_path / "models.yaml"),
+        "--out-dir",
+        str(tmp_path / "s"),
+        "--resamples",
+        "200",
+        "--no-progress",
+    )
     assert res.exit_code == 0, res.output
     assert [c["family"] for c in loads] == ["alpha", "beta"]
     assert {c["registry_path"] for c in loads} == {str(tmp_path / "models.yaml")}
     assert "my-judge judge favours its own family" in res.output
 
 
-@pytest.mark.parametrize("args, needles", [
-    (["--family", "./judges/alpha"], ["MODEL=FAMILY"]),
-    (["--family", "./judges/alpha=unknown"], ["not a family"]),
-    (["--family", "./judges/alpha=a", "--family", "./judges/alpha=b"], ["twice"]),
-    (["--family", "./judges/alpah=alpha"], ["'./judges/alpah'", "no --judge or generator of that name"]),
-    (["--family", "./judges/alpha=alpha", "--family", "gen-beta=gamma"], ["'gen-beta'", "recorded with family 'beta'"]),
-], ids=["no-equals", "unknown", "twice", "typo", "contradicts-responses"])
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["--family", "./judges/alpha"], ["MODEL=FAMILY"]),
+        (["--family", "./judges/alpha=unknown"], ["not a family"]),
+        (["--family", "./judges/alpha=a", "--family", "./judges/alpha=b"], ["twice"]),
+        (["--family", "./judges/alpah=alpha"], ["'./judges/alpah'", "no --judge or generator of that name"]),
+        (
+            ["--family", "./judges/alpha=alpha", "--family", "gen-beta=gamma"],
+            ["'gen-beta'", "recorded with family 'beta'"],
+        ),
+    ],
+    ids=["no-equals", "unknown", "twice", "typo", "contradicts-responses"],
+)
 def test_bad_family_options(responses_file, tmp_path, loads, args, needles):
-    res, errors = _invoke("bias", str(responses_file), "--judge", "./judges/alpha", "--out-dir", str(tmp_path / "s"),
-                          *args)
+    res, errors = _invoke(
+        "bias", str(responses_file), "--judge", "./judges/alpha", "--out-dir", str(tmp_path / "s"), *args
+    )
     assert res.exit_code == 2 and len(errors) == 1, res.output
     assert all(n in errors[0] for n in needles), errors[0]
     assert not loads

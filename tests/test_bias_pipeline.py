@@ -44,6 +44,7 @@ def _generator(family: str):
         quality = 1.6 + 1.8 * _u("quality", family, item)
         filler = " and so on" * int(30 * _u("length", family, item))
         return f" {MARKERS[family]} answers with quality {quality:.2f}.{filler}"
+
     return write
 
 
@@ -55,8 +56,15 @@ def _block(prompt: str, tag: str) -> str:
     return re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S).group(1)
 
 
-def _judge(name: str, family: str, *, own_bonus: float = 0.0, length_rate: float = 0.0,
-           first_bias: float = 0.0, chat: bool = True):
+def _judge(
+    name: str,
+    family: str,
+    *,
+    own_bonus: float = 0.0,
+    length_rate: float = 0.0,
+    first_bias: float = 0.0,
+    chat: bool = True,
+):
     """A fake judge: score = quality + noise + planted biases, read from the prompt it is given.
 
     own_bonus: points (pointwise) and logits (pairwise) added to its own family's answers;
@@ -91,8 +99,16 @@ def _judge(name: str, family: str, *, own_bonus: float = 0.0, length_rate: float
 def write_prompts(folder: Path) -> Path:
     """The study's prompts file in `folder` (fixtures of other modules use it too)."""
     path = folder / "prompts.jsonl"
-    rows = [{"id": f"p{i:02d}", "input": f"Question number {i}?", "reference": f"Answer {i}.",
-             "category": "quiz", "human": round(_u("human", i) * 5, 1)} for i in range(N_ITEMS)]
+    rows = [
+        {
+            "id": f"p{i:02d}",
+            "input": f"Question number {i}?",
+            "reference": f"Answer {i}.",
+            "category": "quiz",
+            "human": round(_u("human", i) * 5, 1),
+        }
+        for i in range(N_ITEMS)
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -150,8 +166,9 @@ def test_responses_record_generator_family_and_prompt_style(responses_file):
 def test_cross_family_pairs_cover_each_item_once_per_family_pair(responses_file):
     pairs = cross_family_pairs(read_responses(responses_file))
     assert len(pairs) == 3 * N_ITEMS
-    assert all(a.id == b.id and a.generator < b.generator and a.generator_family != b.generator_family
-               for a, b in pairs)
+    assert all(
+        a.id == b.id and a.generator < b.generator and a.generator_family != b.generator_family for a, b in pairs
+    )
 
 
 def test_planted_self_preference_is_found_for_its_judge_only(planted):
@@ -184,9 +201,14 @@ def test_planted_length_reward_is_found_for_its_judge_only(planted):
 
 def test_nothing_else_is_significant_in_the_planted_study(planted):
     study, _ = planted
-    expected = {("self_preference", "j-alpha"), ("perplexity_adjusted_self_preference", "j-alpha"),
-                ("length", "j-gamma"), ("pairwise_length", "j-gamma"),  # j-gamma rewards length in pairs too
-                ("pairwise_self_preference", "j-alpha"), ("position", "j-beta")}
+    expected = {
+        ("self_preference", "j-alpha"),
+        ("perplexity_adjusted_self_preference", "j-alpha"),
+        ("length", "j-gamma"),
+        ("pairwise_length", "j-gamma"),  # j-gamma rewards length in pairs too
+        ("pairwise_self_preference", "j-alpha"),
+        ("position", "j-beta"),
+    }
     assert _significant(study.pointwise) | _significant(study.pairwise) <= expected
 
 
@@ -223,8 +245,14 @@ def test_records_carry_lengths_perplexity_and_write_outputs(planted, responses_f
 
 def test_human_field_reaches_the_records(responses_file):
     responses = read_responses(responses_file)
-    v = judge_responses(_judge("j", "alpha"), responses, builtin_metric("correctness"), builtin_metric("pairwise"),
-                        human_field="human", progress=False)
+    v = judge_responses(
+        _judge("j", "alpha"),
+        responses,
+        builtin_metric("correctness"),
+        builtin_metric("pairwise"),
+        human_field="human",
+        progress=False,
+    )
     assert all(r.human_score is not None for r in v.pointwise)
     assert {r.human_preferred for r in v.pairwise} <= {"a", "b", None}
 
@@ -240,12 +268,16 @@ def test_metric_without_reference_is_refused(tmp_path):
 
 # -- generation ---------------------------------------------------------------------------------
 
+
 def test_prompt_styles_and_plain_stops():
     case = load_cases_from_rows([{"id": "x", "input": "Why?"}])[0]
     assert generation_prompt(_judge("g", "beta", chat=False), case) == "Question: Why?\nAnswer:"
     assert generation_prompt(_judge("g", "alpha"), case).startswith("<user>\nWhy?")
     with_context = load_cases_from_rows([{"id": "y", "input": "Why?", "context": ["Doc one."]}])[0]
-    assert generation_prompt(_judge("g", "beta", chat=False), with_context) == "Context:\nDoc one.\n\nQuestion: Why?\nAnswer:"
+    assert (
+        generation_prompt(_judge("g", "beta", chat=False), with_context)
+        == "Context:\nDoc one.\n\nQuestion: Why?\nAnswer:"
+    )
     assert clean_response(" Because.\n\nQuestion: Next?", plain=True) == "Because."
     assert clean_response("\nBecause.\nQuestion: Next?\nAnswer: No.", plain=True) == "Because."
     assert clean_response(" Because.\n\nMore.", plain=False) == "Because.\n\nMore."
@@ -287,6 +319,7 @@ def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
 
 # -- CLI ----------------------------------------------------------------------------------------
 
+
 @pytest.fixture()
 def fake_loader(monkeypatch):
     families = {"gen-alpha": "alpha", "gen-beta": "beta", "j-alpha": "alpha", "j-beta": "beta"}
@@ -308,14 +341,47 @@ def test_cli_generate_then_bias(prompts_file, tmp_path, fake_loader):
 
     out, report = tmp_path / "responses.jsonl", tmp_path / "report"
     runner = CliRunner()
-    res = runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta", *GEN_FAMILIES,
-                               "--out", str(out), "--max-new-tokens", "32", "--no-progress"])
+    res = runner.invoke(
+        main,
+        [
+            "generate",
+            str(prompts_file),
+            "--model",
+            "gen-alpha",
+            "--model",
+            "gen-beta",
+            *GEN_FAMILIES,
+            "--out",
+            str(out),
+            "--max-new-tokens",
+            "32",
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert len(read_responses(out)) == 2 * N_ITEMS
-    res = runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--out", str(out), *GEN_FAMILIES[:2]])
+    res = runner.invoke(
+        main, ["generate", str(prompts_file), "--model", "gen-alpha", "--out", str(out), *GEN_FAMILIES[:2]]
+    )
     assert res.exit_code == 2 and "--resume" in res.output
-    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--judge", "j-beta", "--pairwise", *JUDGE_FAMILIES,
-                               "--out-dir", str(report), "--resamples", "200", "--no-progress"])
+    res = runner.invoke(
+        main,
+        [
+            "bias",
+            str(out),
+            "--judge",
+            "j-alpha",
+            "--judge",
+            "j-beta",
+            "--pairwise",
+            *JUDGE_FAMILIES,
+            "--out-dir",
+            str(report),
+            "--resamples",
+            "200",
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "[pointwise]" in res.output and "[pairwise]" in res.output
     assert "favours its own family" in res.output  # the planted j-alpha bias, in the summary
@@ -329,10 +395,39 @@ def test_cli_bias_reports_bad_human_field_without_traceback(prompts_file, tmp_pa
 
     out = tmp_path / "responses.jsonl"
     runner = CliRunner()
-    assert runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta", *GEN_FAMILIES,
-                                "--out", str(out), "--no-progress"]).exit_code == 0
-    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", *JUDGE_FAMILIES[:2], "--out-dir", str(tmp_path / "r"),
-                               "--human-field", "category", "--no-progress"])
+    assert (
+        runner.invoke(
+            main,
+            [
+                "generate",
+                str(prompts_file),
+                "--model",
+                "gen-alpha",
+                "--model",
+                "gen-beta",
+                *GEN_FAMILIES,
+                "--out",
+                str(out),
+                "--no-progress",
+            ],
+        ).exit_code
+        == 0
+    )
+    res = runner.invoke(
+        main,
+        [
+            "bias",
+            str(out),
+            "--judge",
+            "j-alpha",
+            *JUDGE_FAMILIES[:2],
+            "--out-dir",
+            str(tmp_path / "r"),
+            "--human-field",
+            "category",
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 2 and "not a number" in res.output and "Traceback" not in res.output
 
 
@@ -341,10 +436,44 @@ def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loade
 
     out, report = tmp_path / "responses.jsonl", tmp_path / "report"
     runner = CliRunner()
-    assert runner.invoke(main, ["generate", str(prompts_file), "--model", "gen-alpha", "--model", "gen-beta", *GEN_FAMILIES,
-                                "--out", str(out), "--no-progress"]).exit_code == 0
-    res = runner.invoke(main, ["bias", str(out), "--judge", "j-alpha", "--judge", "j-beta", *JUDGE_FAMILIES, "--metric", "pairwise",
-                               "--out-dir", str(report), "--resamples", "200", "--no-progress", "--json"])
+    assert (
+        runner.invoke(
+            main,
+            [
+                "generate",
+                str(prompts_file),
+                "--model",
+                "gen-alpha",
+                "--model",
+                "gen-beta",
+                *GEN_FAMILIES,
+                "--out",
+                str(out),
+                "--no-progress",
+            ],
+        ).exit_code
+        == 0
+    )
+    res = runner.invoke(
+        main,
+        [
+            "bias",
+            str(out),
+            "--judge",
+            "j-alpha",
+            "--judge",
+            "j-beta",
+            *JUDGE_FAMILIES,
+            "--metric",
+            "pairwise",
+            "--out-dir",
+            str(report),
+            "--resamples",
+            "200",
+            "--no-progress",
+            "--json",
+        ],
+    )
     assert res.exit_code == 0, res.output
     study = json.loads(res.output)
     assert study["pointwise"] is None and study["pairwise"]["kind"] == "pairwise"
@@ -361,22 +490,42 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
     from localjudge.judges.judge import Judge, JudgeInfo
     from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 
-    info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32", device="cpu",
-                     chat_template=False, context_length=1024)
+    info = JudgeInfo(
+        name="tiny",
+        family="tiny",
+        source="test",
+        provenance="random",
+        dtype="float32",
+        device="cpu",
+        chat_template=False,
+        context_length=1024,
+    )
     model = tiny_llama(tiny_tokenizer)
     options = EngineOptions(device="cpu", dtype="float32", token_budget=4096)
     judge = Judge.from_model(model, tiny_tokenizer, info, options)
-    responses = [ResponseRecord(id=f"q{i % 3}", input=f"the answer is good yes {i % 3}", generator=f"g{i}",
-                                generator_family="tiny", response=" ".join(["the response is fluent"] * (1 + i % 4)),
-                                prompt_style="plain", max_new_tokens=8, batch_size=1, generator_info={},
-                                localjudge_version="0") for i in range(12)]
+    responses = [
+        ResponseRecord(
+            id=f"q{i % 3}",
+            input=f"the answer is good yes {i % 3}",
+            generator=f"g{i}",
+            generator_family="tiny",
+            response=" ".join(["the response is fluent"] * (1 + i % 4)),
+            prompt_style="plain",
+            max_new_tokens=8,
+            batch_size=1,
+            generator_info={},
+            localjudge_version="0",
+        )
+        for i in range(12)
+    ]
     batches = []
     real = judge.backend._logprob_batch
     judge.backend._logprob_batch = lambda rows, *a, **k: batches.append(len(rows)) or real(rows, *a, **k)
     got = judge_logppl(judge, responses)
     assert len(batches) < len(responses) and sum(batches) == len(responses)
-    assert judge.backend.head_rows == sum(len(judge.backend.encode_continuation(response_continuation(judge, r.response)))
-                                          for r in responses)  # output layer at response tokens only
+    assert judge.backend.head_rows == sum(
+        len(judge.backend.encode_continuation(response_continuation(judge, r.response))) for r in responses
+    )  # output layer at response tokens only
     for r, nll in zip(responses, got):
         from localjudge.io.cases import TestCase
 

@@ -420,9 +420,7 @@ def test_cli_json_stdout_and_default_plot_dir(tmp_path, monkeypatch):
     judge, human = _noisy(30, 2)
     _write_csv(tmp_path / "labels.csv", judge, human, groups=[f"g{k % 6}" for k in range(30)])
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(
-        _main, ["calibrate", "labels.csv", "--json", "--group-col", "doc", "--bootstrap", "50"]
-    )
+    result = CliRunner().invoke(_main, ["calibrate", "labels.csv", "--json", "--group-col", "doc", "--bootstrap", "50"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["summary"]["n_groups_used"] == 6 and data["resampling"] == "groups"
@@ -467,10 +465,19 @@ def test_unscored_reasons_group_by_kind_end_to_end(tmp_path):
         k = int(prompt.split("question ")[1].split()[0])
         return {"4": 0.01 * (k % 7 + 1)} if k % 3 == 0 else {str(1 + k % 5): 0.9}  # every third: low mass
 
-    metric = GEvalMetric(name="q", task="Judge it.", criteria="Is it right?", steps=["Check."],
-                         fields=["input", "actual_output"], low=1, high=5)
-    cases = [TestCase(id=f"k{k}", input=f"question {k} here", actual_output="answer",
-                      extra={"human": 1 + k % 5}) for k in range(30)]
+    metric = GEvalMetric(
+        name="q",
+        task="Judge it.",
+        criteria="Is it right?",
+        steps=["Check."],
+        fields=["input", "actual_output"],
+        low=1,
+        high=5,
+    )
+    cases = [
+        TestCase(id=f"k{k}", input=f"question {k} here", actual_output="answer", extra={"human": 1 + k % 5})
+        for k in range(30)
+    ]
     cases.append(TestCase(id="blank", input="question 1 here", extra={"human": 3}))  # no actual_output
     out = tmp_path / "r.jsonl"
     result = evaluate(cases, [metric], fake_judge(policy), out=out, progress=False)
@@ -490,14 +497,24 @@ def test_text_report_wraps_cleanly(tmp_path):
     WIDTH = 88  # the width render.py wraps to
     judge, human = _noisy(100, 3)
     judge[:5] = np.nan
-    reasons = {"too little of the judge's probability is on valid scores (valid_mass below the threshold "
-               "min_valid_mass 0.1); the prompt does not elicit a score": 3, "case has no expected_output": 2}
-    info = InputInfo(path=str(tmp_path / "runs" / "eval.jsonl"), kind="results", metric="coherence",
-                     judge_field="raw_score", human_field="human_coherence", group_field="doc_id",
-                     unscored_reasons=reasons)
+    reasons = {
+        "too little of the judge's probability is on valid scores (valid_mass below the threshold "
+        "min_valid_mass 0.1); the prompt does not elicit a score": 3,
+        "case has no expected_output": 2,
+    }
+    info = InputInfo(
+        path=str(tmp_path / "runs" / "eval.jsonl"),
+        kind="results",
+        metric="coherence",
+        judge_field="raw_score",
+        human_field="human_coherence",
+        group_field="doc_id",
+        unscored_reasons=reasons,
+    )
     groups = [f"document-{k % 20}" for k in range(100)]
-    fitted = calibrate(judge, human, groups, n_bootstrap=50, judge_scale=(-2, 8), human_scale=(1, 5.5),
-                       fit="isotonic", input_info=info)
+    fitted = calibrate(
+        judge, human, groups, n_bootstrap=50, judge_scale=(-2, 8), human_scale=(1, 5.5), fit="isotonic", input_info=info
+    )
     thin = calibrate(judge[:40], human[:40], groups[:40], n_bootstrap=50, target=0.99, input_info=info)
     for report in (fitted, thin):
         text = format_report(report)

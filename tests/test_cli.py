@@ -36,8 +36,10 @@ def judges(monkeypatch):
 @pytest.fixture
 def data(tmp_path):
     path = tmp_path / "cases.jsonl"
-    rows = [{"id": f"c{i}", "input": f"q{i}", "actual_output": f"a{i}", "expected_output": f"e{i}", "human": i}
-            for i in range(1, 4)]
+    rows = [
+        {"id": f"c{i}", "input": f"q{i}", "actual_output": f"a{i}", "expected_output": f"e{i}", "human": i}
+        for i in range(1, 4)
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -77,8 +79,9 @@ def test_eval_says_nothing_when_scores_spread(judges, data):
 
 def test_eval_json_summary(judges, data, tmp_path):
     out = tmp_path / "r.jsonl"
-    result = run("eval", data, "--metric", "correctness", "--metric", "faithfulness", "--json", "--no-progress",
-                 "--out", out)
+    result = run(
+        "eval", data, "--metric", "correctness", "--metric", "faithfulness", "--json", "--no-progress", "--out", out
+    )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["judge"]["name"] == "fake" and summary["out"] == str(out)
@@ -116,10 +119,13 @@ def test_resume_and_overwrite(judges, data, tmp_path):
     assert result.exit_code == 0 and len(out.read_text().splitlines()) == 1
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--resume"], "--resume needs --out"),
-    (["--resume", "--overwrite", "--out", "r.jsonl"], "exclude each other"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--resume"], "--resume needs --out"),
+        (["--resume", "--overwrite", "--out", "r.jsonl"], "exclude each other"),
+    ],
+)
 def test_flag_conflicts(judges, data, flags, message):
     result = run("eval", data, "--metric", "correctness", *flags)
     assert result.exit_code == 2 and message in result.stderr
@@ -211,7 +217,9 @@ def test_steps_writes_a_loadable_metric_with_pinned_steps(judges, tmp_path):
     _, state = judges
     state["generator"] = lambda p: " Read the response.\n2. Compare it with the reference.\n3. Give the score."
     metric_file = tmp_path / "mine.yaml"
-    metric_file.write_text("name: mine\ntask: Judge it.\ncriteria: Is it right?\nfields: [actual_output, expected_output]\n")
+    metric_file.write_text(
+        "name: mine\ntask: Judge it.\ncriteria: Is it right?\nfields: [actual_output, expected_output]\n"
+    )
     out = tmp_path / "pinned.yaml"
     result = run("steps", "--metric", metric_file, "--out", out)
     assert result.exit_code == 0, result.output

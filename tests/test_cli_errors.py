@@ -72,11 +72,13 @@ DATA_CASES = {
     "missing file": ({}, "nope.jsonl", ["nope.jsonl"]),
     "empty file": ({"d.jsonl": ""}, "d.jsonl", ["d.jsonl", "no test cases"]),
     "blank lines only": ({"d.jsonl": "\n  \n"}, "d.jsonl", ["d.jsonl", "no test cases"]),
-    "non-UTF-8": ({"d.jsonl": GOOD.encode() + b'{"id": "b", "input": "caf\xe9"}\n'}, "d.jsonl",
-                  ["d.jsonl:2", "UTF-8"]),
+    "non-UTF-8": ({"d.jsonl": GOOD.encode() + b'{"id": "b", "input": "caf\xe9"}\n'}, "d.jsonl", ["d.jsonl:2", "UTF-8"]),
     "malformed JSONL": ({"d.jsonl": GOOD + '{"id": "b", "input": \n'}, "d.jsonl", ["d.jsonl:2", "invalid JSON"]),
-    "deeply nested JSON": ({"d.jsonl": "[" * 100_000 + "]" * 100_000 + "\n"}, "d.jsonl",
-                           ["d.jsonl:1", "nested too deeply"]),
+    "deeply nested JSON": (
+        {"d.jsonl": "[" * 100_000 + "]" * 100_000 + "\n"},
+        "d.jsonl",
+        ["d.jsonl:1", "nested too deeply"],
+    ),
     "row not an object": ({"d.jsonl": GOOD + "[1, 2]\n"}, "d.jsonl", ["d.jsonl:2", "expected an object", "list"]),
     "text field wrong type": ({"d.jsonl": '{"id": "a", "input": 3}\n'}, "d.jsonl", ["d.jsonl:1", "'input'", "string"]),
     "list field wrong type": ({"d.jsonl": '{"id": "a", "context": [1, 2]}\n'}, "d.jsonl", ["d.jsonl:1", "'context'"]),
@@ -86,8 +88,11 @@ DATA_CASES = {
     "malformed json": ({"d.json": '[{"id": "a"},\n {"id": }]'}, "d.json", ["d.json:2", "invalid JSON"]),
     "csv stray quote": ({"d.csv": 'id,input\na,q\n"b,"c\n'}, "d.csv", ["d.csv:3", "malformed CSV"]),
     "csv more values": ({"d.csv": "id,input\na,q,extra\n"}, "d.csv", ["d.csv:2", "more values"]),
-    "csv fewer values": ({"d.csv": "id,input,actual_output\na,q\n"}, "d.csv",
-                         ["d.csv:2", "fewer values", "'actual_output'"]),
+    "csv fewer values": (
+        {"d.csv": "id,input,actual_output\na,q\n"},
+        "d.csv",
+        ["d.csv:2", "fewer values", "'actual_output'"],
+    ),
     "csv repeated column": ({"d.csv": "id,input,input\na,q,r\n"}, "d.csv", ["d.csv:1", "'input'"]),
     "csv duplicate ids": ({"d.csv": "id,input\na,q\na,r\n"}, "d.csv", ["d.csv:3", "duplicate id 'a'"]),
     "csv non-UTF-8": ({"d.csv": b"id,input\na,\xff\n"}, "d.csv", ["d.csv:2", "UTF-8"]),
@@ -118,8 +123,13 @@ def test_missing_fields_are_unscored_not_errors(fake):
 
 
 def test_skip_invalid_lists_each_row_and_scores_the_rest(fake):
-    rows = [GOOD, '{"id": "b", "input": \n', json.dumps({"id": "c", **GOOD_ROW}) + "\n",
-            '{"id": "d", "input": 7}\n', GOOD]  # line 5 repeats id "a"
+    rows = [
+        GOOD,
+        '{"id": "b", "input": \n',
+        json.dumps({"id": "c", **GOOD_ROW}) + "\n",
+        '{"id": "d", "input": 7}\n',
+        GOOD,
+    ]  # line 5 repeats id "a"
     _write({"d.jsonl": "".join(rows)})
     result = run("eval", "d.jsonl", "--metric", "correctness", "--skip-invalid", "--out", "r.jsonl")
     assert result.exit_code == 0, result.output
@@ -137,16 +147,20 @@ def test_skip_invalid_csv_rows(fake):
     _write({"d.csv": "id,input,actual_output,expected_output\na,q,x,y\nb,q\nc,q,x,y,z\nd,q,x,y\n"})
     result = run("eval", "d.csv", "--metric", "correctness", "--skip-invalid", "--json")
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output[result.output.index("{"):])
+    summary = json.loads(result.output[result.output.index("{") :])
     assert [s.split(":")[1] for s in summary["skipped_rows"]] == ["3", "4"]
     assert summary["summaries"][0]["n"] == 2
 
 
-@pytest.mark.parametrize("name, content, lines", [
-    ("d.jsonl", '{"id": 1, "input": 2}\n{"id": \n[3]\n', ["d.jsonl:1", "d.jsonl:2", "d.jsonl:3"]),
-    ("d.json", '[{"id": 1, "input": 2}, [3]]', ["d.json:1", "d.json:2"]),
-    ("d.csv", "id,input,actual_output\na,q\nb,q,x,y\n", ["d.csv:2", "d.csv:3"]),  # every row ragged
-], ids=["jsonl", "json", "csv"])
+@pytest.mark.parametrize(
+    "name, content, lines",
+    [
+        ("d.jsonl", '{"id": 1, "input": 2}\n{"id": \n[3]\n', ["d.jsonl:1", "d.jsonl:2", "d.jsonl:3"]),
+        ("d.json", '[{"id": 1, "input": 2}, [3]]', ["d.json:1", "d.json:2"]),
+        ("d.csv", "id,input,actual_output\na,q\nb,q,x,y\n", ["d.csv:2", "d.csv:3"]),  # every row ragged
+    ],
+    ids=["jsonl", "json", "csv"],
+)
 def test_skip_invalid_with_nothing_valid_lists_every_row_then_fails(fake, name, content, lines):
     """Regression: with every row invalid the run stopped without listing what it skipped, and a
     CSV (or JSONL) whose rows were all malformed was reported as holding no test cases at all."""
@@ -160,20 +174,25 @@ def test_skip_invalid_with_nothing_valid_lists_every_row_then_fails(fake, name, 
 
 def test_existing_results_are_not_lost(fake):
     _write({"d.jsonl": GOOD, "r.jsonl": '{"keep": "me"}\n'})
-    assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl"),
-                      "r.jsonl", "--resume", "--overwrite")
+    assert_user_error(
+        run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl"), "r.jsonl", "--resume", "--overwrite"
+    )
     assert open("r.jsonl").read() == '{"keep": "me"}\n'
 
 
-@pytest.mark.parametrize("args, needles", [
-    (["--resume"], ["--resume needs --out"]),
-    (["--resume", "--overwrite", "--out", "r.jsonl"], ["--resume", "--overwrite"]),
-    (["--limit", "0"], ["--limit"]),
-    (["--limit", "x"], ["--limit"]),
-    (["--reasoning", "sideways"], ["--reasoning"]),
-    (["--dtype", "int3"], ["--dtype"]),
-    (["--style-guide", "nofile.md"], ["nofile.md"]),
-], ids=["resume-no-out", "resume-overwrite", "limit-0", "limit-text", "reasoning", "dtype", "style-guide"])
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (["--resume"], ["--resume needs --out"]),
+        (["--resume", "--overwrite", "--out", "r.jsonl"], ["--resume", "--overwrite"]),
+        (["--limit", "0"], ["--limit"]),
+        (["--limit", "x"], ["--limit"]),
+        (["--reasoning", "sideways"], ["--reasoning"]),
+        (["--dtype", "int3"], ["--dtype"]),
+        (["--style-guide", "nofile.md"], ["nofile.md"]),
+    ],
+    ids=["resume-no-out", "resume-overwrite", "limit-0", "limit-text", "reasoning", "dtype", "style-guide"],
+)
 def test_eval_bad_options(fake, args, needles):
     _write({"d.jsonl": GOOD})
     assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", *args), *needles)
@@ -181,8 +200,11 @@ def test_eval_bad_options(fake, args, needles):
 
 def test_resume_with_a_file_that_is_not_results(fake):
     _write({"d.jsonl": GOOD, "r.jsonl": '{"not": "a record"}\n'})
-    assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"),
-                      "r.jsonl:1", "not a localjudge result record")
+    assert_user_error(
+        run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"),
+        "r.jsonl:1",
+        "not a localjudge result record",
+    )
 
 
 # -- metric files (eval and steps) ----------------------------------------------------------------
@@ -202,10 +224,15 @@ METRIC_CASES = {
     "scale above 100": (METRIC + "low: 0\nhigh: 1000\n", ["invalid scale 0..1000"]),
     "negative scale": (METRIC + "low: -1\nhigh: 5\n", ["invalid scale -1..5"]),
     "threshold above 1": (METRIC + "threshold: 2\n", ["threshold"]),
-    "rubric overlap": (METRIC + "rubric: [{low: 1, high: 3, description: a}, {low: 3, high: 5, description: b}]\n",
-                       ["rubric ranges 1-3 and 3-5 overlap"]),
+    "rubric overlap": (
+        METRIC + "rubric: [{low: 1, high: 3, description: a}, {low: 3, high: 5, description: b}]\n",
+        ["rubric ranges 1-3 and 3-5 overlap"],
+    ),
     "rubric reversed": (METRIC + "rubric: [{low: 4, high: 2, description: a}]\n", ["rubric range 4-2 is reversed"]),
-    "rubric outside scale": (METRIC + "rubric: [{low: 1, high: 7, description: a}]\n", ["1-7", "outside the scale 1..5"]),
+    "rubric outside scale": (
+        METRIC + "rubric: [{low: 1, high: 7, description: a}]\n",
+        ["1-7", "outside the scale 1..5"],
+    ),
     "rubric no description": (METRIC + "rubric: [{low: 1, high: 2}]\n", ["rubric.0.description"]),
     "rubric not a list": (METRIC + "rubric: bad\n", ["rubric"]),
     "empty steps": (METRIC.replace("steps: [Check it.]", "steps: []"), ["steps"]),
@@ -218,7 +245,11 @@ METRIC_CASES = {
 @pytest.mark.parametrize("command", ["eval", "steps"])
 def test_bad_metric_file(fake, command, content, needles):
     _write({"d.jsonl": GOOD, "m.yaml": content})
-    args = ["eval", "d.jsonl", "--metric", "m.yaml"] if command == "eval" else ["steps", "--metric", "m.yaml", "--out", "o.yaml"]
+    args = (
+        ["eval", "d.jsonl", "--metric", "m.yaml"]
+        if command == "eval"
+        else ["steps", "--metric", "m.yaml", "--out", "o.yaml"]
+    )
     assert_user_error(run(*args), *needles)
 
 
@@ -227,16 +258,23 @@ def test_bad_json_metric_file(fake):
     assert_user_error(run("eval", "d.jsonl", "--metric", "m.json"), "m.json")
 
 
-@pytest.mark.parametrize("metric, needles", [
-    ("correctnes", ["unknown metric 'correctnes'", "'correctness'"]),
-    ("fluensy", ["unknown metric 'fluensy'", "'fluency'"]),
-    ("nofile.yaml", ["nofile.yaml"]),
-    ("style", ["--style-guide"]),
-])
+@pytest.mark.parametrize(
+    "metric, needles",
+    [
+        ("correctnes", ["unknown metric 'correctnes'", "'correctness'"]),
+        ("fluensy", ["unknown metric 'fluensy'", "'fluency'"]),
+        ("nofile.yaml", ["nofile.yaml"]),
+        ("style", ["--style-guide"]),
+    ],
+)
 @pytest.mark.parametrize("command", ["eval", "steps"])
 def test_unknown_metric(fake, command, metric, needles):
     _write({"d.jsonl": GOOD})
-    args = ["eval", "d.jsonl", "--metric", metric] if command == "eval" else ["steps", "--metric", metric, "--out", "o.yaml"]
+    args = (
+        ["eval", "d.jsonl", "--metric", metric]
+        if command == "eval"
+        else ["steps", "--metric", metric, "--out", "o.yaml"]
+    )
     assert_user_error(run(*args), *needles)
 
 
@@ -262,17 +300,27 @@ REGISTRY_CASES = {
     "non-UTF-8": (b"default: x\xff\n", ["models.yaml"]),
     "not a mapping": ("- x\n", ["models.yaml"]),
     "no judges": ("default: x\n", ["models.yaml", "judges"]),
-    "missing revision": ("default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b}, context_length: 9}\n",
-                         ["judges.0.source.hub.revision", "Field required"]),
-    "context_length wrong type": (f"default: x\njudges:\n - {REGISTRY_ENTRY.replace('64', 'long')}\n",
-                                  ["judges.0.context_length"]),
-    "context_length zero": (f"default: x\njudges:\n - {REGISTRY_ENTRY.replace('64', '0')}\n",
-                            ["judges.0.context_length", "greater than 0"]),
-    "unknown source kind": ("default: x\njudges:\n - {name: x, family: f, source: {kind: ftp}, context_length: 9}\n",
-                            ["judges.0.source", "'ftp'"]),
+    "missing revision": (
+        "default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b}, context_length: 9}\n",
+        ["judges.0.source.hub.revision", "Field required"],
+    ),
+    "context_length wrong type": (
+        f"default: x\njudges:\n - {REGISTRY_ENTRY.replace('64', 'long')}\n",
+        ["judges.0.context_length"],
+    ),
+    "context_length zero": (
+        f"default: x\njudges:\n - {REGISTRY_ENTRY.replace('64', '0')}\n",
+        ["judges.0.context_length", "greater than 0"],
+    ),
+    "unknown source kind": (
+        "default: x\njudges:\n - {name: x, family: f, source: {kind: ftp}, context_length: 9}\n",
+        ["judges.0.source", "'ftp'"],
+    ),
     "unknown key": (f"default: x\njudges:\n - {REGISTRY_ENTRY[:-1]}, speed: fast}}\n", ["judges.0.speed"]),
-    "trust_remote_code not a bool": (f"default: x\njudges:\n - {REGISTRY_ENTRY[:-1]}, trust_remote_code: maybe}}\n",
-                                     ["judges.0.trust_remote_code"]),
+    "trust_remote_code not a bool": (
+        f"default: x\njudges:\n - {REGISTRY_ENTRY[:-1]}, trust_remote_code: maybe}}\n",
+        ["judges.0.trust_remote_code"],
+    ),
     "repeated names": (f"default: x\njudges:\n - {REGISTRY_ENTRY}\n - {REGISTRY_ENTRY}\n", ["repeated", "'x'"]),
     "unknown default": (f"default: y\njudges:\n - {REGISTRY_ENTRY}\n", ["unknown judge 'y'"]),
 }
@@ -296,12 +344,15 @@ def test_bad_registry_eval(tmp_path, monkeypatch, key):
     assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--models", "models.yaml"), *needles)
 
 
-@pytest.mark.parametrize("judge, needles", [
-    ("smolm2-135m", ["unknown judge 'smolm2-135m'", "'smollm2-135m'"]),
-    ("gemma-270m", ["unknown judge 'gemma-270m'", "'gemma3-270m'"]),
-    ("no/such/dir", ["'no/such/dir'"]),
-    ("missing.gguf", ["missing.gguf", "does not exist"]),
-])
+@pytest.mark.parametrize(
+    "judge, needles",
+    [
+        ("smolm2-135m", ["unknown judge 'smolm2-135m'", "'smollm2-135m'"]),
+        ("gemma-270m", ["unknown judge 'gemma-270m'", "'gemma3-270m'"]),
+        ("no/such/dir", ["'no/such/dir'"]),
+        ("missing.gguf", ["missing.gguf", "does not exist"]),
+    ],
+)
 def test_unknown_judge(tmp_path, monkeypatch, judge, needles):
     monkeypatch.chdir(tmp_path)
     _write({"d.jsonl": GOOD})
@@ -320,6 +371,7 @@ def test_cuda_requested_without_cuda(tmp_path, monkeypatch):
 
 # -- context length -----------------------------------------------------------------------------------
 
+
 def _short_judge(monkeypatch, context: int) -> Judge:
     judge = fake_judge(_policy)
     judge = Judge(FakeBackend(_policy), judge.info.model_copy(update={"context_length": context}))
@@ -331,8 +383,9 @@ def test_too_long_input_names_case_and_tokens(fake, monkeypatch):
     judge = _short_judge(monkeypatch, 3000)
     long = {"id": "long-one", **GOOD_ROW, "input": "word " * 1000}
     _write({"d.jsonl": GOOD + json.dumps(long) + "\n"})
-    line = assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl"),
-                             "case 'long-one'", "3000", "--truncate")
+    line = assert_user_error(
+        run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl"), "case 'long-one'", "3000", "--truncate"
+    )
     n = int(re.search(r"has (\d+) tokens", line).group(1))
     assert n > 3000
     assert not judge.backend.calls  # checked before any scoring
@@ -355,36 +408,61 @@ def test_truncate_records_what_it_cut(fake, monkeypatch):
 
 # -- score and calibrate -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args, files, needles", [
-    ([], {}, ["give prompts"]),
-    (["hi"], {}, ["--low and --high"]),
-    (["hi", "--low", "5", "--high", "1"], {}, ["invalid score scale 5..1"]),
-    (["hi", "--low", "0", "--high", "101"], {}, ["0..101"]),
-    (["hi", "--low", "x", "--high", "5"], {}, ["--low"]),
-    (["hi", "--labels", "A,A"], {}, ["'A'"]),
-    (["hi", "--labels", ","], {}, ["labels"]),
-    (["--file", "p.jsonl", "--low", "1", "--high", "5"], {"p.jsonl": b'"ok"\n"caf\xe9"\n'}, ["p.jsonl", "UTF-8"]),
-    (["--file", "p.jsonl", "--low", "1", "--high", "5"], {"p.jsonl": '"ok"\n{"text": \n'}, ["p.jsonl:2", "invalid JSON"]),
-    (["--file", "p.jsonl", "--low", "1", "--high", "5"], {"p.jsonl": '{"txt": "a"}\n'}, ["p.jsonl:1", "'text'"]),
-    (["--file", "p.jsonl", "--low", "1", "--high", "5"], {"p.jsonl": "[1]\n"}, ["p.jsonl:1", "list"]),
-    (["--file", "nofile.jsonl", "--low", "1", "--high", "5"], {}, ["nofile.jsonl"]),
-], ids=["no-prompts", "no-scale", "reversed", "too-wide", "low-text", "dup-labels", "empty-labels",
-        "file-utf8", "file-json", "file-no-text", "file-type", "file-missing"])
+
+@pytest.mark.parametrize(
+    "args, files, needles",
+    [
+        ([], {}, ["give prompts"]),
+        (["hi"], {}, ["--low and --high"]),
+        (["hi", "--low", "5", "--high", "1"], {}, ["invalid score scale 5..1"]),
+        (["hi", "--low", "0", "--high", "101"], {}, ["0..101"]),
+        (["hi", "--low", "x", "--high", "5"], {}, ["--low"]),
+        (["hi", "--labels", "A,A"], {}, ["'A'"]),
+        (["hi", "--labels", ","], {}, ["labels"]),
+        (["--file", "p.jsonl", "--low", "1", "--high", "5"], {"p.jsonl": b'"ok"\n"caf\xe9"\n'}, ["p.jsonl", "UTF-8"]),
+        (
+            ["--file", "p.jsonl", "--low", "1", "--high", "5"],
+            {"p.jsonl": '"ok"\n{"text": \n'},
+            ["p.jsonl:2", "invalid JSON"],
+        ),
+        (["--file", "p.jsonl", "--low", "1", "--high", "5"], {"p.jsonl": '{"txt": "a"}\n'}, ["p.jsonl:1", "'text'"]),
+        (["--file", "p.jsonl", "--low", "1", "--high", "5"], {"p.jsonl": "[1]\n"}, ["p.jsonl:1", "list"]),
+        (["--file", "nofile.jsonl", "--low", "1", "--high", "5"], {}, ["nofile.jsonl"]),
+    ],
+    ids=[
+        "no-prompts",
+        "no-scale",
+        "reversed",
+        "too-wide",
+        "low-text",
+        "dup-labels",
+        "empty-labels",
+        "file-utf8",
+        "file-json",
+        "file-no-text",
+        "file-type",
+        "file-missing",
+    ],
+)
 def test_score_bad_input(fake, args, files, needles):
     _write(files)
     assert_user_error(run("score", *args), *needles)
 
 
-@pytest.mark.parametrize("files, args, needles", [
-    ({}, ["nofile.csv"], ["nofile.csv"]),
-    ({"c.csv": ""}, ["c.csv"], ["c.csv"]),
-    ({"c.csv": "judge,human\n1,x\n2,3\n3,3\n"}, ["c.csv"], ["c.csv", "line 2", "'x'"]),
-    ({"c.csv": "a,b\n1,2\n"}, ["c.csv"], ["no column 'judge'"]),
-    ({"c.csv": b"judge,human\n1,\xff\n"}, ["c.csv"], ["c.csv"]),
-    ({"c.jsonl": '{"judge": 1, "human": 2}\n{"judge": 1\n'}, ["c.jsonl"], ["c.jsonl", "line 2", "invalid JSON"]),
-    ({"c.csv": "judge,human\n1,2\n2,3\n3,4\n4,4\n"}, ["c.csv", "--target", "2"], ["target"]),
-    ({"c.csv": "judge,human\n1,2\n2,3\n3,4\n4,4\n"}, ["c.csv", "--judge-scale", "5", "1"], ["judge_scale"]),
-], ids=["missing", "empty", "not-a-number", "no-column", "utf8", "jsonl", "target", "scale"])
+@pytest.mark.parametrize(
+    "files, args, needles",
+    [
+        ({}, ["nofile.csv"], ["nofile.csv"]),
+        ({"c.csv": ""}, ["c.csv"], ["c.csv"]),
+        ({"c.csv": "judge,human\n1,x\n2,3\n3,3\n"}, ["c.csv"], ["c.csv", "line 2", "'x'"]),
+        ({"c.csv": "a,b\n1,2\n"}, ["c.csv"], ["no column 'judge'"]),
+        ({"c.csv": b"judge,human\n1,\xff\n"}, ["c.csv"], ["c.csv"]),
+        ({"c.jsonl": '{"judge": 1, "human": 2}\n{"judge": 1\n'}, ["c.jsonl"], ["c.jsonl", "line 2", "invalid JSON"]),
+        ({"c.csv": "judge,human\n1,2\n2,3\n3,4\n4,4\n"}, ["c.csv", "--target", "2"], ["target"]),
+        ({"c.csv": "judge,human\n1,2\n2,3\n3,4\n4,4\n"}, ["c.csv", "--judge-scale", "5", "1"], ["judge_scale"]),
+    ],
+    ids=["missing", "empty", "not-a-number", "no-column", "utf8", "jsonl", "target", "scale"],
+)
 def test_calibrate_bad_input(tmp_path, monkeypatch, files, args, needles):
     monkeypatch.chdir(tmp_path)
     _write(files)
@@ -392,6 +470,7 @@ def test_calibrate_bad_input(tmp_path, monkeypatch, files, args, needles):
 
 
 # -- runtime failures -----------------------------------------------------------------------------------
+
 
 def test_backend_failure_exits_1_with_message(fake, monkeypatch):
     def explode(prompt):
@@ -401,8 +480,13 @@ def test_backend_failure_exits_1_with_message(fake, monkeypatch):
     monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
     monkeypatch.delenv("LOCALJUDGE_DEBUG", raising=False)
     _write({"d.jsonl": GOOD})
-    assert_user_error(run("eval", "d.jsonl", "--metric", "correctness"), "RuntimeError", "backend exploded",
-                      "LOCALJUDGE_DEBUG", code=1)
+    assert_user_error(
+        run("eval", "d.jsonl", "--metric", "correctness"),
+        "RuntimeError",
+        "backend exploded",
+        "LOCALJUDGE_DEBUG",
+        code=1,
+    )
     assert_user_error(run("score", "hi", "--low", "1", "--high", "5"), "backend exploded", code=1)
 
 
@@ -419,8 +503,9 @@ def test_too_long_likelihood_case_names_case_and_truncates(fake, monkeypatch):
     _short_judge(monkeypatch, 3000)
     long = {"id": "long-one", **GOOD_ROW, "input": "word " * 1000}
     _write({"d.jsonl": GOOD + json.dumps(long) + "\n"})
-    assert_user_error(run("eval", "d.jsonl", "--metric", "likelihood", "--out", "r.jsonl"),
-                      "case 'long-one'", "3000", "--truncate")
+    assert_user_error(
+        run("eval", "d.jsonl", "--metric", "likelihood", "--out", "r.jsonl"), "case 'long-one'", "3000", "--truncate"
+    )
     result = run("eval", "d.jsonl", "--metric", "likelihood", "--out", "r2.jsonl", "--truncate", "--no-progress")
     assert result.exit_code == 0, result.output
     assert "truncated: case 'long-one' (likelihood): input cut from" in result.output

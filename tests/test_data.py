@@ -13,8 +13,15 @@ from localjudge.runs.evaluate import evaluate
 from localjudge.testing import fake_judge
 
 ROWS = [
-    {"id": "a", "input": "Q1", "actual_output": "A1", "expected_output": "E1",
-     "retrieval_context": ["p1", "p2"], "human_score": 4, "source": "doc-7"},
+    {
+        "id": "a",
+        "input": "Q1",
+        "actual_output": "A1",
+        "expected_output": "E1",
+        "retrieval_context": ["p1", "p2"],
+        "human_score": 4,
+        "source": "doc-7",
+    },
     {"id": 2, "input": "Q2", "actual_output": "A2", "context": "one passage"},
     {"input": "Q3", "actual_output": "A3"},
 ]
@@ -106,14 +113,17 @@ def test_bad_json_line_names_file_and_line(tmp_path):
     assert msg.startswith(f"{path}:2: invalid JSON")
 
 
-@pytest.mark.parametrize("row, field", [
-    ({"id": "x", "actual_output": 5}, "'actual_output' must be a string"),
-    ({"id": "x", "input": ["a"]}, "'input' must be a string"),
-    ({"id": "x", "retrieval_context": [1, 2]}, "'retrieval_context' must be a list of strings"),
-    ({"id": "x", "context": {"a": 1}}, "'context' must be a list of strings"),
-    ({"id": 1.5}, "'id' must be a string or integer"),
-    ({"id": True}, "'id' must be a string or integer"),
-])
+@pytest.mark.parametrize(
+    "row, field",
+    [
+        ({"id": "x", "actual_output": 5}, "'actual_output' must be a string"),
+        ({"id": "x", "input": ["a"]}, "'input' must be a string"),
+        ({"id": "x", "retrieval_context": [1, 2]}, "'retrieval_context' must be a list of strings"),
+        ({"id": "x", "context": {"a": 1}}, "'context' must be a list of strings"),
+        ({"id": 1.5}, "'id' must be a string or integer"),
+        ({"id": True}, "'id' must be a string or integer"),
+    ],
+)
 def test_wrong_type_names_file_line_and_field(tmp_path, row, field):
     path = tmp_path / "d.jsonl"
     write_jsonl(path, [{"id": "ok", "input": "q"}, row])
@@ -147,7 +157,9 @@ def test_duplicate_ids_across_int_and_str(tmp_path):
     assert "duplicate id '7'" in _error(path)
 
 
-@pytest.mark.parametrize("name, text", [("e.jsonl", ""), ("e.jsonl", "\n  \n"), ("e.json", "[]"), ("e.csv", "id,input\n")])
+@pytest.mark.parametrize(
+    "name, text", [("e.jsonl", ""), ("e.jsonl", "\n  \n"), ("e.json", "[]"), ("e.csv", "id,input\n")]
+)
 def test_empty_file(tmp_path, name, text):
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")

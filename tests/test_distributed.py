@@ -67,11 +67,33 @@ def _free_port() -> int:
 
 
 def _eval(model_dir, out: Path, env_extra: dict[str, str] | None = None, distributed: bool = False):
-    cmd = [sys.executable, "-m", "localjudge", "eval", str(DATA), "--metric", "correctness", "--metric",
-           "faithfulness", "--judge", str(model_dir), "--device", "cpu", "--no-progress", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "localjudge",
+        "eval",
+        str(DATA),
+        "--metric",
+        "correctness",
+        "--metric",
+        "faithfulness",
+        "--judge",
+        str(model_dir),
+        "--device",
+        "cpu",
+        "--no-progress",
+        "--out",
+        str(out),
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", **(env_extra or {})}
-    return subprocess.Popen(cmd + (["--distributed"] if distributed else []), env=env, cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        cmd + (["--distributed"] if distributed else []),
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _records(path: Path) -> list[dict]:
@@ -98,8 +120,12 @@ def test_two_processes_match_a_single_process(model_dir, tmp_path):
     port = str(_free_port())
     dist_out = tmp_path / "dist.jsonl"
     procs = [
-        _eval(model_dir, dist_out, {"RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "2",
-                                    "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port}, distributed=True)
+        _eval(
+            model_dir,
+            dist_out,
+            {"RANK": str(r), "LOCAL_RANK": str(r), "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port},
+            distributed=True,
+        )
         for r in range(2)
     ]
     for q in procs:
@@ -107,8 +133,11 @@ def test_two_processes_match_a_single_process(model_dir, tmp_path):
     a, b = _records(single), _records(dist_out)
     assert len(a) == 20
     # rank 0 writes in input order: cases as in the data, metrics as given
-    assert [(r["case_id"], r["metric"]) for r in b][:3] == [("rag-01", "correctness"), ("rag-01", "faithfulness"),
-                                                           ("rag-02", "correctness")]
+    assert [(r["case_id"], r["metric"]) for r in b][:3] == [
+        ("rag-01", "correctness"),
+        ("rag-01", "faithfulness"),
+        ("rag-02", "correctness"),
+    ]
     assert any(r["score"] is not None for r in a)  # the comparison compares something
     _assert_same_records(a, b)
 
@@ -128,8 +157,9 @@ def test_ray_data_matches_local_evaluate(model_dir):
 
     cases = load_cases(DATA)
     metrics = ["correctness", "faithfulness"]
-    local = evaluate(cases, [resolve_metric(m) for m in metrics], load_judge(str(model_dir), device="cpu"),
-                     progress=False)
+    local = evaluate(
+        cases, [resolve_metric(m) for m in metrics], load_judge(str(model_dir), device="cpu"), progress=False
+    )
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         ds = ray.data.from_items([c.model_dump(exclude_none=True) for c in cases])

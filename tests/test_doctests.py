@@ -10,8 +10,9 @@ import pytest
 
 import localjudge
 
-MODULES = sorted(m.name for m in pkgutil.walk_packages(localjudge.__path__, "localjudge.")
-                 if m.name != "localjudge.__main__")  # runs the CLI on import
+MODULES = sorted(
+    m.name for m in pkgutil.walk_packages(localjudge.__path__, "localjudge.") if m.name != "localjudge.__main__"
+)  # runs the CLI on import
 
 
 def test_modules_found():

@@ -40,8 +40,9 @@ def two_runs(smollm_judge, cases):
 
 def test_two_runs_give_identical_scores(two_runs):
     first, second = two_runs
-    assert [(r.case_id, r.metric, r.score, r.distribution) for r in first.records] == \
-           [(r.case_id, r.metric, r.score, r.distribution) for r in second.records]
+    assert [(r.case_id, r.metric, r.score, r.distribution) for r in first.records] == [
+        (r.case_id, r.metric, r.score, r.distribution) for r in second.records
+    ]
     assert first == second
     assert all(r.score is not None for r in first.records), [r.unscored_reason for r in first.records]
 
@@ -77,9 +78,25 @@ def test_generated_steps_are_one_yardstick(smollm_judge, cases, tmp_path):
 
 
 def _cli(data: Path, out: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "localjudge", "eval", str(data), "--metric", "correctness",
-            "--metric", "faithfulness", "--out", str(out), "--no-progress", "--device", "cpu",
-            "--dtype", "float32", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "localjudge",
+        "eval",
+        str(data),
+        "--metric",
+        "correctness",
+        "--metric",
+        "faithfulness",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        *extra,
+    ]
 
 
 def _records(path: Path) -> list[tuple[str, str, float]]:
@@ -129,13 +146,26 @@ def test_cli_likelihood_metrics_on_deepeval_file(smollm_judge, monkeypatch, tmp_
 
     monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: smollm_judge)
     out = tmp_path / "r.jsonl"
-    result = CliRunner().invoke(main, ["eval", str(DEMO), "--metric", "likelihood", "--metric", "faithfulness_pmi",
-                                       "--out", str(out), "--no-progress"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            str(DEMO),
+            "--metric",
+            "likelihood",
+            "--metric",
+            "faithfulness_pmi",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
     assert result.exit_code == 0, result.output
     recs = read_results(out)
     assert len(recs) == 20 and all(r.score is not None and r.kind == "likelihood" for r in recs)
     for r in recs:
-        assert r.raw_score == pytest.approx(r.likelihood.given_source.mean - (
-            r.likelihood.without_source.mean if r.likelihood.without_source else 0.0))
+        assert r.raw_score == pytest.approx(
+            r.likelihood.given_source.mean - (r.likelihood.without_source.mean if r.likelihood.without_source else 0.0)
+        )
         assert r.judge["provenance"].startswith("sha256:") and r.likelihood.n_tokens > 0
     assert "Note on likelihood" in result.stdout  # ranks, not verdicts

@@ -77,8 +77,16 @@ def _check_batch_invariance(judge, texts, together, low=0, high=10):
 
 def _check_labels(judge, vocab, text, labels=("A", "B")):
     d = judge.score_labels([text], list(labels))[0]
-    ref = brute_force_scores(judge.backend.model, judge.backend.tokenizer, text, list(labels), vocab,
-                             is_continuation=continues_word, variants=label_variants, reuse_prompt=True)
+    ref = brute_force_scores(
+        judge.backend.model,
+        judge.backend.tokenizer,
+        text,
+        list(labels),
+        vocab,
+        is_continuation=continues_word,
+        variants=label_variants,
+        reuse_prompt=True,
+    )
     mass = sum(ref.values())
     assert mass > 0.01
     assert d.valid_mass == pytest.approx(mass, rel=1e-3)
@@ -172,8 +180,10 @@ def test_gemma_skips_improbable_tree_nodes_within_the_bound(gemma, gemma_batch):
 
 def _check_shared_generation(judge):
     # prompts sharing a long prefix, as a generate-and-parse judge sends them
-    head = ("Read the question and the answer, then rate the answer's correctness and clarity "
-            "from 0 to 10, where 0 is wrong and 10 is perfect.\n")
+    head = (
+        "Read the question and the answer, then rate the answer's correctness and clarity "
+        "from 0 to 10, where 0 is wrong and 10 is perfect.\n"
+    )
     texts = [head + QUESTION.replace("Paris", a) + "Rating:" for a in ("Paris", "Lyon", "It is Paris, of course")]
     assert judge.generate(texts, 6, share_prefix=True) == judge.generate(texts, 6)
 
@@ -188,11 +198,18 @@ def test_gemma_shared_prefix_generation_matches_generate(gemma):
 
 # -- likelihood of given continuations ----------------------------------------------------------
 
-ARTICLE = ("The city council voted on Tuesday to build a new bridge over the river. The bridge will "
-           "cost 40 million dollars and open in 2027, the mayor said. ") * 2
+ARTICLE = (
+    "The city council voted on Tuesday to build a new bridge over the river. The bridge will "
+    "cost 40 million dollars and open in 2027, the mayor said. "
+) * 2
 LL_PROMPTS = [ARTICLE + "\n\nTL;DR:"] * 3 + ["TL;DR:", "Question: Where is Paris?\nAnswer: "]
-LL_CONTS = [" The council will build a bridge.", " A bridge costing 40 million dollars opens in 2027.",
-            " The mayor resigned on Tuesday.", " The council will build a bridge.", "In France."]
+LL_CONTS = [
+    " The council will build a bridge.",
+    " A bridge costing 40 million dollars opens in 2027.",
+    " The mayor resigned on Tuesday.",
+    " The council will build a bridge.",
+    "In France.",
+]
 
 
 def _brute_force_ll(judge, prompt, continuation):

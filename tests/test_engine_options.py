@@ -31,18 +31,21 @@ def model_dir(tmp_path_factory, tiny_tokenizer) -> Path:
 # -- validation ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("field, value, words", [
-    ("dtype", "float8", "unknown dtype"),
-    ("dtype", 16, "unknown dtype"),
-    ("tree_tolerance", 1.0, "tree_tolerance must be in [0, 1)"),
-    ("tree_tolerance", -0.1, "tree_tolerance must be in [0, 1)"),
-    ("tree_tolerance", "small", "tree_tolerance"),
-    ("token_budget", 0, "token_budget"),
-    ("token_budget", "lots", "token_budget"),
-    ("device", 3, "device"),
-    ("reuse_prefix", "maybe", "reuse_prefix"),
-    ("budget", 4096, "budget"),
-])
+@pytest.mark.parametrize(
+    "field, value, words",
+    [
+        ("dtype", "float8", "unknown dtype"),
+        ("dtype", 16, "unknown dtype"),
+        ("tree_tolerance", 1.0, "tree_tolerance must be in [0, 1)"),
+        ("tree_tolerance", -0.1, "tree_tolerance must be in [0, 1)"),
+        ("tree_tolerance", "small", "tree_tolerance"),
+        ("token_budget", 0, "token_budget"),
+        ("token_budget", "lots", "token_budget"),
+        ("device", 3, "device"),
+        ("reuse_prefix", "maybe", "reuse_prefix"),
+        ("budget", 4096, "budget"),
+    ],
+)
 def test_each_bad_option_is_a_config_error_naming_it(field, value, words):
     with pytest.raises(ConfigError) as err:
         EngineOptions(**{field: value})
@@ -51,7 +54,12 @@ def test_each_bad_option_is_a_config_error_naming_it(field, value, words):
 
 def test_dtype_aliases_are_normalised():
     assert [EngineOptions(dtype=d).dtype for d in ("fp32", "bf16", "fp16", "auto", "float16")] == [
-        "float32", "bfloat16", "float16", "auto", "float16"]
+        "float32",
+        "bfloat16",
+        "float16",
+        "auto",
+        "float16",
+    ]
 
 
 def test_options_are_frozen():
@@ -83,15 +91,21 @@ def test_replace_validates():
 def test_load_judge_records_the_options_that_ran(model_dir, tmp_path):
     judge = load_judge(str(model_dir), device="cpu", token_budget=1234, reuse_prefix=False, tree_tolerance=0.0)
     assert judge.options == judge.backend.options
-    assert judge.backend.options == EngineOptions(device="cpu", dtype="float32", token_budget=1234,
-                                                  tree_tolerance=0.0, reuse_prefix=False)
+    assert judge.backend.options == EngineOptions(
+        device="cpu", dtype="float32", token_budget=1234, tree_tolerance=0.0, reuse_prefix=False
+    )
     assert (judge.info.token_budget, judge.info.reuse_prefix, judge.info.tree_tolerance) == (1234, False, 0.0)
     out = tmp_path / "r.jsonl"
     case = TestCase(id="c", input="q", actual_output="a", expected_output="a")
     evaluate([case], [builtin_metric("correctness")], judge, out=out, progress=False)
     rec = json.loads(out.read_text().splitlines()[0])
     assert {k: rec["judge"][k] for k in ("device", "dtype", "token_budget", "reuse_prefix", "tree_tolerance")} == {
-        "device": "cpu", "dtype": "float32", "token_budget": 1234, "reuse_prefix": False, "tree_tolerance": 0.0}
+        "device": "cpu",
+        "dtype": "float32",
+        "token_budget": 1234,
+        "reuse_prefix": False,
+        "tree_tolerance": 0.0,
+    }
 
 
 def test_load_judge_defaults_are_resolved_for_the_device(model_dir):
@@ -119,14 +133,24 @@ def test_options_object_and_keywords(model_dir):
     with pytest.raises(ConfigError, match="dtype"):
         load_judge(str(model_dir), options=EngineOptions(dtype="bf16"), dtype="float32")
     # a keyword that repeats the object's value, or fills a field it leaves open, is fine
-    judge = load_judge(str(model_dir), options=EngineOptions(device="cpu", dtype="bf16"), dtype="bfloat16",
-                       token_budget=999)
+    judge = load_judge(
+        str(model_dir), options=EngineOptions(device="cpu", dtype="bf16"), dtype="bfloat16", token_budget=999
+    )
     assert (judge.info.dtype, judge.info.token_budget) == ("bfloat16", 999)
 
 
 def test_results_written_before_the_new_fields_still_load():
-    old = {"name": "x", "family": "f", "source": "s", "provenance": "p", "dtype": "float32", "device": "cpu",
-           "chat_template": True, "context_length": 8, "tree_tolerance": 1e-6}
+    old = {
+        "name": "x",
+        "family": "f",
+        "source": "s",
+        "provenance": "p",
+        "dtype": "float32",
+        "device": "cpu",
+        "chat_template": True,
+        "context_length": 8,
+        "tree_tolerance": 1e-6,
+    }
     info = JudgeInfo.model_validate(old)
     assert (info.token_budget, info.reuse_prefix) == (None, None)
     assert info.model_dump() == old  # and it writes back exactly what it read

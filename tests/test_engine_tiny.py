@@ -43,14 +43,21 @@ MIXED = [
 
 def _info(context_length: int = 512) -> JudgeInfo:
     return JudgeInfo(
-        name="tiny", family="tiny", source="test", provenance="random", dtype="float32", device="cpu",
-        chat_template=False, context_length=context_length,
+        name="tiny",
+        family="tiny",
+        source="test",
+        provenance="random",
+        dtype="float32",
+        device="cpu",
+        chat_template=False,
+        context_length=context_length,
     )
 
 
 def _judge(model, tokenizer, token_budget: int = 4096) -> Judge:
-    return Judge.from_model(model, tokenizer, _info(),
-                            EngineOptions(device="cpu", dtype="float32", token_budget=token_budget))
+    return Judge.from_model(
+        model, tokenizer, _info(), EngineOptions(device="cpu", dtype="float32", token_budget=token_budget)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -109,8 +116,9 @@ def test_scores_match_brute_force(tiny_tokenizer, llama, vocab, low, high):
 def test_labels_match_brute_force(tiny_tokenizer, llama, vocab, labels):
     dists = _judge(llama, tiny_tokenizer).score_labels(PROMPTS, list(labels))
     for text, d in zip(PROMPTS, dists):
-        ref = brute_force_scores(llama, tiny_tokenizer, text, list(labels), vocab,
-                                 is_continuation=continues_word, variants=label_variants)
+        ref = brute_force_scores(
+            llama, tiny_tokenizer, text, list(labels), vocab, is_continuation=continues_word, variants=label_variants
+        )
         mass = sum(ref.values())
         assert mass > 0
         assert d.valid_mass == pytest.approx(mass, abs=TOL)
@@ -189,8 +197,9 @@ def test_unscored_threshold_end_to_end(tiny_tokenizer, llama):
 
 
 def test_long_and_empty_prompts_raise(tiny_tokenizer, llama):
-    judge = Judge.from_model(llama, tiny_tokenizer, _info(context_length=8),
-                             EngineOptions(device="cpu", dtype="float32", token_budget=4096))
+    judge = Judge.from_model(
+        llama, tiny_tokenizer, _info(context_length=8), EngineOptions(device="cpu", dtype="float32", token_budget=4096)
+    )
     with pytest.raises(ContextLengthError, match="--truncate"):
         judge.score_texts(["Score:", "the answer is good and fluent and helpful. Score:"], 0, 10)
     with pytest.raises(ContextLengthError, match="empty"):

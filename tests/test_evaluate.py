@@ -34,17 +34,27 @@ FAITHFULNESS = builtin_metric("faithfulness")
 
 def cases(n: int = 5) -> list[TestCase]:
     # equal lengths, so the longest-first scheduling keeps input order
-    return [TestCase(id=f"c{i}", input=f"question-{i}", actual_output=f"answer-{i}", expected_output=f"ref-{i}",
-                     retrieval_context=[f"passage-{i}"]) for i in range(1, n + 1)]
+    return [
+        TestCase(
+            id=f"c{i}",
+            input=f"question-{i}",
+            actual_output=f"answer-{i}",
+            expected_output=f"ref-{i}",
+            retrieval_context=[f"passage-{i}"],
+        )
+        for i in range(1, n + 1)
+    ]
 
 
 def by_answer(table: dict[str, dict[str, float]], default: dict[str, float] | None = None):
     """A policy whose outcome depends on which answer-N the prompt shows."""
+
     def policy(prompt: str) -> dict[str, float]:
         for key, outcome in table.items():
             if key in prompt:
                 return outcome
         return default if default is not None else {"4": 1.0}
+
     return policy
 
 
@@ -56,11 +66,13 @@ def lines(path) -> list[dict]:
 
 
 def test_result_records_and_summaries():
-    policy = by_answer({
-        "answer-1": {"5": 0.6, " 4": 0.2},  # valid mass 0.8
-        "answer-2": {"1": 1.0},
-        "answer-3": {"zzz": 1.0},  # no mass on valid scores: unscored, never 0
-    })
+    policy = by_answer(
+        {
+            "answer-1": {"5": 0.6, " 4": 0.2},  # valid mass 0.8
+            "answer-2": {"1": 1.0},
+            "answer-3": {"zzz": 1.0},  # no mass on valid scores: unscored, never 0
+        }
+    )
     result = evaluate(cases(4), [CORRECTNESS], fake_judge(policy), progress=False)
     assert [r.case_id for r in result.records] == ["c1", "c2", "c3", "c4"]
     r1, r2, r3, r4 = result.records
@@ -89,13 +101,31 @@ def test_distribution_sums_to_one_and_score_in_range():
         assert 0 <= r.score <= 1
 
 
-@pytest.mark.parametrize("low, high, outcome, raw, normalized", [
-    (1, 5, "4", 4, 0.75), (0, 10, "7", 7, 0.7), (0, 10, "10", 10, 1.0), (0, 10, "0", 0, 0.0),
-    (0, 100, "35", 35, 0.35), (0, 100, "100", 100, 1.0), (1, 3, "2", 2, 0.5), (1, 3, "3", 3, 1.0),
-])
+@pytest.mark.parametrize(
+    "low, high, outcome, raw, normalized",
+    [
+        (1, 5, "4", 4, 0.75),
+        (0, 10, "7", 7, 0.7),
+        (0, 10, "10", 10, 1.0),
+        (0, 10, "0", 0, 0.0),
+        (0, 100, "35", 35, 0.35),
+        (0, 100, "100", 100, 1.0),
+        (1, 3, "2", 2, 0.5),
+        (1, 3, "3", 3, 1.0),
+    ],
+)
 def test_scales_normalise_from_their_low_end(low, high, outcome, raw, normalized):
-    m = metric_from_dict({"name": "m", "task": "t", "criteria": "c", "steps": ["s"], "fields": ["actual_output"],
-                          "low": low, "high": high})
+    m = metric_from_dict(
+        {
+            "name": "m",
+            "task": "t",
+            "criteria": "c",
+            "steps": ["s"],
+            "fields": ["actual_output"],
+            "low": low,
+            "high": high,
+        }
+    )
     (r,) = evaluate(cases(1), [m], fake_judge(lambda p: {outcome: 1.0}), progress=False).records
     assert r.raw_score == pytest.approx(raw) and r.score == pytest.approx(normalized)
     assert r.distribution[outcome] == pytest.approx(1.0)
@@ -104,15 +134,31 @@ def test_scales_normalise_from_their_low_end(low, high, outcome, raw, normalized
 
 
 def test_single_point_rubric_scores_without_division_by_zero():
-    m = metric_from_dict({"name": "m", "task": "t", "criteria": "c", "steps": ["s"], "fields": ["actual_output"],
-                          "rubric": [{"low": s, "high": s, "description": f"level {s}"} for s in range(1, 6)]})
+    m = metric_from_dict(
+        {
+            "name": "m",
+            "task": "t",
+            "criteria": "c",
+            "steps": ["s"],
+            "fields": ["actual_output"],
+            "rubric": [{"low": s, "high": s, "description": f"level {s}"} for s in range(1, 6)],
+        }
+    )
     (r,) = evaluate(cases(1), [m], fake_judge(lambda p: {"3": 1.0}), progress=False).records
     assert r.score == 0.5
 
 
 def test_rubric_gaps_are_logged(caplog):
-    m = metric_from_dict({"name": "gappy", "task": "t", "criteria": "c", "steps": ["s"], "fields": ["actual_output"],
-                          "rubric": [{"low": 1, "high": 2, "description": "bad"}, {"low": 5, "high": 5, "description": "good"}]})
+    m = metric_from_dict(
+        {
+            "name": "gappy",
+            "task": "t",
+            "criteria": "c",
+            "steps": ["s"],
+            "fields": ["actual_output"],
+            "rubric": [{"low": 1, "high": 2, "description": "bad"}, {"low": 5, "high": 5, "description": "good"}],
+        }
+    )
     with caplog.at_level(logging.WARNING, logger="localjudge"):
         evaluate(cases(1), [m], fake_judge(lambda p: {"3": 1.0}), progress=False)
     assert "gappy" in caplog.text and "[3, 4]" in caplog.text
@@ -175,6 +221,7 @@ def test_results_stream_to_the_file_as_chunks_finish(tmp_path):
 
 def test_resume_continues_without_redoing_or_duplicating(tmp_path):
     out = tmp_path / "r.jsonl"
+
     def policy(prompt):
         if "answer-4" in prompt:
             raise RuntimeError("killed")
@@ -252,8 +299,12 @@ def test_existing_out_needs_resume_or_overwrite(tmp_path):
 def test_two_runs_are_identical(tmp_path):
     policy = by_answer({"answer-1": {"3": 0.3, "4": 0.7}, "answer-2": {"1": 0.2, "5": 0.5}})
     metrics = [CORRECTNESS, FAITHFULNESS, builtin_metric("coherence", reasoning="before")]
-    a = evaluate(cases(3), metrics, fake_judge(policy, lambda p: "Looks fine."), out=tmp_path / "a.jsonl", progress=False)
-    b = evaluate(cases(3), metrics, fake_judge(policy, lambda p: "Looks fine."), out=tmp_path / "b.jsonl", progress=False)
+    a = evaluate(
+        cases(3), metrics, fake_judge(policy, lambda p: "Looks fine."), out=tmp_path / "a.jsonl", progress=False
+    )
+    b = evaluate(
+        cases(3), metrics, fake_judge(policy, lambda p: "Looks fine."), out=tmp_path / "b.jsonl", progress=False
+    )
     assert a == b
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
 
@@ -266,14 +317,27 @@ def test_results_do_not_change_with_chunk_size():
 
 def test_every_line_carries_distribution_and_provenance(tmp_path):
     out = tmp_path / "r.jsonl"
-    evaluate(cases(2), [CORRECTNESS, builtin_metric("pairwise")], fake_judge(lambda p: {"4": 1.0, "A": 1.0}),
-             out=out, progress=False)
+    evaluate(
+        cases(2),
+        [CORRECTNESS, builtin_metric("pairwise")],
+        fake_judge(lambda p: {"4": 1.0, "A": 1.0}),
+        out=out,
+        progress=False,
+    )
     recs = lines(out)
     assert len(recs) == 4
     for rec in recs:
-        assert rec["judge"] == {"name": "fake", "family": "fake", "source": "fake", "provenance": "fake",
-                                "dtype": "float32", "device": "cpu", "chat_template": True, "context_length": 100_000,
-                                "tree_tolerance": 1e-6}
+        assert rec["judge"] == {
+            "name": "fake",
+            "family": "fake",
+            "source": "fake",
+            "provenance": "fake",
+            "dtype": "float32",
+            "device": "cpu",
+            "chat_template": True,
+            "context_length": 100_000,
+            "tree_tolerance": 1e-6,
+        }
         assert rec["template_version"] == TEMPLATE_VERSION and rec["localjudge_version"] == __version__
         assert "valid_mass" in rec and "distribution" in rec
     geval = [r for r in recs if r["metric"] == "correctness"]
@@ -351,8 +415,12 @@ def test_pairwise_allow_tie():
 
 def test_pairwise_unscored():
     judge = fake_judge(lambda p: {"A": 0.9} if shown(p, "a") == "first" else {"maybe": 1.0})  # one order fails
-    result = evaluate([pair(1, "first", "second"), TestCase(id="p2", extra={"output_1": "only one"})],
-                      [PAIRWISE], judge, progress=False)
+    result = evaluate(
+        [pair(1, "first", "second"), TestCase(id="p2", extra={"output_1": "only one"})],
+        [PAIRWISE],
+        judge,
+        progress=False,
+    )
     low_mass, missing = result.records
     assert low_mass.score is None and low_mass.unscored_reason.startswith("pairwise: too little")
     assert missing.score is None and missing.unscored_reason == "case has no output_2"

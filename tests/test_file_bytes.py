@@ -18,16 +18,41 @@ from localjudge.errors import DataError
 from localjudge.io.files import decode_text, parse_json
 
 HUGE = "1" * 5000
-REGISTRY = ("default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, "
-            "context_length: 64}\n")
-RESPONSE = json.dumps({
-    "id": "p1", "input": "q", "generator": "g", "generator_family": "f", "response": "r",
-    "prompt_style": "chat", "max_new_tokens": 8, "batch_size": 1, "generator_info": {},
-    "localjudge_version": "0.1.0",
-}) + "\n"
+REGISTRY = (
+    "default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, context_length: 64}\n"
+)
+RESPONSE = (
+    json.dumps(
+        {
+            "id": "p1",
+            "input": "q",
+            "generator": "g",
+            "generator_family": "f",
+            "response": "r",
+            "prompt_style": "chat",
+            "max_new_tokens": 8,
+            "batch_size": 1,
+            "generator_info": {},
+            "localjudge_version": "0.1.0",
+        }
+    )
+    + "\n"
+)
 
-VERDICT = json.dumps({"item_id": "p1", "judge": "j", "judge_family": "f", "generator": "g",
-                      "generator_family": "f", "score": 3.0, "response_length": 1}) + "\n"
+VERDICT = (
+    json.dumps(
+        {
+            "item_id": "p1",
+            "judge": "j",
+            "judge_family": "f",
+            "generator": "g",
+            "generator_family": "f",
+            "score": 3.0,
+            "response_length": 1,
+        }
+    )
+    + "\n"
+)
 
 # (file name, good first line, command line using it); the second line of the file is made bad
 FILES = {
@@ -39,13 +64,21 @@ FILES = {
     "eval style guide": ("g.md", "Be brief.\n", ["eval", "d0.jsonl", "--metric", "style", "--style-guide", "g.md"]),
     "eval registry": ("r.yaml", "default: x\n", ["eval", "d0.jsonl", "--metric", "correctness", "--models", "r.yaml"]),
     "steps metric": ("m.yaml", "name: m\n", ["steps", "--metric", "m.yaml", "--out", "o.yaml"]),
-    "steps style guide": ("g.md", "Be brief.\n", ["steps", "--metric", "style", "--style-guide", "g.md", "--out", "o.yaml"]),
+    "steps style guide": (
+        "g.md",
+        "Be brief.\n",
+        ["steps", "--metric", "style", "--style-guide", "g.md", "--out", "o.yaml"],
+    ),
     "score prompts": ("p.jsonl", '"ok"\n', ["score", "--file", "p.jsonl", "--low", "1", "--high", "5"]),
     "models registry": ("r.yaml", "default: x\n", ["models", "--models", "r.yaml"]),
     "generate prompts": ("p.jsonl", GOOD, ["generate", "p.jsonl", "--model", "g", "--out", "o.jsonl"]),
     "bias responses": ("resp.jsonl", RESPONSE, ["bias", "resp.jsonl", "--judge", "j", "--out-dir", "out"]),
     "bias verdicts": ("v.jsonl", VERDICT, ["bias", "resp0.jsonl", "--verdicts", "v.jsonl", "--out-dir", "out"]),
-    "eval --resume results": ("r.jsonl", "", ["eval", "d0.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"]),
+    "eval --resume results": (
+        "r.jsonl",
+        "",
+        ["eval", "d0.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"],
+    ),
     "calibrate csv": ("c.csv", "judge,human\n", ["calibrate", "c.csv", "--no-plots"]),
     "calibrate jsonl": ("c.jsonl", '{"judge": 1, "human": 2}\n', ["calibrate", "c.jsonl", "--no-plots"]),
     "calibrate json": ("c.json", '[{"judge": 1, "human": 2},\n', ["calibrate", "c.json", "--no-plots"]),
@@ -69,10 +102,14 @@ def _first(key: str, first: str) -> str:
 
 
 @pytest.mark.parametrize("key", FILES, ids=FILES)
-@pytest.mark.parametrize("bad, needles", [
-    (b'"caf\xe9"\n', ["UTF-8", "byte offset"]),
-    (b'"a\x00b"\n', ["binary", "byte offset"]),
-], ids=["non-utf8", "binary"])
+@pytest.mark.parametrize(
+    "bad, needles",
+    [
+        (b'"caf\xe9"\n', ["UTF-8", "byte offset"]),
+        (b'"a\x00b"\n', ["binary", "byte offset"]),
+    ],
+    ids=["non-utf8", "binary"],
+)
 def test_bad_bytes_name_file_and_line(fake, key, bad, needles):
     name, first, args = FILES[key]
     _write({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first).encode() + bad})
@@ -84,10 +121,14 @@ def test_bad_bytes_name_file_and_line(fake, key, bad, needles):
 @pytest.mark.parametrize("key", [k for k in FILES if k not in TEXT_ONLY], ids=[k for k in FILES if k not in TEXT_ONLY])
 def test_integer_too_long_to_parse_names_file_and_line(fake, key):
     name, first, args = FILES[key]
-    second = {"eval metric yaml": f"low: {HUGE}\n", "steps metric": f"low: {HUGE}\n",
-              "eval registry": f"x: {HUGE}\n", "models registry": f"x: {HUGE}\n",
-              "eval metric json": f'"low": {HUGE}}}\n', "score prompts": f"{HUGE}\n",
-              }.get(key, f'{{"id": "b", "n": {HUGE}}}\n')
+    second = {
+        "eval metric yaml": f"low: {HUGE}\n",
+        "steps metric": f"low: {HUGE}\n",
+        "eval registry": f"x: {HUGE}\n",
+        "models registry": f"x: {HUGE}\n",
+        "eval metric json": f'"low": {HUGE}}}\n',
+        "score prompts": f"{HUGE}\n",
+    }.get(key, f'{{"id": "b", "n": {HUGE}}}\n')
     _write({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first) + second})
     line = assert_user_error(run(*args))
     assert "digits" in line or "number out of range" in line, line

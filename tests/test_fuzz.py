@@ -101,8 +101,11 @@ csv_cell = st.text(max_size=15)
 
 
 @FAST
-@given(header=st.lists(field_names, min_size=1, max_size=5), body=st.lists(st.lists(csv_cell, max_size=6), max_size=5),
-       skip=st.booleans())
+@given(
+    header=st.lists(field_names, min_size=1, max_size=5),
+    body=st.lists(st.lists(csv_cell, max_size=6), max_size=5),
+    skip=st.booleans(),
+)
 def test_random_csv_only_raises_data_error(scratch, header, body, skip):
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -134,8 +137,15 @@ ranges = st.lists(st.tuples(bounds, bounds), max_size=6)
 
 
 def _metric(low, high, rubric) -> dict:
-    return {"name": "m", "task": "t", "criteria": "c", "fields": ["input"], "low": low, "high": high,
-            "rubric": [{"low": a, "high": b, "description": f"r{i}"} for i, (a, b) in enumerate(rubric)]}
+    return {
+        "name": "m",
+        "task": "t",
+        "criteria": "c",
+        "fields": ["input"],
+        "low": low,
+        "high": high,
+        "rubric": [{"low": a, "high": b, "description": f"r{i}"} for i, (a, b) in enumerate(rubric)],
+    }
 
 
 def _expected_valid(low, high, rubric) -> bool:
@@ -173,15 +183,28 @@ def test_valid_rubrics_are_accepted(low, high, a):
     assert metric.rubric_gaps() == []
 
 
-junk = st.one_of(st.none(), st.booleans(), st.floats(), st.text(max_size=5), st.lists(st.integers(), max_size=2),
-                 st.integers(-200, 200))
+junk = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.floats(),
+    st.text(max_size=5),
+    st.lists(st.integers(), max_size=2),
+    st.integers(-200, 200),
+)
 
 
 @FAST
 @given(low=junk, high=junk, threshold=junk, fields=junk | st.lists(st.text(max_size=12), max_size=3))
 def test_metric_junk_types_only_raise_config_error(low, high, threshold, fields):
-    data = {"name": "m", "task": "t", "criteria": "c", "fields": fields, "low": low, "high": high,
-            "threshold": threshold}
+    data = {
+        "name": "m",
+        "task": "t",
+        "criteria": "c",
+        "fields": fields,
+        "low": low,
+        "high": high,
+        "threshold": threshold,
+    }
     try:
         metric = metric_from_dict(data)
     except ConfigError:
@@ -254,7 +277,9 @@ def _policy(prompt: str) -> dict[str, float]:
 
 
 @FAST
-@given(prompts=st.lists(st.text(alphabet="abcdefgh .:", max_size=20), min_size=1, max_size=8), seed=st.integers(0, 1000))
+@given(
+    prompts=st.lists(st.text(alphabet="abcdefgh .:", max_size=20), min_size=1, max_size=8), seed=st.integers(0, 1000)
+)
 def test_fake_judge_batch_order_invariance(prompts, seed):
     judge = fake_judge(_policy)
     order = np.random.default_rng(seed).permutation(len(prompts))

@@ -39,7 +39,9 @@ def test_fit_candidate_recovers_directions_and_scale():
     pred = model.predict(x)
     assert np.corrcoef(H._center(pred, g), H._center(y, g))[0, 1] > 0.99
     zmean = H.fit_candidate(x, y, g, "zmean")
-    assert np.sign(zmean.weights).tolist() == [1.0, -1.0] and abs(zmean.weights[0]) == pytest.approx(abs(zmean.weights[1]))
+    assert np.sign(zmean.weights).tolist() == [1.0, -1.0] and abs(zmean.weights[0]) == pytest.approx(
+        abs(zmean.weights[1])
+    )
     single = H.fit_candidate(x, y, g, "single", k=1)
     assert single.weights[0] == 0 and single.weights[1] < 0
     assert z.shape == x.shape
@@ -52,7 +54,7 @@ def test_split_and_folds_keep_groups_whole():
     parts = H.folds(len(g), g, 5, seed=1)
     assert sorted(np.concatenate(parts).tolist()) == list(range(len(g)))
     for i, a in enumerate(parts):
-        for b in parts[i + 1:]:
+        for b in parts[i + 1 :]:
             assert not set(g[a]) & set(g[b])
     with pytest.raises(DataError):
         H.split_items(10, None, 1.0, 0)
@@ -62,12 +64,24 @@ def _records(x, y, g, names=("a", "b")):
     recs = []
     for i in range(len(y)):
         for k, name in enumerate(names):
-            recs.append(ResultRecord(
-                case_id=f"c{i}", metric=name, kind="likelihood", score=None, raw_score=float(x[i, k]), passed=None,
-                threshold=None, distribution=None, valid_mass=None, extra={"human": float(y[i]), "doc": str(g[i])},
-                judge={"name": "fake"}, metric_spec={"kind": "likelihood", "name": name, "instruction": f"Write {name}."},
-                template_version="likelihood-v1", localjudge_version="0",
-            ))
+            recs.append(
+                ResultRecord(
+                    case_id=f"c{i}",
+                    metric=name,
+                    kind="likelihood",
+                    score=None,
+                    raw_score=float(x[i, k]),
+                    passed=None,
+                    threshold=None,
+                    distribution=None,
+                    valid_mass=None,
+                    extra={"human": float(y[i]), "doc": str(g[i])},
+                    judge={"name": "fake"},
+                    metric_spec={"kind": "likelihood", "name": name, "instruction": f"Write {name}."},
+                    template_version="likelihood-v1",
+                    localjudge_version="0",
+                )
+            )
     return recs
 
 
@@ -122,12 +136,26 @@ def fit_copy_hybrid(tmp_path, rows: list[dict], other: str):
     spec = tmp_path / "copy.yaml"
     spec.write_text("kind: likelihood\nname: copy\ninstruction: Summarise.\nfields: [input]\n")
     res = tmp_path / "r.jsonl"
-    run = CliRunner().invoke(main, ["eval", str(data), "--metric", str(spec), "--metric", other,
-                                    "--out", str(res), "--no-progress"])
+    run = CliRunner().invoke(
+        main, ["eval", str(data), "--metric", str(spec), "--metric", other, "--out", str(res), "--no-progress"]
+    )
     assert run.exit_code == 0, run.output
     saved = tmp_path / "hybrid.json"
-    cal = CliRunner().invoke(main, ["calibrate", str(res), "--hybrid", f"copy,{other}", "--human", "human",
-                                    "--group", "doc", "--save-hybrid", str(saved)])
+    cal = CliRunner().invoke(
+        main,
+        [
+            "calibrate",
+            str(res),
+            "--hybrid",
+            f"copy,{other}",
+            "--human",
+            "human",
+            "--group",
+            "doc",
+            "--save-hybrid",
+            str(saved),
+        ],
+    )
     assert cal.exit_code == 0, cal.output
     return data, saved, cal.output
 
@@ -140,8 +168,15 @@ def test_cli_fit_save_and_apply(judges, tmp_path):
         copied = rng.random() < 0.5
         source = f"Article {doc}: the team won the final on Sunday by two goals."
         answer = "the team won the final" if copied else f"rain fell {'x' * (i % 4)} on Monday"
-        rows.append({"id": f"c{i}", "input": source, "actual_output": answer, "doc": doc,
-                     "human": (4.0 if copied else 2.0) + rng.normal(scale=0.5)})
+        rows.append(
+            {
+                "id": f"c{i}",
+                "input": source,
+                "actual_output": answer,
+                "doc": doc,
+                "human": (4.0 if copied else 2.0) + rng.normal(scale=0.5),
+            }
+        )
     data, saved, cal = fit_copy_hybrid(tmp_path, rows, "fluency")
     assert "held-back split" in cal and "Verdict" in cal and "hybrid" in cal
     hybrid = load_metric_file(saved)
@@ -162,15 +197,20 @@ def test_cli_fit_save_and_apply(judges, tmp_path):
     # given together with a component of another definition: refused
     other = tmp_path / "fluency.yaml"
     other.write_text("kind: likelihood\nname: fluency\ninstruction: Write well.\nfields: []\n")
-    clash = CliRunner().invoke(main, ["eval", str(data), "--metric", str(saved), "--metric", str(other), "--no-progress"])
+    clash = CliRunner().invoke(
+        main, ["eval", str(data), "--metric", str(saved), "--metric", str(other), "--no-progress"]
+    )
     assert clash.exit_code == 2 and "component of hybrid" in clash.output
 
 
-@pytest.mark.parametrize("args, why", [
-    (["--hybrid", "copy"], "at least two"),
-    (["--hybrid", "copy,fluency"], "--human"),
-    (["--save-hybrid", "x.json"], "needs --hybrid"),
-])
+@pytest.mark.parametrize(
+    "args, why",
+    [
+        (["--hybrid", "copy"], "at least two"),
+        (["--hybrid", "copy,fluency"], "--human"),
+        (["--save-hybrid", "x.json"], "needs --hybrid"),
+    ],
+)
 def test_cli_hybrid_errors(tmp_path, args, why):
     res = tmp_path / "r.jsonl"
     res.write_text("")
@@ -187,8 +227,9 @@ def test_choose_keeps_the_simplest_within_one_standard_error():
     clear_gain = {g: v + 0.2 for g, v in base.items()}  # +0.2 in every group
 
     def cand(label, method, alpha, units):
-        return H.Candidate(label, method, alpha, 0 if method == "single" else None, float(np.mean(list(units.values()))),
-                           units)
+        return H.Candidate(
+            label, method, alpha, 0 if method == "single" else None, float(np.mean(list(units.values()))), units
+        )
 
     single = cand("a alone", "single", None, base)
     assert H.choose([single, cand("ridge α=0.01", "ridge", 0.01, noisy_gain)]).label == "a alone"

@@ -91,12 +91,15 @@ def test_a_torn_record_is_ignored_then_cut_on_resume(tmp_path, cut):
     assert path.read_bytes().startswith(lines[0] + lines[1] + b'{"key": "k2", "text": "again"}\n')
 
 
-@pytest.mark.parametrize("content, line", [
-    (b'{"key": "k0", "text": ""}\n{"text": "x"', 2),  # not the start of a record: its first key is `key`
-    (b'{"key": "k0", "text": ""}\n\x00\xff', 2),
-    (b'{"kez": "k0"}\n{"key": "k1", "te', 1),  # a bad line before a torn one
-    (b'{"key": "k0", "text": 3}\n', 1),
-])
+@pytest.mark.parametrize(
+    "content, line",
+    [
+        (b'{"key": "k0", "text": ""}\n{"text": "x"', 2),  # not the start of a record: its first key is `key`
+        (b'{"key": "k0", "text": ""}\n\x00\xff', 2),
+        (b'{"kez": "k0"}\n{"key": "k1", "te', 1),  # a bad line before a torn one
+        (b'{"key": "k0", "text": 3}\n', 1),
+    ],
+)
 def test_anything_but_a_torn_record_is_refused_and_kept(tmp_path, content, line):
     path = tmp_path / "n.jsonl"
     path.write_bytes(content)

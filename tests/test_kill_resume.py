@@ -37,9 +37,9 @@ CHAT_TEMPLATE = (
 )
 METRICS = {
     "m5.yaml": "name: five\ntask: Judge the answer.\ncriteria: Is it right?\nsteps: [Compare with the reference.]\n"
-               "fields: [input, actual_output, expected_output]\nlow: 1\nhigh: 5\n",
+    "fields: [input, actual_output, expected_output]\nlow: 1\nhigh: 5\n",
     "m10.yaml": "name: ten\ntask: Rate the answer.\ncriteria: Is it helpful?\nsteps: [Read it.]\n"
-                "fields: [input, actual_output]\nlow: 0\nhigh: 10\n",
+    "fields: [input, actual_output]\nlow: 0\nhigh: 10\n",
 }
 WORDS = "the answer is good bad score rating quality fluent helpful response yes no maybe seven ten".split()
 N_CASES = 160  # × 2 metrics = 20 chunks of 16: enough work to land several kills mid-run
@@ -47,9 +47,15 @@ N_CASES = 160  # × 2 metrics = 20 chunks of 16: enough work to land several kil
 
 def _cases(seed: int = 0) -> list[dict]:
     rng = random.Random(seed)
-    return [{"id": f"c{i:03d}", "input": " ".join(rng.choices(WORDS, k=rng.randint(3, 30))),
-             "actual_output": " ".join(rng.choices(WORDS, k=rng.randint(1, 40))),
-             "expected_output": " ".join(rng.choices(WORDS, k=rng.randint(1, 8)))} for i in range(N_CASES)]
+    return [
+        {
+            "id": f"c{i:03d}",
+            "input": " ".join(rng.choices(WORDS, k=rng.randint(3, 30))),
+            "actual_output": " ".join(rng.choices(WORDS, k=rng.randint(1, 40))),
+            "expected_output": " ".join(rng.choices(WORDS, k=rng.randint(1, 8))),
+        }
+        for i in range(N_CASES)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -68,15 +74,34 @@ def workdir(tmp_path_factory, tiny_tokenizer):
 
 
 def _cmd(root: Path, out: Path, resume: bool) -> list[str]:
-    return [sys.executable, "-m", "localjudge", "eval", str(root / "data.jsonl"),
-            "--metric", str(root / "m5.yaml"), "--metric", str(root / "m10.yaml"),
-            "--judge", str(root / "model"), "--device", "cpu", "--out", str(out), "--no-progress"] + (
-        ["--resume"] if resume else [])
+    return [
+        sys.executable,
+        "-m",
+        "localjudge",
+        "eval",
+        str(root / "data.jsonl"),
+        "--metric",
+        str(root / "m5.yaml"),
+        "--metric",
+        str(root / "m10.yaml"),
+        "--judge",
+        str(root / "model"),
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+        "--no-progress",
+    ] + (["--resume"] if resume else [])
 
 
 def _env(root: Path) -> dict[str, str]:
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "LOCALJUDGE_CACHE": str(root / "cache"),
-            "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    return {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "LOCALJUDGE_CACHE": str(root / "cache"),
+        "OMP_NUM_THREADS": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+    }
 
 
 def _lines(path: Path) -> int:
@@ -114,8 +139,9 @@ def reference(workdir):
 
 
 def _start(workdir: Path, out: Path) -> subprocess.Popen:
-    return subprocess.Popen(_cmd(workdir, out, True), env=_env(workdir), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        _cmd(workdir, out, True), env=_env(workdir), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
 
 
 @pytest.mark.slow
@@ -162,8 +188,13 @@ def test_sigint_exits_130_and_is_resumable(workdir, reference):
     out = workdir / "interrupted.jsonl"
     # a shell's background job inherits SIGINT ignored, and Python then never raises
     # KeyboardInterrupt: give the child the default disposition, as a terminal would
-    proc = subprocess.Popen(_cmd(workdir, out, False), env=_env(workdir), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, preexec_fn=_default_sigint)
+    proc = subprocess.Popen(
+        _cmd(workdir, out, False),
+        env=_env(workdir),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=_default_sigint,
+    )
     while _lines(out) == 0 and proc.poll() is None:
         time.sleep(0.005)
     proc.send_signal(signal.SIGINT)
@@ -180,8 +211,15 @@ def test_sigint_exits_130_and_is_resumable(workdir, reference):
 
 # -- in-process: the results file -------------------------------------------------------------------
 
-METRIC = GEvalMetric(name="q", task="Judge it.", criteria="Is it right?", steps=["Check."],
-                     fields=["input", "actual_output"], low=1, high=5)
+METRIC = GEvalMetric(
+    name="q",
+    task="Judge it.",
+    criteria="Is it right?",
+    steps=["Check."],
+    fields=["input", "actual_output"],
+    low=1,
+    high=5,
+)
 
 
 def _policy(prompt: str) -> dict[str, float]:
@@ -233,8 +271,10 @@ def test_resume_reads_records_holding_unicode_line_breaks(tmp_path):
     ensure_ascii=False) once made a finished results file unreadable on --resume."""
     judge = fake_judge(_policy)
     out = tmp_path / "r.jsonl"
-    cases = [TestCase(id=f"u{i}", input=f"q{i}\u2028line", actual_output="a\x85b\u2029c", extra={"note": "x\u2028y\x85z"})
-             for i in range(4)]
+    cases = [
+        TestCase(id=f"u{i}", input=f"q{i}\u2028line", actual_output="a\x85b\u2029c", extra={"note": "x\u2028y\x85z"})
+        for i in range(4)
+    ]
     evaluate(cases[:2], [METRIC], judge, out=out, progress=False)
     assert "\u2028".encode() in out.read_bytes()
     calls = len(judge.backend.calls)
@@ -269,10 +309,14 @@ def test_refused_resume_changes_nothing(tmp_path, kind):
     out = tmp_path / "r.jsonl"
     evaluate(_fake_cases(3), [METRIC], judge, out=out, progress=False)
     good = out.read_bytes()
-    content = _NOT_RECORDS[kind] or good + {
-        "records, then a non-record without newline": b'{"case": "k9"}',
-        "records, then garbage": b"\x00\xffgarbage",
-    }[kind]
+    content = (
+        _NOT_RECORDS[kind]
+        or good
+        + {
+            "records, then a non-record without newline": b'{"case": "k9"}',
+            "records, then garbage": b"\x00\xffgarbage",
+        }[kind]
+    )
     out.write_bytes(content)
     calls = len(judge.backend.calls)
     with pytest.raises(DataError, match=r"r\.jsonl:\d+: not a localjudge result record"):
@@ -362,8 +406,17 @@ def test_steps_cache_written_atomically(tmp_path, monkeypatch):
     assert path.read_bytes() == good
 
 
-@pytest.mark.parametrize("corrupt", [b"", b'{"steps": ["Read it."', b'{"steps": ["x"], "checksum": "0"}',
-                                     b'{"steps": [], "checksum": "x"}', b"\xff\xfe", b"[1, 2]"])
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        b"",
+        b'{"steps": ["Read it."',
+        b'{"steps": ["x"], "checksum": "0"}',
+        b'{"steps": [], "checksum": "x"}',
+        b"\xff\xfe",
+        b"[1, 2]",
+    ],
+)
 def test_corrupt_steps_cache_is_rebuilt(tmp_path, corrupt, caplog):
     judge = _steps_judge()
     steps, _ = resolve_steps(judge, UNPINNED, tmp_path)
@@ -384,10 +437,19 @@ def test_cache_dir_follows_env(monkeypatch, tmp_path):
 
 # -- in-process: out-of-memory back-off ------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def tiny_judge(tiny_tokenizer):
-    info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32",
-                     device="cpu", chat_template=False, context_length=4096)
+    info = JudgeInfo(
+        name="tiny",
+        family="tiny",
+        source="test",
+        provenance="random",
+        dtype="float32",
+        device="cpu",
+        chat_template=False,
+        context_length=4096,
+    )
     options = EngineOptions(device="cpu", dtype="float32", token_budget=1 << 16)
     return Judge.from_model(tiny_llama(tiny_tokenizer), tiny_tokenizer, info, options)
 

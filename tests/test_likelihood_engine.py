@@ -37,8 +37,16 @@ def _pairs() -> tuple[list[str], list[str]]:
 
 
 def _info(context_length: int = 1024) -> JudgeInfo:
-    return JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32",
-                     device="cpu", chat_template=False, context_length=context_length)
+    return JudgeInfo(
+        name="tiny",
+        family="tiny",
+        source="test",
+        provenance="random",
+        dtype="float32",
+        device="cpu",
+        chat_template=False,
+        context_length=context_length,
+    )
 
 
 def _judge(model, tokenizer, budget: int = 4096, reuse: bool = True, context: int = 1024) -> Judge:
@@ -156,8 +164,11 @@ def test_dummy_prefix_tokenizer_spells_the_continuation():
     trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>", "<s>"])
     tok.train_from_iterator(["the answer is good", "Good answer", "the response is bad"] * 50, trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<unk>")
-    assert tokenizer.decode(tokenizer("good", add_special_tokens=False)["input_ids"]) != "good" or \
-        tokenizer.convert_ids_to_tokens(tokenizer("good", add_special_tokens=False)["input_ids"])[0].startswith("▁")
+    assert tokenizer.decode(
+        tokenizer("good", add_special_tokens=False)["input_ids"]
+    ) != "good" or tokenizer.convert_ids_to_tokens(tokenizer("good", add_special_tokens=False)["input_ids"])[
+        0
+    ].startswith("▁")
     judge = _judge(tiny_llama(tokenizer), tokenizer)
     backend = judge.backend
     for text in ["good", " good", "answer is good", " the answer"]:

@@ -25,8 +25,12 @@ from localjudge.runs.results_file import read_results
 from localjudge.testing import copy_lm, fake_judge
 
 PASSAGE = "The Eiffel Tower was finished in 1889 and is 330 metres tall."
-FAITHFUL = TestCase(id="ok", input="When was the Eiffel Tower finished?", retrieval_context=[PASSAGE],
-                    actual_output="It was finished in 1889.")
+FAITHFUL = TestCase(
+    id="ok",
+    input="When was the Eiffel Tower finished?",
+    retrieval_context=[PASSAGE],
+    actual_output="It was finished in 1889.",
+)
 UNFAITHFUL = FAITHFUL.model_copy(update={"id": "bad", "actual_output": "Work stopped during a war, in 1925."})
 
 
@@ -41,8 +45,12 @@ def test_builtins_are_likelihood_metrics():
     names = set(builtin_names())
     assert {"likelihood", "faithfulness_pmi"} <= names
     instructions = set()
-    for dim, word in [("coherence", "coherent"), ("consistency", "only facts"), ("fluency", "fluent"),
-                      ("relevance", "important")]:
+    for dim, word in [
+        ("coherence", "coherent"),
+        ("consistency", "only facts"),
+        ("fluency", "fluent"),
+        ("relevance", "important"),
+    ]:
         m = builtin_metric(f"{dim}_likelihood")
         assert m.kind == "likelihood" and word in m.instruction and m.fields == ["input"]
         instructions.add(m.instruction)
@@ -51,15 +59,18 @@ def test_builtins_are_likelihood_metrics():
     assert pmi.pmi is not None and pmi.pmi.without == ["retrieval_context"]
 
 
-@pytest.mark.parametrize("bad, why", [
-    ({"pmi": {"without": ["context"]}}, "pmi.without"),
-    ({"fields": ["input", "actual_output"]}, "target"),
-    ({"fields": ["input", "input"]}, "repeated"),
-    ({"aggregation": "median"}, "aggregation"),
-    ({"required": ["expected_output"]}, "required"),
-    ({"threshold": 2}, "threshold"),
-    ({"colour": "red"}, "colour"),
-])
+@pytest.mark.parametrize(
+    "bad, why",
+    [
+        ({"pmi": {"without": ["context"]}}, "pmi.without"),
+        ({"fields": ["input", "actual_output"]}, "target"),
+        ({"fields": ["input", "input"]}, "repeated"),
+        ({"aggregation": "median"}, "aggregation"),
+        ({"required": ["expected_output"]}, "required"),
+        ({"threshold": 2}, "threshold"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
 def test_spec_errors(bad, why):
     data = {"kind": "likelihood", "name": "m", "instruction": "Write.", "fields": ["input"], **bad}
     with pytest.raises(ConfigError, match=why):
@@ -73,16 +84,25 @@ def test_plain_layout_and_pmi_contrast():
     m = builtin_metric("faithfulness_pmi")
     judge = _judge()
     prompt = L.condition_prompt(judge, m, FAITHFUL)
-    assert prompt == (f"Retrieved passages:\n[1] {PASSAGE}\n\nQuestion:\nWhen was the Eiffel Tower finished?\n\n"
-                      "Answer the question using only the retrieved passages.\nAnswer:")
+    assert prompt == (
+        f"Retrieved passages:\n[1] {PASSAGE}\n\nQuestion:\nWhen was the Eiffel Tower finished?\n\n"
+        "Answer the question using only the retrieved passages.\nAnswer:"
+    )
     assert L.contrast_prompt(judge, m, FAITHFUL) == (
-        "Question:\nWhen was the Eiffel Tower finished?\n\nAnswer the question.\nAnswer:")
+        "Question:\nWhen was the Eiffel Tower finished?\n\nAnswer the question.\nAnswer:"
+    )
     assert L.continuation(prompt, "  It was.\n") == " It was."
 
 
 def test_empty_heading_and_chat_format():
-    m = LikelihoodMetric(kind="likelihood", name="tldr", instruction="TL;DR:", fields=["input"],
-                         field_labels={"input": ""}, target_label="")
+    m = LikelihoodMetric(
+        kind="likelihood",
+        name="tldr",
+        instruction="TL;DR:",
+        fields=["input"],
+        field_labels={"input": ""},
+        target_label="",
+    )
     case = TestCase(id="1", input="Rain fell.", actual_output="It rained.")
     assert L.condition_prompt(_judge(), m, case) == "Rain fell.\n\nTL;DR:"
     chat = m.model_copy(update={"format": "chat"})
@@ -98,8 +118,12 @@ def test_empty_heading_and_chat_format():
 
 def test_records_mean_and_pmi_terms():
     judge = _judge()
-    recs = evaluate([FAITHFUL, UNFAITHFUL], [builtin_metric("faithfulness_pmi"), builtin_metric("likelihood")],
-                    judge, progress=False).records
+    recs = evaluate(
+        [FAITHFUL, UNFAITHFUL],
+        [builtin_metric("faithfulness_pmi"), builtin_metric("likelihood")],
+        judge,
+        progress=False,
+    ).records
     pmi_ok, ll_ok, pmi_bad, ll_bad = recs
     m = builtin_metric("faithfulness_pmi")
     prompt = L.condition_prompt(judge, m, FAITHFUL)
@@ -125,8 +149,11 @@ def test_records_mean_and_pmi_terms():
 
 def test_sum_aggregation_threshold_and_unscored():
     m = builtin_metric("likelihood", aggregation="sum", threshold=0.5)
-    cases = [FAITHFUL, FAITHFUL.model_copy(update={"id": "blank", "actual_output": "  \n "}),
-             FAITHFUL.model_copy(update={"id": "noq", "input": None})]
+    cases = [
+        FAITHFUL,
+        FAITHFUL.model_copy(update={"id": "blank", "actual_output": "  \n "}),
+        FAITHFUL.model_copy(update={"id": "noq", "input": None}),
+    ]
     ok, blank, noq = evaluate(cases, [m], _judge(), progress=False).records
     assert ok.raw_score == pytest.approx(ok.likelihood.given_source.sum)
     assert ok.passed is (ok.score >= 0.5)
@@ -135,8 +162,10 @@ def test_sum_aggregation_threshold_and_unscored():
 
 
 def test_batch_of_many_cases_equals_one_at_a_time():
-    cases = [FAITHFUL.model_copy(update={"id": str(i), "actual_output": f"It was finished in {1880 + i}."})
-             for i in range(12)]
+    cases = [
+        FAITHFUL.model_copy(update={"id": str(i), "actual_output": f"It was finished in {1880 + i}."})
+        for i in range(12)
+    ]
     m = builtin_metric("faithfulness_pmi")
     together = evaluate(cases, [m], _judge(), progress=False, chunk_size=12).records
     apart = [evaluate([c], [m], _judge(), progress=False).records[0] for c in cases]
@@ -172,22 +201,37 @@ def judges(monkeypatch):
 @pytest.fixture
 def data(tmp_path):
     path = tmp_path / "cases.jsonl"
-    rows = [FAITHFUL.model_dump(exclude_none=True, exclude={"extra"}) | {"human": 1},
-            UNFAITHFUL.model_dump(exclude_none=True, exclude={"extra"}) | {"human": 0}]
+    rows = [
+        FAITHFUL.model_dump(exclude_none=True, exclude={"extra"}) | {"human": 1},
+        UNFAITHFUL.model_dump(exclude_none=True, exclude={"extra"}) | {"human": 0},
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
 
 def test_cli_eval_resume_and_provenance(judges, data, tmp_path):
     out = tmp_path / "r.jsonl"
-    args = ["eval", str(data), "--metric", "likelihood", "--metric", "faithfulness_pmi", "--out", str(out),
-            "--no-progress"]
+    args = [
+        "eval",
+        str(data),
+        "--metric",
+        "likelihood",
+        "--metric",
+        "faithfulness_pmi",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
     first = CliRunner().invoke(main, args)
     assert first.exit_code == 0, first.output
     assert "likelihood" in first.stdout and "faithfulness_pmi" in first.stdout
     recs = read_results(out)
-    assert [(r.case_id, r.metric) for r in recs] == [("ok", "likelihood"), ("bad", "likelihood"),
-                                                      ("ok", "faithfulness_pmi"), ("bad", "faithfulness_pmi")]
+    assert [(r.case_id, r.metric) for r in recs] == [
+        ("ok", "likelihood"),
+        ("bad", "likelihood"),
+        ("ok", "faithfulness_pmi"),
+        ("bad", "faithfulness_pmi"),
+    ]
     assert all(r.judge["name"] == "fake" and r.extra["human"] in (0, 1) for r in recs)
     # a resumed run judges nothing again and keeps the file as it is
     before = out.read_bytes()
@@ -199,8 +243,9 @@ def test_cli_eval_resume_and_provenance(judges, data, tmp_path):
     assert CliRunner().invoke(main, [*args[:4], "--out", str(part), "--limit", "1"]).exit_code == 0
     spec = tmp_path / "ll.yaml"
     spec.write_text("kind: likelihood\nname: likelihood\ninstruction: Say something.\nfields: [input]\n")
-    changed = CliRunner().invoke(main, ["eval", str(data), "--metric", str(spec), "--out", str(part), "--resume",
-                                        "--no-progress"])
+    changed = CliRunner().invoke(
+        main, ["eval", str(data), "--metric", str(spec), "--out", str(part), "--resume", "--no-progress"]
+    )
     assert changed.exit_code == 2 and "defined differently" in changed.output
 
 

@@ -20,8 +20,15 @@ from localjudge.testing import fake_judge
 
 BREAKS = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\r"]
 ODD = "".join(f"part{i}{b}" for i, b in enumerate(BREAKS)) + "end"
-METRIC = GEvalMetric(name="q", task="Judge it.", criteria="Is it right?", steps=["Check."],
-                     fields=["input", "actual_output"], low=1, high=5)
+METRIC = GEvalMetric(
+    name="q",
+    task="Judge it.",
+    criteria="Is it right?",
+    steps=["Check."],
+    fields=["input", "actual_output"],
+    low=1,
+    high=5,
+)
 
 
 def _judge():
@@ -31,8 +38,10 @@ def _judge():
 def test_cases_file_round_trips_unicode_line_breaks(tmp_path):
     """Regression: a data file whose strings hold U+2028 & co. gives back exactly those strings."""
     path = tmp_path / "d.jsonl"
-    rows = [{"id": f"c{i}", "input": f"{i}{ODD}", "actual_output": ODD, "context": [ODD, "x"], "note": ODD}
-            for i in range(3)]
+    rows = [
+        {"id": f"c{i}", "input": f"{i}{ODD}", "actual_output": ODD, "context": [ODD, "x"], "note": ODD}
+        for i in range(3)
+    ]
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     assert "\u2028".encode() in path.read_bytes()
     cases = load_cases(path)
@@ -45,8 +54,10 @@ def test_results_file_round_trips_unicode_line_breaks(tmp_path):
     """Regression: a results file whose records hold U+2028 & co. reads back record for record,
     for `read_results` (resume, --hybrid) and for `calibrate`'s reader alike."""
     out = tmp_path / "r.jsonl"
-    cases = [TestCase(id=f"u{i}{ODD}", input=f"q{i}", actual_output=ODD, extra={"human": i + 1, "doc": ODD})
-             for i in range(4)]
+    cases = [
+        TestCase(id=f"u{i}{ODD}", input=f"q{i}", actual_output=ODD, extra={"human": i + 1, "doc": ODD})
+        for i in range(4)
+    ]
     written = evaluate(cases, [METRIC], _judge(), out=out, progress=False).records
     assert "\u2028".encode() in out.read_bytes()
     assert read_results(out) == written

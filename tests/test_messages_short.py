@@ -34,15 +34,27 @@ CASES = {
     "csv short row, long column": ({"d.csv": f"id,input,{LONG}\na,q\n"}, ["eval", "d.csv", "--metric", "correctness"]),
     "unknown metric name": ({"d.jsonl": GOOD}, ["eval", "d.jsonl", "--metric", LONG]),
     # YAML keys longer than 1024 characters are a syntax error of their own
-    "unknown key in a metric file": ({"d.jsonl": GOOD, "m.yaml": METRIC + f"{LONG[:1000]}: 1\n"},
-                                     ["eval", "d.jsonl", "--metric", "m.yaml"]),
-    "unknown key in a registry": ({"r.yaml": "default: x\njudges: []\n" + f"{LONG[:1000]}: 1\n"},
-                                  ["models", "--models", "r.yaml"]),
+    "unknown key in a metric file": (
+        {"d.jsonl": GOOD, "m.yaml": METRIC + f"{LONG[:1000]}: 1\n"},
+        ["eval", "d.jsonl", "--metric", "m.yaml"],
+    ),
+    "unknown key in a registry": (
+        {"r.yaml": "default: x\njudges: []\n" + f"{LONG[:1000]}: 1\n"},
+        ["models", "--models", "r.yaml"],
+    ),
     "labels sharing a spelling": ({}, ["score", "hi", "--labels", f"A{LONG},a{LONG}"]),
-    "calibrate cell not a number": ({"c.csv": f"judge,human\n1,{LONG}\n2,3\n3,3\n"}, ["calibrate", "c.csv", "--no-plots"]),
-    "calibrate many long columns": ({"c.csv": ",".join(f"{LONG[:500]}{k}" for k in range(60)) + "\n" + "1," * 59 + "1\n"},
-                                    ["calibrate", "c.csv", "--no-plots"]),
-    "calibrate group id missing": ({"c.csv": "judge,human\n1,1\n"}, ["calibrate", "c.csv", "--group-col", LONG, "--no-plots"]),
+    "calibrate cell not a number": (
+        {"c.csv": f"judge,human\n1,{LONG}\n2,3\n3,3\n"},
+        ["calibrate", "c.csv", "--no-plots"],
+    ),
+    "calibrate many long columns": (
+        {"c.csv": ",".join(f"{LONG[:500]}{k}" for k in range(60)) + "\n" + "1," * 59 + "1\n"},
+        ["calibrate", "c.csv", "--no-plots"],
+    ),
+    "calibrate group id missing": (
+        {"c.csv": "judge,human\n1,1\n"},
+        ["calibrate", "c.csv", "--group-col", LONG, "--no-plots"],
+    ),
 }
 
 
@@ -78,12 +90,15 @@ def test_context_error_cuts_the_case_id(fake, monkeypatch):
 def test_resume_of_another_judges_results_cuts_its_name(fake, monkeypatch):
     from localjudge.testing import fake_judge
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}, name=LONG))
+    monkeypatch.setattr(
+        "localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}, name=LONG)
+    )
     _write({"d.jsonl": GOOD})
     assert run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl").exit_code == 0
     monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
-    line = assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"),
-                             "same judge")
+    line = assert_user_error(
+        run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"), "same judge"
+    )
     _assert_short(line)
 
 

@@ -107,10 +107,16 @@ def test_non_mapping_is_rejected():
 @pytest.mark.parametrize(
     "low, high, expected, normalized",
     [
-        (1, 5, 1.0, 0.0), (1, 5, 5.0, 1.0), (1, 5, 4.0, 0.75),
-        (0, 10, 7.0, 0.7), (0, 10, 0.0, 0.0),
-        (0, 100, 35.0, 0.35), (0, 100, 100.0, 1.0),
-        (1, 3, 2.0, 0.5), (1, 3, 1.0, 0.0), (1, 3, 2.5, 0.75),
+        (1, 5, 1.0, 0.0),
+        (1, 5, 5.0, 1.0),
+        (1, 5, 4.0, 0.75),
+        (0, 10, 7.0, 0.7),
+        (0, 10, 0.0, 0.0),
+        (0, 100, 35.0, 0.35),
+        (0, 100, 100.0, 1.0),
+        (1, 3, 2.0, 0.5),
+        (1, 3, 1.0, 0.0),
+        (1, 3, 2.5, 0.75),
     ],
 )
 def test_normalize_uses_the_scale_low(low, high, expected, normalized):
@@ -204,8 +210,17 @@ def test_resolve_metric_from_path_with_overrides(tmp_path):
 
 def test_builtin_names():
     assert set(builtin_names()) >= {
-        "correctness", "completeness", "style", "coherence", "consistency", "relevance", "fluency",
-        "faithfulness", "context_relevance", "answer_relevance", "pairwise",
+        "correctness",
+        "completeness",
+        "style",
+        "coherence",
+        "consistency",
+        "relevance",
+        "fluency",
+        "faithfulness",
+        "context_relevance",
+        "answer_relevance",
+        "pairwise",
     }
 
 

@@ -17,16 +17,26 @@ from test_cli_errors import GOOD, METRIC, _write, assert_user_error, run
 from localjudge.errors import ConfigError
 from localjudge.io.files import refuse_overwriting
 
-REGISTRY = ("default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, "
-            "context_length: 64}\n")
+REGISTRY = (
+    "default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, context_length: 64}\n"
+)
 CALIB = "judge,human\n1,1\n2,3\n3,2\n4,4\n"
 
 
 @pytest.fixture
 def no_load(no_load):
     """conftest's `no_load` (no model loads, in tmp_path), with every command's inputs written there."""
-    _write({"d.jsonl": GOOD, "m.yaml": METRIC, "g.md": "Be brief.\n", "r.yaml": REGISTRY,
-            "p.jsonl": GOOD, "resp.jsonl": "", "c.csv": CALIB})
+    _write(
+        {
+            "d.jsonl": GOOD,
+            "m.yaml": METRIC,
+            "g.md": "Be brief.\n",
+            "r.yaml": REGISTRY,
+            "p.jsonl": GOOD,
+            "resp.jsonl": "",
+            "c.csv": CALIB,
+        }
+    )
     os.mkdir("out")
 
 
@@ -35,12 +45,18 @@ CASES = {
     "eval data": ("d.jsonl", ["eval", "d.jsonl", "--metric", "correctness", "--out", "OUT"]),
     "eval data --overwrite": ("d.jsonl", ["eval", "d.jsonl", "--metric", "correctness", "--out", "OUT", "--overwrite"]),
     "eval data --resume": ("d.jsonl", ["eval", "d.jsonl", "--metric", "correctness", "--out", "OUT", "--resume"]),
-    "eval metric file": ("m.yaml", ["eval", "d.jsonl", "--metric", "correctness", "--metric", "m.yaml",
-                                    "--out", "OUT", "--overwrite"]),
-    "eval style guide": ("g.md", ["eval", "d.jsonl", "--metric", "style", "--style-guide", "g.md",
-                                  "--out", "OUT", "--overwrite"]),
-    "eval registry": ("r.yaml", ["eval", "d.jsonl", "--metric", "correctness", "--models", "r.yaml",
-                                 "--out", "OUT", "--overwrite"]),
+    "eval metric file": (
+        "m.yaml",
+        ["eval", "d.jsonl", "--metric", "correctness", "--metric", "m.yaml", "--out", "OUT", "--overwrite"],
+    ),
+    "eval style guide": (
+        "g.md",
+        ["eval", "d.jsonl", "--metric", "style", "--style-guide", "g.md", "--out", "OUT", "--overwrite"],
+    ),
+    "eval registry": (
+        "r.yaml",
+        ["eval", "d.jsonl", "--metric", "correctness", "--models", "r.yaml", "--out", "OUT", "--overwrite"],
+    ),
     "steps metric file": ("m.yaml", ["steps", "--metric", "m.yaml", "--out", "OUT"]),
     "steps style guide": ("g.md", ["steps", "--metric", "style", "--style-guide", "g.md", "--out", "OUT"]),
     "generate prompts": ("p.jsonl", ["generate", "p.jsonl", "--model", "g", "--out", "OUT", "--overwrite"]),
@@ -77,8 +93,9 @@ def test_bias_out_dir_files_are_checked(no_load):
     _write({"pw.yaml": "kind: pairwise\nname: pw\ntask: Compare.\ncriteria: Which is better?\n"})
     os.makedirs("out/records")
     os.symlink(os.path.abspath("pw.yaml"), "out/records/j.pw.jsonl")
-    assert_user_error(run("bias", "resp.jsonl", "--judge", "j", "--metric", "pw.yaml", "--out-dir", "out"),
-                      "j.pw.jsonl", "pw.yaml")
+    assert_user_error(
+        run("bias", "resp.jsonl", "--judge", "j", "--metric", "pw.yaml", "--out-dir", "out"), "j.pw.jsonl", "pw.yaml"
+    )
 
 
 def test_calibrate_plot_that_is_the_input_is_refused(no_load):
@@ -93,8 +110,10 @@ def test_a_file_inside_a_model_folder_is_an_input(tmp_path):
     (tmp_path / "model" / "config.json").write_text("{}")
     with pytest.raises(ConfigError, match="is in the judge model"):
         refuse_overwriting([tmp_path / "model" / "config.json"], [("judge model", tmp_path / "model")])
-    refuse_overwriting([tmp_path / "model" / "new.jsonl", tmp_path / "other.jsonl"],
-                       [("judge model", tmp_path / "model"), ("data file", None)])  # not inputs: fine
+    refuse_overwriting(
+        [tmp_path / "model" / "new.jsonl", tmp_path / "other.jsonl"],
+        [("judge model", tmp_path / "model"), ("data file", None)],
+    )  # not inputs: fine
 
 
 def test_other_outputs_still_work(no_load, monkeypatch):

@@ -19,8 +19,11 @@ from localjudge.engine.prefix import MIN_PREFIX, common_prefix_len, plan_prefix_
 TOL = 1e-5
 
 HEAD = "the answer is good and the response is fluent and helpful. " * 3
-ARTICLES = ["quality bad yes maybe no rating 7 and 10. " * 2, "Total 100 and the answer is bad. " * 2,
-            "helpful response fluent Yes No A B. " * 2]
+ARTICLES = [
+    "quality bad yes maybe no rating 7 and 10. " * 2,
+    "Total 100 and the answer is bad. " * 2,
+    "helpful response fluent Yes No A B. " * 2,
+]
 SUMMARIES = ["Score: the answer is good", "the response is bad", "yes maybe", "Rating 3/10 and 7"]
 
 
@@ -32,8 +35,16 @@ def _texts() -> list[str]:
 
 
 def _info() -> JudgeInfo:
-    return JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32",
-                     device="cpu", chat_template=False, context_length=1024)
+    return JudgeInfo(
+        name="tiny",
+        family="tiny",
+        source="test",
+        provenance="random",
+        dtype="float32",
+        device="cpu",
+        chat_template=False,
+        context_length=1024,
+    )
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -128,8 +139,9 @@ def test_shared_prefix_generation_matches_transformers_generate(model, tiny_toke
         model.lm_head.weight[:, 0] = 0.0  # unsteered: greedy text varies with the context
         model.model.embed_tokens.weight[:, 0] = torch.randn(model.model.embed_tokens.weight.shape[0])
     texts = _texts()
-    judge = Judge.from_model(model, tiny_tokenizer, _info(),
-                             EngineOptions(device="cpu", dtype="float32", token_budget=budget))
+    judge = Judge.from_model(
+        model, tiny_tokenizer, _info(), EngineOptions(device="cpu", dtype="float32", token_budget=budget)
+    )
     plain = judge.generate(texts, 8)
     shared = judge.generate(texts, 8, share_prefix=True)
     assert shared == plain

@@ -22,8 +22,19 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-CMD = [sys.executable, "-m", "localjudge", "score", "--low", "1", "--high", "5", "--device", "cpu",
-       "Rate the answer 'Paris is the capital of France' from 1 to 5. Score:"]
+CMD = [
+    sys.executable,
+    "-m",
+    "localjudge",
+    "score",
+    "--low",
+    "1",
+    "--high",
+    "5",
+    "--device",
+    "cpu",
+    "Rate the answer 'Paris is the capital of France' from 1 to 5. Score:",
+]
 # a bar redraws its line with a bare "\r" (a pty turns each "\n" into "\r\n")
 BAR = re.compile(r"\r(?!\n)|it/s|s/it|Loading weights|de-quantizing|\d+/\d+ \[")
 

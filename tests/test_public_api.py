@@ -54,8 +54,10 @@ def test_unknown_name_is_an_attribute_error():
 
 def test_import_localjudge_loads_no_torch():
     # a fresh interpreter: this test process may already hold torch from other tests
-    code = ("import sys, localjudge\n"
-            "heavy = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
-            "assert not heavy, heavy")
+    code = (
+        "import sys, localjudge\n"
+        "heavy = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
+        "assert not heavy, heavy"
+    )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

@@ -42,7 +42,6 @@ def test_fixture_loads_the_named_judge_once(pytester: pytest.Pytester, monkeypat
             assert localjudge_judge.info.name.startswith("fake")
         """
     )
-    result = pytester.runpytest_inprocess("--localjudge-judge", "my-judge",
-                                          "--localjudge-device", "cpu")
+    result = pytester.runpytest_inprocess("--localjudge-judge", "my-judge", "--localjudge-device", "cpu")
     result.assert_outcomes(passed=2)
     assert calls == [("my-judge", "cpu", None, False)]

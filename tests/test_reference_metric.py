@@ -22,8 +22,11 @@ from localjudge.testing import fake_judge
 def test_builtin_and_spec_errors():
     m = builtin_metric("rouge_l")
     assert isinstance(m, ReferenceMetric) and m.required_fields == ["actual_output", "expected_output"]
-    for bad, why in [({"target": "input", "reference": "input"}, "same field"),
-                     ({"measure": "bleu"}, "measure"), ({"weights": [1]}, "weights")]:
+    for bad, why in [
+        ({"target": "input", "reference": "input"}, "same field"),
+        ({"measure": "bleu"}, "measure"),
+        ({"weights": [1]}, "weights"),
+    ]:
         with pytest.raises(ConfigError, match=why):
             metric_from_dict({"kind": "reference", "name": "r", **bad})
 
@@ -35,8 +38,10 @@ def test_records_are_rouge_l_and_unscored_cases_say_why():
         TestCase(id="c", input="q", actual_output="a cat"),
         TestCase(id="d", input="the cat", actual_output="x", context=["the cat", "sat here"]),
     ]
-    metrics = [builtin_metric("rouge_l"),
-               ReferenceMetric(kind="reference", name="ctx", target="input", reference="context", threshold=0.5)]
+    metrics = [
+        builtin_metric("rouge_l"),
+        ReferenceMetric(kind="reference", name="ctx", target="input", reference="context", threshold=0.5),
+    ]
     res = evaluate(cases, metrics, fake_judge(lambda p: {"3": 1.0}), progress=False)
     a = res.get("a", "rouge_l")
     assert a.kind == "reference" and a.score == a.raw_score == pytest.approx(5 / 6)
@@ -61,10 +66,21 @@ def test_cli_hybrid_of_likelihood_and_rouge_l_beats_each_part(judges, tmp_path):
     for i in range(120):
         doc = f"d{i // 8}"
         copied, matched = rng.random() < 0.5, int(rng.integers(0, 4))
-        answer = ("the team won the final" if copied else "rain fell on monday") + " " + " ".join(words[-matched * 3:] if matched else [])
-        rows.append({"id": f"c{i}", "input": f"Article {doc}: " + " ".join(words[:6]) + ".",
-                     "actual_output": answer.strip(), "expected_output": " ".join(words[6:]), "doc": doc,
-                     "human": 2.0 * copied + 1.0 * matched + rng.normal(scale=0.3)})
+        answer = (
+            ("the team won the final" if copied else "rain fell on monday")
+            + " "
+            + " ".join(words[-matched * 3 :] if matched else [])
+        )
+        rows.append(
+            {
+                "id": f"c{i}",
+                "input": f"Article {doc}: " + " ".join(words[:6]) + ".",
+                "actual_output": answer.strip(),
+                "expected_output": " ".join(words[6:]),
+                "doc": doc,
+                "human": 2.0 * copied + 1.0 * matched + rng.normal(scale=0.3),
+            }
+        )
     data, saved, _ = fit_copy_hybrid(tmp_path, rows, "rouge_l")
     hybrid = load_metric_file(saved)
     assert [m.kind for m in hybrid.component_metrics] == ["likelihood", "reference"]
@@ -74,7 +90,9 @@ def test_cli_hybrid_of_likelihood_and_rouge_l_beats_each_part(judges, tmp_path):
     applied = CliRunner().invoke(main, ["eval", str(data), "--metric", str(saved), "--out", str(out), "--no-progress"])
     assert applied.exit_code == 0, applied.output
     recs = {(r.case_id, r.metric): r for r in read_results(out)}
-    assert recs[("c0", "rouge_l")].raw_score == pytest.approx(rouge_l(rows[0]["actual_output"], rows[0]["expected_output"]))
+    assert recs[("c0", "rouge_l")].raw_score == pytest.approx(
+        rouge_l(rows[0]["actual_output"], rows[0]["expected_output"])
+    )
     assert recs[("c0", "hybrid")].hybrid["rouge_l"] == recs[("c0", "rouge_l")].raw_score
 
 

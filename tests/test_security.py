@@ -66,12 +66,16 @@ def dirs(tmp_path_factory, tiny_tokenizer):
     remote = root / "remote_code"
     shutil.copytree(root / "safe", remote)
     cfg = json.loads((remote / "config.json").read_text())
-    cfg.update(model_type="evilmodel", auto_map={"AutoConfig": "configuration_evil.EvilConfig",
-                                                  "AutoModelForCausalLM": "modeling_evil.EvilModel"})
+    cfg.update(
+        model_type="evilmodel",
+        auto_map={"AutoConfig": "configuration_evil.EvilConfig", "AutoModelForCausalLM": "modeling_evil.EvilModel"},
+    )
     (remote / "config.json").write_text(json.dumps(cfg))
-    code = (f"import pathlib\npathlib.Path({str(root / 'remote.marker')!r}).write_text('ran')\n"
-            "from transformers import PretrainedConfig\n\n"
-            "class EvilConfig(PretrainedConfig):\n    model_type = 'evilmodel'\n")
+    code = (
+        f"import pathlib\npathlib.Path({str(root / 'remote.marker')!r}).write_text('ran')\n"
+        "from transformers import PretrainedConfig\n\n"
+        "class EvilConfig(PretrainedConfig):\n    model_type = 'evilmodel'\n"
+    )
     (remote / "configuration_evil.py").write_text(code)
     (remote / "modeling_evil.py").write_text(code)
     return root
@@ -105,6 +109,7 @@ def _error_line(result) -> str:
 
 # -- trust_remote_code ---------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def spy(monkeypatch):
     """Records the kwargs transformers is called with, then stops the load (OSError)."""
@@ -126,18 +131,23 @@ def spy(monkeypatch):
 def _registry(tmp_path, path, trust: bool | None) -> str:
     flag = "" if trust is None else f", trust_remote_code: {str(trust).lower()}"
     f = tmp_path / "models.yaml"
-    f.write_text(f"default: j\njudges:\n - {{name: j, family: t, source: {{kind: local_dir, path: '{path}'}}, "
-                 f"context_length: 512{flag}}}\n")
+    f.write_text(
+        f"default: j\njudges:\n - {{name: j, family: t, source: {{kind: local_dir, path: '{path}'}}, "
+        f"context_length: 512{flag}}}\n"
+    )
     return str(f)
 
 
-@pytest.mark.parametrize("entry, flag, expected", [
-    (None, None, False),   # default: off
-    (False, None, False),
-    (True, None, True),    # enabled for this model in the registry
-    (None, True, True),    # enabled by the flag
-    (True, False, False),  # the caller can still refuse
-])
+@pytest.mark.parametrize(
+    "entry, flag, expected",
+    [
+        (None, None, False),  # default: off
+        (False, None, False),
+        (True, None, True),  # enabled for this model in the registry
+        (None, True, True),  # enabled by the flag
+        (True, False, False),  # the caller can still refuse
+    ],
+)
 def test_trust_remote_code_only_when_enabled(dirs, tmp_path, spy, entry, flag, expected):
     reg = _registry(tmp_path, dirs / "safe", entry)
     with pytest.raises(ModelUnavailableError):
@@ -181,6 +191,7 @@ def test_remote_code_cli_exit_2(dirs, tmp_path, monkeypatch):
 
 
 # -- pickle checkpoints -------------------------------------------------------------------------------
+
 
 def test_pickle_only_dir_refused_by_default(dirs):
     with pytest.raises(UnsafeModelError, match=r"pytorch_model\.bin.*--allow-pickle"):
@@ -236,16 +247,30 @@ main(sys.argv[1:])
 
 
 def _offline_cli(tmp_path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"),
-           "LOCALJUDGE_CACHE": str(tmp_path / "cache")}
-    return subprocess.run([sys.executable, "-c", GUARDED_CLI, *args], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "LOCALJUDGE_CACHE": str(tmp_path / "cache"),
+    }
+    return subprocess.run(
+        [sys.executable, "-c", GUARDED_CLI, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_offline_hub_id_not_cached(tmp_path):
     (tmp_path / "d.jsonl").write_text(GOOD)
-    run = _offline_cli(tmp_path, "eval", "d.jsonl", "--metric", "correctness", "--device", "cpu",
-                       "--judge", "localjudge-test/no-such-model")
+    run = _offline_cli(
+        tmp_path,
+        "eval",
+        "d.jsonl",
+        "--metric",
+        "correctness",
+        "--device",
+        "cpu",
+        "--judge",
+        "localjudge-test/no-such-model",
+    )
     assert run.returncode == 2, run.stderr
     (line,) = [x for x in run.stderr.splitlines() if x.startswith("Error:")]
     assert "localjudge-test/no-such-model" in line and "not in the local cache" in line
@@ -258,9 +283,11 @@ def test_offline_registry_hub_entry(tmp_path):
     (tmp_path / "d.jsonl").write_text(GOOD)
     (tmp_path / "models.yaml").write_text(
         "default: h\njudges:\n - {name: h, family: t, source: {kind: hub, repo: localjudge-test/absent, "
-        "revision: 0123456789abcdef0123456789abcdef01234567}, context_length: 512}\n")
-    run = _offline_cli(tmp_path, "eval", "d.jsonl", "--metric", "correctness", "--models", "models.yaml",
-                       "--device", "cpu")
+        "revision: 0123456789abcdef0123456789abcdef01234567}, context_length: 512}\n"
+    )
+    run = _offline_cli(
+        tmp_path, "eval", "d.jsonl", "--metric", "correctness", "--models", "models.yaml", "--device", "cpu"
+    )
     assert run.returncode == 2, run.stderr
     (line,) = [x for x in run.stderr.splitlines() if x.startswith("Error:")]
     assert "localjudge-test/absent" in line and "HF_HUB_OFFLINE" in line

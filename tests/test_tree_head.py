@@ -88,8 +88,13 @@ def test_improbable_nodes_are_left_unread():
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), temp=st.floats(0.5, 12), tolerance=st.sampled_from([1e-6, 1e-3, 0.05, 0.3]),
-       scale=st.sampled_from([(1, 5), (0, 10), (1, 10)]), filler=st.sampled_from([0, 300]))
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    temp=st.floats(0.5, 12),
+    tolerance=st.sampled_from([1e-6, 1e-3, 0.05, 0.3]),
+    scale=st.sampled_from([(1, 5), (0, 10), (1, 10)]),
+    filler=st.sampled_from([0, 300]),
+)
 def test_bound_holds(seed, temp, tolerance, scale, filler):
     low, high = scale
     tree = build_score_tree(VOCAB, low, high)
@@ -129,8 +134,16 @@ def test_a_missed_estimate_is_expanded_in_full():
 
 
 def _judge(model, tokenizer, tolerance: float) -> Judge:
-    info = JudgeInfo(name="tiny", family="tiny", source="test", provenance="random", dtype="float32",
-                     device="cpu", chat_template=False, context_length=512)
+    info = JudgeInfo(
+        name="tiny",
+        family="tiny",
+        source="test",
+        provenance="random",
+        dtype="float32",
+        device="cpu",
+        chat_template=False,
+        context_length=512,
+    )
     options = EngineOptions(device="cpu", dtype="float32", token_budget=4096, tree_tolerance=tolerance)
     return Judge.from_model(model, tokenizer, info, options)
 
@@ -142,9 +155,19 @@ def _granite(tokenizer):
     from transformers import GraniteConfig, GraniteForCausalLM
 
     torch.manual_seed(0)
-    config = GraniteConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                           num_attention_heads=4, num_key_value_heads=2, logits_scaling=4.0, pad_token_id=0,
-                           bos_token_id=0, eos_token_id=0, tie_word_embeddings=False)
+    config = GraniteConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        logits_scaling=4.0,
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+        tie_word_embeddings=False,
+    )
     return GraniteForCausalLM(config).eval()
 
 

@@ -45,31 +45,54 @@ def check_invariants(tree: TokenTree, surfaces: list[str]) -> None:
 SCORE_CASES = {
     # "10" reaches the model merged or split; the space may be its own token
     "split_and_merged_ten": (
-        ["1", "0", "10", " ", "x"], 0, 10,
+        ["1", "0", "10", " ", "x"],
+        0,
+        10,
         {(0,): 1, (1,): 0, (2,): 10, (0, 1): 10, (3,): None, (3, 0): 1, (3, 1): 0, (3, 2): 10, (3, 0, 1): 10},
     ),
     # a merged space token (" 1") and a space-merged numeral (" 10")
     "space_merged": (
-        [" 1", " 10", "0", "1", "x"], 0, 10,
+        [" 1", " 10", "0", "1", "x"],
+        0,
+        10,
         {(0,): 1, (1,): 10, (0, 2): 10, (2,): 0, (3,): 1, (3, 2): 10},
     ),
     # merged multi-digit tokens, every split of 100 with and without a space
     "hundred": (
-        ["100", " 100", "10", "0", "1", " ", "00"], 99, 100,
+        ["100", " 100", "10", "0", "1", " ", "00"],
+        99,
+        100,
         {
-            (0,): 100, (2, 3): 100, (2,): None, (4,): None, (4, 3): None, (4, 3, 3): 100, (4, 6): 100,
-            (1,): 100, (5,): None, (5, 0): 100, (5, 2): None, (5, 2, 3): 100, (5, 4): None,
-            (5, 4, 3): None, (5, 4, 3, 3): 100, (5, 4, 6): 100,
+            (0,): 100,
+            (2, 3): 100,
+            (2,): None,
+            (4,): None,
+            (4, 3): None,
+            (4, 3, 3): 100,
+            (4, 6): 100,
+            (1,): 100,
+            (5,): None,
+            (5, 0): 100,
+            (5, 2): None,
+            (5, 2, 3): 100,
+            (5, 4): None,
+            (5, 4, 3): None,
+            (5, 4, 3, 3): 100,
+            (5, 4, 6): 100,
         },
     ),
     # two ids with the same text are separate paths (Gemma's "1" and byte-fallback "<0x31>")
     "duplicate_tokens": (
-        ["1", "0", "1", "x"], 0, 10,
+        ["1", "0", "1", "x"],
+        0,
+        10,
         {(0,): 1, (2,): 1, (1,): 0, (0, 1): 10, (2, 1): 10},
     ),
     # leading zeros, double spaces, trailing spaces and out-of-scale numbers spell nothing
     "no_bad_spellings": (
-        ["0", "5", "05", "  ", "5 ", " ", "6", ""], 1, 5,
+        ["0", "5", "05", "  ", "5 ", " ", "6", ""],
+        1,
+        5,
         {(1,): 5, (5,): None, (5, 1): 5},
     ),
 }
@@ -127,18 +150,29 @@ def test_valid_scales_pass(low, high):
 
 LABEL_CASES = {
     "a_b": (
-        ["A", "B", " A", " b", "AB", "a", " ", "x"], ("A", "B"),
+        ["A", "B", " A", " b", "AB", "a", " ", "x"],
+        ("A", "B"),
         {(0,): "A", (1,): "B", (2,): "A", (3,): "B", (5,): "A", (6,): None, (6, 0): "A", (6, 1): "B", (6, 5): "A"},
     ),
     "yes_no_case_and_space": (
-        ["Yes", " yes", "YES", "Y", "es", "No", " NO", " no", "nO", "yes", "Ye", "S"], ("Yes", "No"),
+        ["Yes", " yes", "YES", "Y", "es", "No", " NO", " no", "nO", "yes", "Ye", "S"],
+        ("Yes", "No"),
         {
-            (0,): "Yes", (1,): "Yes", (2,): "Yes", (3,): None, (3, 4): "Yes", (5,): "No", (6,): "No",
-            (7,): "No", (9,): "Yes", (10,): None,  # "Ye" + "S" spells "YeS": no variant
+            (0,): "Yes",
+            (1,): "Yes",
+            (2,): "Yes",
+            (3,): None,
+            (3, 4): "Yes",
+            (5,): "No",
+            (6,): "No",
+            (7,): "No",
+            (9,): "Yes",
+            (10,): None,  # "Ye" + "S" spells "YeS": no variant
         },
     ),
     "duplicate_tokens": (
-        ["A", "A", "B"], ("A", "B"),
+        ["A", "A", "B"],
+        ("A", "B"),
         {(0,): "A", (1,): "A", (2,): "B"},
     ),
 }

@@ -48,8 +48,9 @@ def check_names(given: Mapping[str, str], known: Iterable[str], what: str) -> No
     known = set(known)
     for name in given:
         if name not in known:
-            raise ConfigError(f"--family {clip(name)}=...: no {what} of that name; "
-                              f"use the name exactly as given to the command")
+            raise ConfigError(
+                f"--family {clip(name)}=...: no {what} of that name; use the name exactly as given to the command"
+            )
 
 
 def model_families(names: Sequence[str], given: Mapping[str, str], registry: Registry, what: str) -> dict[str, str]:
@@ -67,8 +68,9 @@ def model_families(names: Sequence[str], given: Mapping[str, str], registry: Reg
     families = {name: model_family(name, registry, given.get(name)) for name in names}
     for name, family in families.items():
         if family == UNKNOWN_FAMILY:
-            raise ConfigError(f"{what} {clip(name)} has no model family (it is not in the registry); "
-                              + HINT.format(name=name))
+            raise ConfigError(
+                f"{what} {clip(name)} has no model family (it is not in the registry); " + HINT.format(name=name)
+            )
     return families
 
 
@@ -87,10 +89,12 @@ def fill_families(recorded: Mapping[str, str], given: Mapping[str, str], what: s
     for name, was in recorded.items():
         family = given.get(name, was)
         if was not in (UNKNOWN_FAMILY, family):
-            raise DataError(f"{what} {clip(name)} is recorded with family {clip(was)}, not "
-                            f"{clip(family)}; drop its --family")
+            raise DataError(
+                f"{what} {clip(name)} is recorded with family {clip(was)}, not {clip(family)}; drop its --family"
+            )
         if family == UNKNOWN_FAMILY:
-            raise DataError(f"{what} {clip(name)} has no model family (recorded as {UNKNOWN_FAMILY!r}); "
-                            + HINT.format(name=name))
+            raise DataError(
+                f"{what} {clip(name)} has no model family (recorded as {UNKNOWN_FAMILY!r}); " + HINT.format(name=name)
+            )
         out[name] = family
     return out

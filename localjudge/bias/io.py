@@ -61,8 +61,9 @@ class BiasStudy(BaseModel):
     human_field: str | None = Field(default=None, description="Prompt field holding human scores, or null.")
     pointwise: BiasReport | None = Field(description="Analysis of the pointwise scores, or null.")
     pairwise: BiasReport | None = Field(description="Analysis of the own-vs-other pairs, or null.")
-    verdicts_files: list[str] = Field(default_factory=list,
-                                      description="Verdict files re-analysed (`--verdicts`); empty when the judges ran.")
+    verdicts_files: list[str] = Field(
+        default_factory=list, description="Verdict files re-analysed (`--verdicts`); empty when the judges ran."
+    )
     notes: list[str] = Field(default_factory=list, description="Analyses skipped for lack of data, and why.")
     localjudge_version: str = Field(default=__version__, description="Version of localjudge.")
 
@@ -86,9 +87,15 @@ def analyze_verdicts(
 ) -> BiasStudy:
     """Runs the pointwise and pairwise analyses on every judge's verdicts."""
     return analyze_records(
-        [r for v in verdicts for r in v.pointwise], [r for v in verdicts for r in v.pairwise],
-        responses, responses_file, metric, pairwise_metric,
-        judges=[v.judge.model_dump() for v in verdicts], human_field=human_field, settings=settings,
+        [r for v in verdicts for r in v.pointwise],
+        [r for v in verdicts for r in v.pairwise],
+        responses,
+        responses_file,
+        metric,
+        pairwise_metric,
+        judges=[v.judge.model_dump() for v in verdicts],
+        human_field=human_field,
+        settings=settings,
     )
 
 
@@ -127,8 +134,10 @@ def analyze_records(
     families = {j["name"]: j["family"] for j in judges} | {r.generator: r.generator_family for r in responses}
     vague = sorted(name for name, family in families.items() if family == UNKNOWN_FAMILY)
     if vague:
-        raise ConfigError(f"{clip(vague[0])} has the model family {UNKNOWN_FAMILY!r}, so self-preference cannot "
-                          f"be told from chance; pass --family {vague[0]}=FAMILY")
+        raise ConfigError(
+            f"{clip(vague[0])} has the model family {UNKNOWN_FAMILY!r}, so self-preference cannot "
+            f"be told from chance; pass --family {vague[0]}=FAMILY"
+        )
     no_ppl = sorted({r.judge for r in point} - {r.judge for r in point if r.judge_logppl is not None})
     notes = [f"perplexity covariate skipped for {', '.join(no_ppl)}: no judge_logppl in the verdicts"] if no_ppl else []
     gens: dict[str, list[ResponseRecord]] = {}
@@ -139,8 +148,10 @@ def analyze_records(
         responses_file=str(responses_file),
         responses_sha256=hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "",
         n_items=len({r.id for r in responses}),
-        generators=[Generator(name=g, family=rs[0].generator_family, n_responses=len(rs),
-                              info=rs[0].generator_info) for g, rs in sorted(gens.items())],
+        generators=[
+            Generator(name=g, family=rs[0].generator_family, n_responses=len(rs), info=rs[0].generator_info)
+            for g, rs in sorted(gens.items())
+        ],
         judges=[dict(j) for j in judges],
         metric=metric.model_dump(mode="json") if metric is not None else None,
         pairwise_metric=pairwise_metric.model_dump(mode="json") if pairwise_metric is not None else None,
@@ -155,11 +166,13 @@ def analyze_records(
 def format_study(study: BiasStudy) -> str:
     """The study as markdown: what was judged, then each report."""
     gens = ", ".join(f"{g.name} ({g.family}, {g.n_responses} responses)" for g in study.generators)
-    judges = ", ".join(f"{j['name']} ({', '.join(str(j[k]) for k in ('family', 'dtype', 'device') if k in j)})"
-                       for j in study.judges)
+    judges = ", ".join(
+        f"{j['name']} ({', '.join(str(j[k]) for k in ('family', 'dtype', 'device') if k in j)})" for j in study.judges
+    )
     named = "not recorded" if study.verdicts_files else "–"
     out = [
-        "# Bias study", "",
+        "# Bias study",
+        "",
         f"- Responses: `{study.responses_file}` (sha256 {study.responses_sha256[:12]}), "
         f"{study.n_items} prompts; generators: {gens}.",
         f"- Judges: {judges}.",
@@ -168,23 +181,27 @@ def format_study(study: BiasStudy) -> str:
         f"- Response lengths in {study.length_unit}; judge_logppl is the judge's mean NLL per token "
         "of the response given the prompt it would itself answer.",
         f"- localjudge {study.localjudge_version}.",
-        *([f"- Analysis only, of the verdicts in {', '.join(f'`{p}`' for p in study.verdicts_files)}."]
-          if study.verdicts_files else []),
-        *[f"- Note: {note}." for note in study.notes], "",
+        *(
+            [f"- Analysis only, of the verdicts in {', '.join(f'`{p}`' for p in study.verdicts_files)}."]
+            if study.verdicts_files
+            else []
+        ),
+        *[f"- Note: {note}." for note in study.notes],
+        "",
     ]
     for report in (study.pointwise, study.pairwise):
         if report is not None:
             # one heading level down: each report is a section of this document
-            out += ["#" + line if line.startswith("#") else line
-                    for line in format_report(report).splitlines()]
+            out += ["#" + line if line.startswith("#") else line for line in format_report(report).splitlines()]
             out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 
 def summary_lines(study: BiasStudy) -> list[str]:
     """The plain-language summary of each report, prefixed by its kind, then the notes."""
-    return [f"[{r.kind}] {line}" for r in (study.pointwise, study.pairwise) if r is not None
-            for line in r.summary] + [f"[note] {note}" for note in study.notes]
+    return [f"[{r.kind}] {line}" for r in (study.pointwise, study.pairwise) if r is not None for line in r.summary] + [
+        f"[note] {note}" for note in study.notes
+    ]
 
 
 STUDY_FILES = ("report.json", "report.md", "heatmap.png", "pointwise_records.jsonl", "pairwise_records.jsonl")

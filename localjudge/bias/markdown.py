@@ -23,8 +23,7 @@ def _p(e: Estimate | None) -> str:
 def _table(title: str, headers: list[str], rows: list[list[str]]) -> list[str]:
     if not rows:
         return []
-    lines = [f"## {title}", "", "| " + " | ".join(headers) + " |",
-             "|" + "|".join("---" for _ in headers) + "|"]
+    lines = [f"## {title}", "", "| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return lines + [""]
 
@@ -57,47 +56,75 @@ def format_report(report: BiasReport) -> str:
         out += _table(
             "Mean score (judge × generator)",
             ["judge (family)"] + [f"{g} ({f})" for g, f in zip(m.generators, m.generator_families)],
-            [[f"{j} ({f})"] + [_e(cells[(j, g)].mean) for g in m.generators]
-             for j, f in zip(m.judges, m.judge_families)],
+            [
+                [f"{j} ({f})"] + [_e(cells[(j, g)].mean) for g in m.generators]
+                for j, f in zip(m.judges, m.judge_families)
+            ],
         )
     out += _table(
         "Self-preference (difference in differences, points)",
         ["judge", "family", "DiD", "p", "raw own − other gap", "control judges"],
-        [[x.judge, x.judge_family, _e(x.did), _p(x.did), _e(x.raw_gap),
-          ", ".join(x.reference_judges) or "–"] for x in report.self_preference],
+        [
+            [x.judge, x.judge_family, _e(x.did), _p(x.did), _e(x.raw_gap), ", ".join(x.reference_judges) or "–"]
+            for x in report.self_preference
+        ],
     )
     out += _table(
         "Own-family effect with perplexity covariate",
         ["judge", "outcome", "own (no covariate)", "own (with logppl)", "p", "logppl coef", "p"],
-        [[x.judge, x.outcome, _e(x.own_without), _e(x.own_with), _p(x.own_with),
-          _e(x.logppl), _p(x.logppl)] for x in report.perplexity],
+        [
+            [x.judge, x.outcome, _e(x.own_without), _e(x.own_with), _p(x.own_with), _e(x.logppl), _p(x.logppl)]
+            for x in report.perplexity
+        ],
     )
     out += _table(
         "Pairwise self-preference (probability)",
         ["judge", "family", "P(prefers own)", "reference", "difference", "p"],
-        [[x.judge, x.judge_family, _e(x.own_rate),
-          _e(x.reference_rate) if x.reference_rate is not None else "0.5 (chance)",
-          _e(x.difference), _p(x.difference)] for x in report.pairwise_self_preference],
+        [
+            [
+                x.judge,
+                x.judge_family,
+                _e(x.own_rate),
+                _e(x.reference_rate) if x.reference_rate is not None else "0.5 (chance)",
+                _e(x.difference),
+                _p(x.difference),
+            ]
+            for x in report.pairwise_self_preference
+        ],
     )
     out += _table(
         "Equal opportunity (among human-preferred answers)",
         ["judge", "family", "P(picks | own)", "P(picks | other)", "gap", "p"],
-        [[x.judge, x.judge_family, _e(x.own), _e(x.other), _e(x.gap), _p(x.gap)]
-         for x in report.equal_opportunity],
+        [[x.judge, x.judge_family, _e(x.own), _e(x.other), _e(x.gap), _p(x.gap)] for x in report.equal_opportunity],
     )
     out += _table(
         "Position bias",
-        ["judge", "P(first position wins)", "p", "flip rate", "accuracy A first",
-         "accuracy A second", "accuracy combined"],
-        [[x.judge, _e(x.first_position), _p(x.first_position), _e(x.flip_rate),
-          _e(x.accuracy_a_first), _e(x.accuracy_a_second), _e(x.accuracy_combined)]
-         for x in report.position],
+        [
+            "judge",
+            "P(first position wins)",
+            "p",
+            "flip rate",
+            "accuracy A first",
+            "accuracy A second",
+            "accuracy combined",
+        ],
+        [
+            [
+                x.judge,
+                _e(x.first_position),
+                _p(x.first_position),
+                _e(x.flip_rate),
+                _e(x.accuracy_a_first),
+                _e(x.accuracy_a_second),
+                _e(x.accuracy_combined),
+            ]
+            for x in report.position
+        ],
     )
     out += _table(
         f"Length bias (within item, points per {s.length_unit} units)",
         ["judge", "slope", "p", "Spearman ρ", "p"],
-        [[x.judge, _e(x.slope), _p(x.slope), _e(x.spearman), _p(x.spearman)]
-         for x in report.length],
+        [[x.judge, _e(x.slope), _p(x.slope), _e(x.spearman), _p(x.spearman)] for x in report.length],
     )
     out += _table(
         "Preference for the longer answer (not controlled for quality)",
@@ -107,7 +134,16 @@ def format_report(report: BiasReport) -> str:
     out += _table(
         f"Findings (Holm correction across {len(report.findings)} tests, α={s.alpha:g})",
         ["test", "judge", "estimate", "p", "Holm p", "significant"],
-        [[f.test, f.judge, _e(f.estimate), _p(f.estimate), fmt_p(f.p_holm).removeprefix("p="),
-          "yes" if f.significant else "no"] for f in report.findings],
+        [
+            [
+                f.test,
+                f.judge,
+                _e(f.estimate),
+                _p(f.estimate),
+                fmt_p(f.p_holm).removeprefix("p="),
+                "yes" if f.significant else "no",
+            ]
+            for f in report.findings
+        ],
     )
     return "\n".join(out).rstrip() + "\n"

@@ -54,8 +54,9 @@ def _mean_estimate(
     if null is not None and rows.size:
         sums = np.bincount(item, weights=values - null, minlength=len(t.items))
         p = stats.sign_flip_p(sums[np.unique(item)], settings.n_permutations, test_seed)
-    return stats.estimate(boot, n=int(rows.size), n_items=int(np.unique(item).size),
-                          confidence=settings.confidence, p_value=p)
+    return stats.estimate(
+        boot, n=int(rows.size), n_items=int(np.unique(item).size), confidence=settings.confidence, p_value=p
+    )
 
 
 def _prob_of_family(t: PairwiseTable, family: str) -> np.ndarray:
@@ -101,8 +102,7 @@ def pairwise_self_preference(
             for r in np.nonzero(np.isin(t.judge, others))[0]:
                 in_pair = t.judge_families[t.judge[r]] in (t.family_a[r], t.family_b[r])
                 (involved if in_pair else neutral)[t.pair[r]].append(p_family[r])
-            ref = np.array([np.mean(neutral[t.pair[r]] or involved[t.pair[r]] or [np.nan])
-                            for r in rows])
+            ref = np.array([np.mean(neutral[t.pair[r]] or involved[t.pair[r]] or [np.nan]) for r in rows])
             excludes_own = all(neutral[t.pair[r]] or not involved[t.pair[r]] for r in rows)
             rows, ref = rows[~np.isnan(ref)], ref[~np.isnan(ref)]
         else:
@@ -114,8 +114,7 @@ def pairwise_self_preference(
                 judge_family=family,
                 own_rate=_mean_estimate(t, rows, p_family[rows], settings),
                 reference_rate=_mean_estimate(t, rows, ref, settings) if others else None,
-                difference=_mean_estimate(t, rows, p_family[rows] - ref, settings,
-                                          null=0.0, test_seed=seed),
+                difference=_mean_estimate(t, rows, p_family[rows] - ref, settings, null=0.0, test_seed=seed),
                 reference_excludes_own_family=excludes_own,
             )
         )
@@ -150,12 +149,16 @@ def equal_opportunity_pairwise(
         item = t.item[rows]
         b_own = stats.group_mean(w, item[human_own], values[human_own])
         b_other = stats.group_mean(w, item[~human_own], values[~human_own])
-        p = stats.label_permutation_p(values, human_own, settings.n_permutations,
-                                      settings.seed * 7919 + j)
+        p = stats.label_permutation_p(values, human_own, settings.n_permutations, settings.seed * 7919 + j)
 
         def est(boot: np.ndarray, mask: np.ndarray, p_value: float | None = None, item: np.ndarray = item) -> Estimate:
-            return stats.estimate(boot, n=int(mask.sum()), n_items=int(np.unique(item[mask]).size),
-                                  confidence=settings.confidence, p_value=p_value)
+            return stats.estimate(
+                boot,
+                n=int(mask.sum()),
+                n_items=int(np.unique(item[mask]).size),
+                confidence=settings.confidence,
+                p_value=p_value,
+            )
 
         results.append(
             EqualOpportunity(
@@ -174,9 +177,7 @@ def _agreement(p: np.ndarray, human_a: np.ndarray) -> np.ndarray:
     return np.where(p == 0.5, 0.5, ((p > 0.5) == (human_a == 1.0)).astype(float))
 
 
-def position_bias(
-    records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT
-) -> list[PositionBias]:
+def position_bias(records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT) -> list[PositionBias]:
     """Flip rate, probability given to the first position and per-order accuracy of each judge.
 
     Args:
@@ -198,8 +199,10 @@ def position_bias(
         acc: list[Estimate | None] = [None, None, None]
         if labelled.any():
             lab, h = rows[labelled], t.human_a[rows][labelled]
-            acc = [_mean_estimate(t, lab, _agreement(p, h), settings)
-                   for p in (t.p_a_first[lab], t.p_a_second[lab], t.p_a[lab])]
+            acc = [
+                _mean_estimate(t, lab, _agreement(p, h), settings)
+                for p in (t.p_a_first[lab], t.p_a_second[lab], t.p_a[lab])
+            ]
         results.append(
             PositionBias(
                 judge=judge,
@@ -236,8 +239,9 @@ def pairwise_length_bias(
         results.append(
             PairwiseLengthBias(
                 judge=judge,
-                prefers_longer=_mean_estimate(t, rows, p_longer[rows], settings, null=0.5,
-                                              test_seed=settings.seed * 7919 + j),
+                prefers_longer=_mean_estimate(
+                    t, rows, p_longer[rows], settings, null=0.5, test_seed=settings.seed * 7919 + j
+                ),
             )
         )
     return results

@@ -53,8 +53,9 @@ class JudgeVerdicts:
     pairwise: tuple[PairwiseRecord, ...]
 
 
-def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | None,
-                    human_field: str | None = None) -> None:
+def check_responses(
+    responses: Sequence[ResponseRecord], metric: GEvalMetric | None, human_field: str | None = None
+) -> None:
     """Refuses response sets the analysis cannot use, saying what to fix.
 
     Raises:
@@ -75,9 +76,13 @@ def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | N
         human_score(r, human_field)
     if metric is None:
         return
-    have = {"input": True, "actual_output": True,
-            "expected_output": any(r.reference for r in responses),
-            "context": any(r.context for r in responses), "retrieval_context": False}
+    have = {
+        "input": True,
+        "actual_output": True,
+        "expected_output": any(r.reference for r in responses),
+        "context": any(r.context for r in responses),
+        "retrieval_context": False,
+    }
     lacking = [f for f in metric.required_fields if not have[f]]
     if lacking:
         source = {"expected_output": "a 'reference' field", "context": "a 'context' field"}
@@ -90,8 +95,13 @@ def check_responses(responses: Sequence[ResponseRecord], metric: GEvalMetric | N
 
 def pointwise_case(r: ResponseRecord) -> TestCase:
     """The test case that scores one response (reference → expected_output)."""
-    return TestCase(id=_SEP.join((r.id, r.generator)), input=r.input, actual_output=r.response,
-                    expected_output=r.reference, context=r.context)
+    return TestCase(
+        id=_SEP.join((r.id, r.generator)),
+        input=r.input,
+        actual_output=r.response,
+        expected_output=r.reference,
+        context=r.context,
+    )
 
 
 def cross_family_pairs(responses: Sequence[ResponseRecord]) -> list[tuple[ResponseRecord, ResponseRecord]]:
@@ -109,8 +119,9 @@ def cross_family_pairs(responses: Sequence[ResponseRecord]) -> list[tuple[Respon
 def pair_case(a: ResponseRecord, b: ResponseRecord, metric: PairwiseMetric) -> TestCase:
     """The test case that compares two responses: A as the metric's first output, B as its second."""
     f1, f2 = metric.output_fields
-    return TestCase(id=_SEP.join((a.id, a.generator, b.generator)), input=a.input,
-                    extra={f1: a.response, f2: b.response})
+    return TestCase(
+        id=_SEP.join((a.id, a.generator, b.generator)), input=a.input, extra={f1: a.response, f2: b.response}
+    )
 
 
 def human_score(r: ResponseRecord, field: str | None) -> float | None:
@@ -121,8 +132,9 @@ def human_score(r: ResponseRecord, field: str | None) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DataError(f"response {clip(r.id)} of {clip(r.generator)}: human field {clip(field)} is {clip(value)}, "
-                        "not a number")
+        raise DataError(
+            f"response {clip(r.id)} of {clip(r.generator)}: human field {clip(field)} is {clip(value)}, not a number"
+        )
     return float(value)
 
 
@@ -190,37 +202,66 @@ def judge_responses(
     info = judge.info
     point: list[PointwiseRecord] = []
     if metric is not None:
-        results = _evaluate([pointwise_case(r) for r in responses], metric, judge,
-                            _records_file(rdir, judge, metric.name), resume, truncate, progress)
+        results = _evaluate(
+            [pointwise_case(r) for r in responses],
+            metric,
+            judge,
+            _records_file(rdir, judge, metric.name),
+            resume,
+            truncate,
+            progress,
+        )
         logppl = judge_logppl(judge, responses)
         for r, res, lp in zip(responses, results, logppl):
-            point.append(PointwiseRecord(
-                item_id=r.id, judge=info.name, judge_family=info.family, generator=r.generator,
-                generator_family=r.generator_family, score=res.raw_score, response_length=len(r.response),
-                judge_logppl=lp, human_score=human_score(r, human_field),
-            ))
+            point.append(
+                PointwiseRecord(
+                    item_id=r.id,
+                    judge=info.name,
+                    judge_family=info.family,
+                    generator=r.generator,
+                    generator_family=r.generator_family,
+                    score=res.raw_score,
+                    response_length=len(r.response),
+                    judge_logppl=lp,
+                    human_score=human_score(r, human_field),
+                )
+            )
     pair: list[PairwiseRecord] = []
     if pairwise_metric is not None:
         pairs = cross_family_pairs(responses)
         if pairs:  # one family only: nothing to compare
-            results = _evaluate([pair_case(a, b, pairwise_metric) for a, b in pairs], pairwise_metric, judge,
-                                _records_file(rdir, judge, pairwise_metric.name), resume, truncate, progress)
+            results = _evaluate(
+                [pair_case(a, b, pairwise_metric) for a, b in pairs],
+                pairwise_metric,
+                judge,
+                _records_file(rdir, judge, pairwise_metric.name),
+                resume,
+                truncate,
+                progress,
+            )
             pair = [_pairwise_record(info, a, b, res, human_field) for (a, b), res in zip(pairs, results)]
     return JudgeVerdicts(judge=info, pointwise=tuple(point), pairwise=tuple(pair))
 
 
-def _pairwise_record(info: JudgeInfo, a: ResponseRecord, b: ResponseRecord, res: ResultRecord,
-                     human_field: str | None) -> PairwiseRecord:
+def _pairwise_record(
+    info: JudgeInfo, a: ResponseRecord, b: ResponseRecord, res: ResultRecord, human_field: str | None
+) -> PairwiseRecord:
     d = res.pairwise
     ha, hb = human_score(a, human_field), human_score(b, human_field)
     preferred: Literal["a", "b"] | None = None if ha is None or hb is None or ha == hb else ("a" if ha > hb else "b")
     return PairwiseRecord(
-        item_id=a.id, judge=info.name, judge_family=info.family,
-        generator_a=a.generator, family_a=a.generator_family,
-        generator_b=b.generator, family_b=b.generator_family,
+        item_id=a.id,
+        judge=info.name,
+        judge_family=info.family,
+        generator_a=a.generator,
+        family_a=a.generator_family,
+        generator_b=b.generator,
+        family_b=b.generator_family,
         p_a_first=None if d is None else d.p_first_better_shown_first,
         p_a_second=None if d is None else d.p_first_better_shown_second,
-        human_preferred=preferred, length_a=len(a.response), length_b=len(b.response),
+        human_preferred=preferred,
+        length_a=len(a.response),
+        length_b=len(b.response),
     )
 
 
@@ -259,8 +300,14 @@ def run_bias(
     check_responses(responses, metric, judge_kw.get("human_field"))  # before the first (slow) load
     out = []
     for name in judges:
-        judge = loading.load_judge(name, device=device, dtype=dtype, progress=judge_kw.get("progress", True),
-                                   family=(families or {}).get(name), registry_path=registry_path)
+        judge = loading.load_judge(
+            name,
+            device=device,
+            dtype=dtype,
+            progress=judge_kw.get("progress", True),
+            family=(families or {}).get(name),
+            registry_path=registry_path,
+        )
         try:
             out.append(judge_responses(judge, responses, metric, pairwise_metric, **judge_kw))
         finally:

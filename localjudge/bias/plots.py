@@ -56,10 +56,8 @@ def write_heatmap(report: BiasReport, path: str | Path) -> Path:
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(means), cmap="viridis", aspect="auto")
     fig.colorbar(image, ax=ax, label="mean score")
-    ax.set_xticks(range(len(m.generators)),
-                  [f"{g}\n({f})" for g, f in zip(m.generators, m.generator_families)])
-    ax.set_yticks(range(len(m.judges)),
-                  [f"{j}\n({f})" for j, f in zip(m.judges, m.judge_families)])
+    ax.set_xticks(range(len(m.generators)), [f"{g}\n({f})" for g, f in zip(m.generators, m.generator_families)])
+    ax.set_yticks(range(len(m.judges)), [f"{j}\n({f})" for j, f in zip(m.judges, m.judge_families)])
     ax.set_xlabel("generator (family)")
     ax.set_ylabel("judge (family)")
     finite = means[np.isfinite(means)]
@@ -70,11 +68,9 @@ def write_heatmap(report: BiasReport, path: str | Path) -> Path:
                 ax.text(g, j, "n/a", ha="center", va="center", color="grey")
                 continue
             color = "black" if means[j, g] > middle else "white"  # viridis: light at the top
-            ax.text(g, j - 0.08, f"{means[j, g]:.2f}", ha="center", va="center",
-                    fontsize=11, color=color)
+            ax.text(g, j - 0.08, f"{means[j, g]:.2f}", ha="center", va="center", fontsize=11, color=color)
             if not np.isnan(half[j, g]):
-                ax.text(g, j + 0.22, f"±{half[j, g]:.2f}", ha="center", va="center",
-                        fontsize=7, color=color)
+                ax.text(g, j + 0.22, f"±{half[j, g]:.2f}", ha="center", va="center", fontsize=7, color=color)
     ax.set_title(f"Mean score, {100 * report.settings.confidence:g}% CI half-width below")
     fig.tight_layout()
     path = Path(path)

@@ -62,9 +62,7 @@ def _item_mean_estimate(
     return stats.estimate(boot, n=n, n_items=n, confidence=settings.confidence, p_value=p)
 
 
-def score_matrix(
-    records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT
-) -> ScoreMatrix:
+def score_matrix(records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT) -> ScoreMatrix:
     """Mean score of every (judge, generator) with bootstrap intervals over items.
 
     Args:
@@ -87,10 +85,7 @@ def score_matrix(
         for g, gen in enumerate(t.generators):
             n = int(ok[j, :, g].sum())
             mean = stats.estimate(means[:, j, g], n=n, n_items=n, confidence=settings.confidence)
-            cells.append(
-                MatrixCell(judge=judge, generator=gen, mean=mean,
-                           n_unscored=int(t.n_unscored[j, g]))
-            )
+            cells.append(MatrixCell(judge=judge, generator=gen, mean=mean, n_unscored=int(t.n_unscored[j, g])))
     return ScoreMatrix(
         judges=list(t.judges),
         judge_families=list(t.judge_families),
@@ -135,9 +130,7 @@ def _self_preference(t: PointwiseTable, j: int, settings: BiasSettings) -> SelfP
     )
 
 
-def self_preference(
-    records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT
-) -> list[SelfPreference]:
+def self_preference(records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT) -> list[SelfPreference]:
     """Difference-in-differences self-preference of every judge (see the module docstring).
 
     Args:
@@ -193,13 +186,13 @@ def equal_opportunity_pointwise(
         own = gen_fam[gen] == t.judge_families[j]
         b_own = stats.group_mean(w, item[own], values[own])
         b_other = stats.group_mean(w, item[~own], values[~own])
-        p = stats.label_permutation_p(values, own, settings.n_permutations,
-                                      settings.seed * 7919 + j)
+        p = stats.label_permutation_p(values, own, settings.n_permutations, settings.seed * 7919 + j)
 
         def est(boot: np.ndarray, mask: np.ndarray, p_value: float | None = None, item: np.ndarray = item) -> Estimate:
             n_items = int(np.unique(item[mask]).size)
-            return stats.estimate(boot, n=int(mask.sum()), n_items=n_items,
-                                  confidence=settings.confidence, p_value=p_value)
+            return stats.estimate(
+                boot, n=int(mask.sum()), n_items=n_items, confidence=settings.confidence, p_value=p_value
+            )
 
         everything = np.ones_like(own)
         results.append(

@@ -37,9 +37,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(sps.rankdata(x), sps.rankdata(y))[0, 1])
 
 
-def length_bias(
-    records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT
-) -> list[LengthBias]:
+def length_bias(records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT) -> list[LengthBias]:
     """Within-item slope and Spearman rho of each judge's score against response length.
 
     The p-values come from permuting lengths among the responses of the same item, which is
@@ -77,24 +75,18 @@ def length_bias(
 
         p_slope = p_rho = None
         if n_inf >= 2 and sxx.sum() > 0:
-            perms = stats.within_group_permutations(
-                item, settings.n_permutations, settings.seed * 7919 + j
-            )  # (P, N)
+            perms = stats.within_group_permutations(item, settings.n_permutations, settings.seed * 7919 + j)  # (P, N)
             t_obs = abs(np.sum(x * y)) * (1 - 1e-12)
-            p_slope = float((1 + np.sum(np.abs((x[perms] * y).sum(1)) >= t_obs))
-                            / (1 + settings.n_permutations))
+            p_slope = float((1 + np.sum(np.abs((x[perms] * y).sum(1)) >= t_obs)) / (1 + settings.n_permutations))
             rxc, ryc = rx - rx.mean(), ry - ry.mean()
             r_obs = abs(np.sum(rxc * ryc)) * (1 - 1e-12)
-            p_rho = float((1 + np.sum(np.abs((rxc[perms] * ryc).sum(1)) >= r_obs))
-                          / (1 + settings.n_permutations))
+            p_rho = float((1 + np.sum(np.abs((rxc[perms] * ryc).sum(1)) >= r_obs)) / (1 + settings.n_permutations))
         n = int(np.bincount(item, minlength=n_items)[informative].sum())
         results.append(
             LengthBias(
                 judge=judge,
-                slope=stats.estimate(slope_boot, p_value=p_slope, n=n, n_items=n_inf,
-                                     confidence=settings.confidence),
-                spearman=stats.estimate(rho_boot, p_value=p_rho, n=n, n_items=n_inf,
-                                        confidence=settings.confidence),
+                slope=stats.estimate(slope_boot, p_value=p_slope, n=n, n_items=n_inf, confidence=settings.confidence),
+                spearman=stats.estimate(rho_boot, p_value=p_rho, n=n, n_items=n_inf, confidence=settings.confidence),
             )
         )
     return results
@@ -183,8 +175,7 @@ def perplexity_adjusted(
         p0 = p_own = p_ppl = None
         if groups >= _MIN_CLUSTERS and A[0] > 0:
             e0 = y - own_without[0] * o
-            p0 = _cluster_p(own_without[0], per_item(o * e0)[:, None],
-                            np.array([[1 / A[0]]]), 0, groups)
+            p0 = _cluster_p(own_without[0], per_item(o * e0)[:, None], np.array([[1 / A[0]]]), 0, groups)
             if good[0]:
                 e = y - own_with[0] * o - ppl[0] * z
                 sc = np.stack([per_item(o * e), per_item(z * e)], axis=1)  # (I, 2)
@@ -193,8 +184,7 @@ def perplexity_adjusted(
                 p_ppl = _cluster_p(ppl[0], sc, bread, 1, groups)
 
         def est(boot: np.ndarray, p: float | None, n_responses: int = n_responses, groups: int = groups) -> Estimate:
-            return stats.estimate(boot, n=n_responses, n_items=groups,
-                                  confidence=settings.confidence, p_value=p)
+            return stats.estimate(boot, n=n_responses, n_items=groups, confidence=settings.confidence, p_value=p)
 
         results.append(
             PerplexityAdjusted(

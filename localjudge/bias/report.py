@@ -13,9 +13,7 @@ from localjudge.bias.summary import findings, summarize
 from localjudge.bias.tables import pairwise_table, pointwise_table
 
 
-def analyze_pointwise(
-    records: Sequence[PointwiseRecord], settings: BiasSettings | None = None
-) -> BiasReport:
+def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasSettings | None = None) -> BiasReport:
     """Score matrix, self-preference, perplexity covariate, equal opportunity and length bias.
 
     Args:
@@ -39,8 +37,9 @@ def analyze_pointwise(
     perplexity = regression.perplexity_adjusted(records, settings)
     opportunity = pointwise.equal_opportunity_pointwise(records, settings)
     length = regression.length_bias(records, settings)
-    found = findings(settings, self_preference=self_pref, perplexity=perplexity,
-                     equal_opportunity=opportunity, length=length)
+    found = findings(
+        settings, self_preference=self_pref, perplexity=perplexity, equal_opportunity=opportunity, length=length
+    )
     unscored = {j: int(t.n_unscored[k].sum()) for k, j in enumerate(t.judges)}
     n_unscored = int(np.sum(t.n_unscored))
     return BiasReport(
@@ -57,14 +56,18 @@ def analyze_pointwise(
         equal_opportunity=opportunity,
         length=length,
         findings=found,
-        summary=summarize(found, settings, self_preference=self_pref, perplexity=perplexity,
-                          n_unscored=n_unscored, n_records=len(records)),
+        summary=summarize(
+            found,
+            settings,
+            self_preference=self_pref,
+            perplexity=perplexity,
+            n_unscored=n_unscored,
+            n_records=len(records),
+        ),
     )
 
 
-def analyze_pairwise(
-    records: Sequence[PairwiseRecord], settings: BiasSettings | None = None
-) -> BiasReport:
+def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasSettings | None = None) -> BiasReport:
     """Self-preference, equal opportunity, position and length bias of pairwise judges.
 
     Args:
@@ -88,8 +91,13 @@ def analyze_pairwise(
     opportunity = pairwise.equal_opportunity_pairwise(records, settings)
     position = pairwise.position_bias(records, settings)
     length = pairwise.pairwise_length_bias(records, settings)
-    found = findings(settings, pairwise_self_preference=self_pref,
-                     equal_opportunity=opportunity, position=position, pairwise_length=length)
+    found = findings(
+        settings,
+        pairwise_self_preference=self_pref,
+        equal_opportunity=opportunity,
+        position=position,
+        pairwise_length=length,
+    )
     n_unscored = sum(t.unscored_by_judge.values())
     return BiasReport(
         kind="pairwise",
@@ -104,6 +112,5 @@ def analyze_pairwise(
         position=position,
         pairwise_length=length,
         findings=found,
-        summary=summarize(found, settings, self_preference=self_pref, n_unscored=n_unscored,
-                          n_records=t.n_records),
+        summary=summarize(found, settings, self_preference=self_pref, n_unscored=n_unscored, n_records=t.n_records),
     )

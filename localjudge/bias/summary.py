@@ -64,47 +64,90 @@ def _candidates(
     for s in self_preference:
         v = s.did.value or 0.0
         verb, rel = ("favours", "beyond") if v > 0 else ("disfavours", "relative to")
-        add("self_preference", s.judge, s.did, lambda stat, s=s, v=v, verb=verb, rel=rel: (
-            f"{s.judge} judge {verb} its own family ({s.judge_family}) by {v:+.2f} points "
-            f"({stat}), {rel} what other families' judges give."))
+        add(
+            "self_preference",
+            s.judge,
+            s.did,
+            lambda stat, s=s, v=v, verb=verb, rel=rel: (
+                f"{s.judge} judge {verb} its own family ({s.judge_family}) by {v:+.2f} points "
+                f"({stat}), {rel} what other families' judges give."
+            ),
+        )
     for q in perplexity:
         v = q.own_with.value or 0.0
-        add("perplexity_adjusted_self_preference", q.judge, q.own_with,
+        add(
+            "perplexity_adjusted_self_preference",
+            q.judge,
+            q.own_with,
             lambda stat, q=q, v=v: (
                 f"{q.judge} judge's own-family effect remains after accounting for its "
-                f"perplexity of the text: {v:+.2f} points ({stat})."))
+                f"perplexity of the text: {v:+.2f} points ({stat})."
+            ),
+        )
     for e in equal_opportunity:
         v = e.gap.value or 0.0
-        add("equal_opportunity", e.judge, e.gap, lambda stat, e=e, v=v: (
-            f"Among answers humans preferred, {e.judge} judge picks its own family's "
-            f"({e.judge_family}) {'more' if v > 0 else 'less'} often than other families' "
-            f"ones: gap {v:+.2f} in probability ({stat})."))
+        add(
+            "equal_opportunity",
+            e.judge,
+            e.gap,
+            lambda stat, e=e, v=v: (
+                f"Among answers humans preferred, {e.judge} judge picks its own family's "
+                f"({e.judge_family}) {'more' if v > 0 else 'less'} often than other families' "
+                f"ones: gap {v:+.2f} in probability ({stat})."
+            ),
+        )
     for b in length:
         v = b.slope.value or 0.0
-        add("length", b.judge, b.slope, lambda stat, b=b, v=v: (
-            f"{b.judge} judge {'rewards' if v > 0 else 'penalises'} length: {v:+.2f} points "
-            f"per {unit} units of length within an item ({stat})."))
+        add(
+            "length",
+            b.judge,
+            b.slope,
+            lambda stat, b=b, v=v: (
+                f"{b.judge} judge {'rewards' if v > 0 else 'penalises'} length: {v:+.2f} points "
+                f"per {unit} units of length within an item ({stat})."
+            ),
+        )
     for d in pairwise_self_preference:
         v = d.difference.value or 0.0
-        ref = ("other families' judges on the same pairs" if d.reference_rate is not None
-               else "chance (0.5)")
-        add("pairwise_self_preference", d.judge, d.difference, lambda stat, d=d, v=v, ref=ref: (
-            f"{d.judge} judge prefers its own family's ({d.judge_family}) answer "
-            f"{'more' if v > 0 else 'less'} often than {ref}: {v:+.2f} in probability "
-            f"({stat})."))
+        ref = "other families' judges on the same pairs" if d.reference_rate is not None else "chance (0.5)"
+        add(
+            "pairwise_self_preference",
+            d.judge,
+            d.difference,
+            lambda stat, d=d, v=v, ref=ref: (
+                f"{d.judge} judge prefers its own family's ({d.judge_family}) answer "
+                f"{'more' if v > 0 else 'less'} often than {ref}: {v:+.2f} in probability "
+                f"({stat})."
+            ),
+        )
     for pb in position:
         v = pb.first_position.value or 0.5
         flips = pb.flip_rate.value
-        add("position", pb.judge, pb.first_position, lambda stat, pb=pb, v=v, flips=flips: (
-            f"{pb.judge} judge favours the {'first' if v > 0.5 else 'second'} position: it gives "
-            f"the answer shown first {v:.2f} probability on average ({stat})"
-            + (f"; its verdict flips in {100 * flips:.0f}% of pairs when the order is swapped."
-               if flips is not None else ".")))
+        add(
+            "position",
+            pb.judge,
+            pb.first_position,
+            lambda stat, pb=pb, v=v, flips=flips: (
+                f"{pb.judge} judge favours the {'first' if v > 0.5 else 'second'} position: it gives "
+                f"the answer shown first {v:.2f} probability on average ({stat})"
+                + (
+                    f"; its verdict flips in {100 * flips:.0f}% of pairs when the order is swapped."
+                    if flips is not None
+                    else "."
+                )
+            ),
+        )
     for lb in pairwise_length:
         v = lb.prefers_longer.value or 0.5
-        add("pairwise_length", lb.judge, lb.prefers_longer, lambda stat, lb=lb, v=v: (
-            f"{lb.judge} judge prefers the {'longer' if v > 0.5 else 'shorter'} answer: "
-            f"P(longer wins) = {v:.2f} ({stat}); this is not controlled for quality."))
+        add(
+            "pairwise_length",
+            lb.judge,
+            lb.prefers_longer,
+            lambda stat, lb=lb, v=v: (
+                f"{lb.judge} judge prefers the {'longer' if v > 0.5 else 'shorter'} answer: "
+                f"P(longer wins) = {v:.2f} ({stat}); this is not controlled for quality."
+            ),
+        )
     return out
 
 
@@ -117,8 +160,15 @@ def findings(settings: BiasSettings, **analyses: list) -> list[Finding]:
             (self_preference, perplexity, equal_opportunity, length, pairwise_self_preference,
             position, pairwise_length); missing ones count as empty.
     """
-    names = ("self_preference", "perplexity", "equal_opportunity", "length",
-             "pairwise_self_preference", "position", "pairwise_length")
+    names = (
+        "self_preference",
+        "perplexity",
+        "equal_opportunity",
+        "length",
+        "pairwise_self_preference",
+        "position",
+        "pairwise_length",
+    )
     unknown = set(analyses) - set(names)
     assert not unknown, f"unknown analyses {unknown}"
     cands = _candidates(*(analyses.get(n, []) for n in names), unit=settings.length_unit)
@@ -126,8 +176,16 @@ def findings(settings: BiasSettings, **analyses: list) -> list[Finding]:
     out = []
     for c, p_holm in zip(cands, adjusted):
         stat = f"{_ci(c.estimate, settings)}, Holm-adjusted {fmt_p(p_holm)}"
-        out.append(Finding(test=c.test, judge=c.judge, estimate=c.estimate, p_holm=p_holm,
-                           significant=p_holm < settings.alpha, sentence=c.say(stat)))
+        out.append(
+            Finding(
+                test=c.test,
+                judge=c.judge,
+                estimate=c.estimate,
+                p_holm=p_holm,
+                significant=p_holm < settings.alpha,
+                sentence=c.say(stat),
+            )
+        )
     return out
 
 
@@ -154,8 +212,7 @@ def summarize(
     """
     lines = [f.sentence for f in found if f.significant]
     significant_did = {f.judge for f in found if f.significant and f.test == "self_preference"}
-    still = {f.judge for f in found
-             if f.significant and f.test == "perplexity_adjusted_self_preference"}
+    still = {f.judge for f in found if f.significant and f.test == "perplexity_adjusted_self_preference"}
     for q in perplexity:
         if q.judge in significant_did and q.judge not in still and q.own_with.value is not None:
             p = q.own_with.p_value
@@ -163,20 +220,29 @@ def summarize(
                 f"{q.judge} judge's own-family preference is explained by its perplexity of the "
                 f"text: with judge_logppl as a covariate the own-family effect is "
                 f"{q.own_with.value:+.2f} points ({_ci(q.own_with, settings)}"
-                + (f", unadjusted {fmt_p(p)}" if p is not None else "") + "), not significant.")
+                + (f", unadjusted {fmt_p(p)}" if p is not None else "")
+                + "), not significant."
+            )
     relative = {x.judge for x in self_preference if not x.reference_excludes_own_family}
-    if any(f.significant and f.judge in relative and f.test.endswith("self_preference")
-           and f.test != "perplexity_adjusted_self_preference" for f in found):
+    if any(
+        f.significant
+        and f.judge in relative
+        and f.test.endswith("self_preference")
+        and f.test != "perplexity_adjusted_self_preference"
+        for f in found
+    ):
         lines.append(
             "With only two model families, self-preference is identified only relative to the "
             "other family's judges: one judge's bias also shows up, mirrored, in the estimates "
             "of the other family's judges; add judges or generators of a third family to tell "
-            "them apart.")
+            "them apart."
+        )
     if not lines:
         lines.append(
-            f"No effect is significant at α={settings.alpha:g} after Holm correction across "
-            f"{len(found)} tests." if found else
-            "No effect could be tested: too few items, judges or families in the records.")
+            f"No effect is significant at α={settings.alpha:g} after Holm correction across {len(found)} tests."
+            if found
+            else "No effect could be tested: too few items, judges or families in the records."
+        )
     if n_unscored:
         lines.append(f"{n_unscored} of {n_records} records were unscored and skipped.")
     return lines

@@ -142,8 +142,7 @@ def pairwise_table(records: Sequence[PairwiseRecord]) -> PairwiseTable:
         raise DataError("no pairwise records to analyse; run the bias scoring step first")
     judge_fam = _family_map([(r.judge, r.judge_family) for r in records], "judge")
     _family_map(
-        [(r.generator_a, r.family_a) for r in records]
-        + [(r.generator_b, r.family_b) for r in records],
+        [(r.generator_a, r.family_a) for r in records] + [(r.generator_b, r.family_b) for r in records],
         "generator",
     )
     items = tuple(sorted({r.item_id for r in records}))
@@ -180,14 +179,12 @@ def pairwise_table(records: Sequence[PairwiseRecord]) -> PairwiseTable:
         judge_families=tuple(judge_fam[j] for j in judges),
         item=col([ii[r.item_id] for r in rows], int),
         judge=col([jj[r.judge] for r in rows], int),
-        pair=col([pairs[(r.item_id, frozenset((r.generator_a, r.generator_b)))]
-                  for r in rows], int),
+        pair=col([pairs[(r.item_id, frozenset((r.generator_a, r.generator_b)))] for r in rows], int),
         family_a=col([r.family_a for r in rows], object),
         family_b=col([r.family_b for r in rows], object),
         p_a_first=col([r.p_a_first for r in rows]),
         p_a_second=col([r.p_a_second for r in rows]),
-        human_a=opt([None if r.human_preferred is None else float(r.human_preferred == "a")
-                     for r in rows]),
+        human_a=opt([None if r.human_preferred is None else float(r.human_preferred == "a") for r in rows]),
         length_a=opt([r.length_a for r in rows]),
         length_b=opt([r.length_b for r in rows]),
         n_records=len(records),

@@ -46,8 +46,10 @@ def verdict_files(paths: Sequence[str | Path]) -> list[Path]:
         if is_dir(p):
             found = [p / name for name in VERDICT_FILES if (p / name).is_file()]
             if not found:
-                raise DataError(f"{p} holds no {' or '.join(VERDICT_FILES)}; give the folder a "
-                                "`localjudge bias` run wrote, or the verdict files themselves")
+                raise DataError(
+                    f"{p} holds no {' or '.join(VERDICT_FILES)}; give the folder a "
+                    "`localjudge bias` run wrote, or the verdict files themselves"
+                )
             out += found
         else:
             out.append(p)
@@ -80,8 +82,10 @@ def read_verdicts(paths: Sequence[str | Path]) -> tuple[list[PointwiseRecord], l
             except ValidationError as exc:
                 first = exc.errors()[0]
                 where = ".".join(map(str, first["loc"])) or "record"
-                raise DataError(f"{path}:{n}: not a {'pairwise' if is_pair else 'pointwise'} "
-                                f"verdict ({clip(where)}: {first['msg']}); see `localjudge bias --help`") from None
+                raise DataError(
+                    f"{path}:{n}: not a {'pairwise' if is_pair else 'pointwise'} "
+                    f"verdict ({clip(where)}: {first['msg']}); see `localjudge bias --help`"
+                ) from None
     if not point and not pair:
         raise DataError(f"no verdicts in {', '.join(map(str, files))}; give the files `localjudge bias` wrote")
     return point, pair, files
@@ -119,11 +123,15 @@ def align_verdicts(
     def response(item: str, generator: str, family: str) -> ResponseRecord:
         r = by_key.get((item, generator))
         if r is None:
-            raise DataError(f"a verdict names item {clip(item)} of generator {clip(generator)}, which the "
-                            "responses file does not hold; give the responses file the judges scored")
+            raise DataError(
+                f"a verdict names item {clip(item)} of generator {clip(generator)}, which the "
+                "responses file does not hold; give the responses file the judges scored"
+            )
         if family not in (gen_fams[generator], r.generator_family):
-            raise DataError(f"a verdict tags generator {clip(generator)} with family {clip(family)}, the "
-                            f"responses with {clip(r.generator_family)}; fix the verdicts")
+            raise DataError(
+                f"a verdict tags generator {clip(generator)} with family {clip(family)}, the "
+                f"responses with {clip(r.generator_family)}; fix the verdicts"
+            )
         return r
 
     points: list[PointwiseRecord] = []
@@ -136,8 +144,11 @@ def align_verdicts(
     pairs: list[PairwiseRecord] = []
     for w in pair:
         a, b = response(w.item_id, w.generator_a, w.family_a), response(w.item_id, w.generator_b, w.family_b)
-        update = {"judge_family": judge_fams[w.judge], "family_a": gen_fams[w.generator_a],
-                  "family_b": gen_fams[w.generator_b]}
+        update = {
+            "judge_family": judge_fams[w.judge],
+            "family_a": gen_fams[w.generator_a],
+            "family_b": gen_fams[w.generator_b],
+        }
         if human_field is not None:
             ha, hb = human_score(a, human_field), human_score(b, human_field)
             update["human_preferred"] = None if ha is None or hb is None or ha == hb else ("a" if ha > hb else "b")

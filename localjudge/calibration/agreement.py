@@ -131,9 +131,7 @@ def calibrate(
     if g is not None:
         assert group_all is not None  # g is its scored rows
         level = stats.summary_level(j, h, g)
-        intervals = stats.bootstrap_summary_level(
-            level.per_group, n_bootstrap=n_bootstrap, seed=seed, level=ci_level
-        )
+        intervals = stats.bootstrap_summary_level(level.per_group, n_bootstrap=n_bootstrap, seed=seed, level=ci_level)
         summary = SummaryLevelEstimates(
             correlations=_estimates(level.means, intervals),
             n_groups_used=level.n_used,
@@ -171,8 +169,6 @@ def calibrate(
         summary=summary,
         scale=diagnostics.scale_diagnostics(j, h, point.spearman, judge_scale, human_scale),
         sample_size=sample,
-        verdict=diagnostics.verdict(
-            rho, rho_low, summary_level=g is not None, target=target, sample=sample
-        ),
+        verdict=diagnostics.verdict(rho, rho_low, summary_level=g is not None, target=target, sample=sample),
         fit=fit_eval,
     )

@@ -89,9 +89,7 @@ def scale_diagnostics(
             _iqr_over_range(human),
         )
     compressed = (
-        spearman is not None
-        and spearman >= COMPRESSION_MIN_RHO
-        and judge_spread < COMPRESSION_RATIO * human_spread
+        spearman is not None and spearman >= COMPRESSION_MIN_RHO and judge_spread < COMPRESSION_RATIO * human_spread
     )
     return ScaleDiagnostics(
         judge=judge_stats,

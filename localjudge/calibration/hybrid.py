@@ -84,8 +84,14 @@ def _direction(method: str, z: np.ndarray, y: np.ndarray, groups, alpha: float |
     return np.linalg.solve(gram, zc.T @ yc)
 
 
-def fit_candidate(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, method: str,
-                  alpha: float | None = None, k: int | None = None) -> LinearScore:
+def fit_candidate(
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: np.ndarray | None,
+    method: str,
+    alpha: float | None = None,
+    k: int | None = None,
+) -> LinearScore:
     """One candidate fitted on (n, K) component scores and (n,) human scores."""
     mean, std = x.mean(axis=0), x.std(axis=0)
     std = np.where(std > 0, std, 1.0)
@@ -136,8 +142,9 @@ def folds(n: int, groups: np.ndarray | None, k: int, seed: int) -> list[np.ndarr
     return [np.flatnonzero(np.isin(groups, uniq[i::k])) for i in range(k) if len(uniq[i::k])]
 
 
-def cross_validate(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, names: Sequence[str],
-                   k: int = 5, seed: int = 0) -> list[Candidate]:
+def cross_validate(
+    x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, names: Sequence[str], k: int = 5, seed: int = 0
+) -> list[Candidate]:
     """Every candidate's agreement on held-out folds, predictions pooled over the folds."""
     parts = folds(len(y), groups, k, seed)
     out = []
@@ -155,8 +162,7 @@ def cross_validate(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, name
 
 def unit_agreements(pred: np.ndarray, y: np.ndarray, groups: np.ndarray | None, parts: Sequence[np.ndarray]) -> dict:
     """Spearman ρ per group, or per fold without groups; units where it is undefined are left out."""
-    units = ([(g, groups == g) for g in np.unique(groups)] if groups is not None
-             else list(enumerate(parts)))
+    units = [(g, groups == g) for g in np.unique(groups)] if groups is not None else list(enumerate(parts))
     out = {}
     for key, sel in units:
         rho = correlations(pred[sel], y[sel]).spearman

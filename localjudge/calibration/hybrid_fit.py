@@ -40,22 +40,27 @@ class HybridReport(BaseModel):
     held_groups: int | None = Field(description="Groups in the held-back split.")
     cross_validation: list[CandidateScore] = Field(description="Every combination tried, on the fit split.")
     chosen: str = Field(description="The combination kept (best cross-validated, simplest on a tie).")
-    held_out: dict[str, float | None] = Field(description="Spearman ρ on the held-back split: each component alone, and 'hybrid'.")
+    held_out: dict[str, float | None] = Field(
+        description="Spearman ρ on the held-back split: each component alone, and 'hybrid'."
+    )
     best_part: str | None = Field(description="The component with the best held-back agreement.")
     beats_best_part: bool | None = Field(description="Whether the hybrid's held-back ρ is at least its best part's.")
     verdict: str = Field(description="The finding in one sentence.")
 
 
-def _table(records: Sequence[ResultRecord], components: Sequence[str], human: str, group: str | None,
-           field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, dict[str, dict], int]:
+def _table(
+    records: Sequence[ResultRecord], components: Sequence[str], human: str, group: str | None, field: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, dict[str, dict], int]:
     by_metric: dict[str, dict[str, ResultRecord]] = {c: {} for c in components}
     specs: dict[str, dict] = {}
     for r in records:
         if r.metric in by_metric:
             by_metric[r.metric][r.case_id] = r
             if specs.setdefault(r.metric, r.metric_spec) != r.metric_spec:
-                raise DataError(f"metric {clip(r.metric)} was defined differently in different records; "
-                                "fit on the records of one run")
+                raise DataError(
+                    f"metric {clip(r.metric)} was defined differently in different records; "
+                    "fit on the records of one run"
+                )
     missing = [c for c in components if not by_metric[c]]
     if missing:
         known = sorted({r.metric for r in records})
@@ -112,24 +117,45 @@ def fit_hybrid(
     model, report = fit_arrays(x, y, g, components, share=share, seed=seed, folds=folds)
     report = report.model_copy(update={"human_field": human, "group_field": group, "skipped": skipped})
     metric = HybridMetric(
-        kind="hybrid", name=name, method=report.chosen, intercept=model.intercept, human_field=human,
+        kind="hybrid",
+        name=name,
+        method=report.chosen,
+        intercept=model.intercept,
+        human_field=human,
         human_scale=(float(y.min()), float(y.max())),
-        components=[HybridComponent(metric=specs[c], field=field, mean=float(model.mean[k]),
-                                    std=float(model.std[k]), weight=float(model.weights[k]))
-                    for k, c in enumerate(components)],
+        components=[
+            HybridComponent(
+                metric=specs[c],
+                field=field,
+                mean=float(model.mean[k]),
+                std=float(model.std[k]),
+                weight=float(model.weights[k]),
+            )
+            for k, c in enumerate(components)
+        ],
         fit=report.model_dump(mode="json"),
     )
     return metric, report
 
 
-def fit_arrays(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, components: Sequence[str], *,
-               share: float = 0.5, seed: int = 0, folds: int = 5) -> tuple[H.LinearScore, HybridReport]:
+def fit_arrays(
+    x: np.ndarray,
+    y: np.ndarray,
+    groups: np.ndarray | None,
+    components: Sequence[str],
+    *,
+    share: float = 0.5,
+    seed: int = 0,
+    folds: int = 5,
+) -> tuple[H.LinearScore, HybridReport]:
     """`fit_hybrid` on arrays: (n, K) component scores, (n,) human scores, (n,) group ids or None."""
     g = groups
     fit, held = H.split_items(len(y), g, share, seed)
     if len(fit) < H.MIN_FIT_ITEMS or len(held) < H.MIN_FIT_ITEMS:
-        raise DataError(f"{len(y)} labelled cases give {len(fit)} to fit and {len(held)} to test; "
-                        f"need {H.MIN_FIT_ITEMS} in each: label more cases")
+        raise DataError(
+            f"{len(y)} labelled cases give {len(fit)} to fit and {len(held)} to test; "
+            f"need {H.MIN_FIT_ITEMS} in each: label more cases"
+        )
     gf = g[fit] if g is not None else None
     gh = g[held] if g is not None else None
     cands = H.cross_validate(x[fit], y[fit], gf, components, k=folds, seed=seed)
@@ -144,12 +170,20 @@ def fit_arrays(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None, componen
     best = max(parts, key=parts.__getitem__) if parts else None
     beats = None if best is None or held_out["hybrid"] is None else held_out["hybrid"] >= parts[best] - 1e-12
     report = HybridReport(
-        components=list(components), human_field="human", group_field="group" if g is not None else None,
-        items=len(y), skipped=0, fit_items=len(fit), held_items=len(held),
+        components=list(components),
+        human_field="human",
+        group_field="group" if g is not None else None,
+        items=len(y),
+        skipped=0,
+        fit_items=len(fit),
+        held_items=len(held),
         fit_groups=len(np.unique(gf)) if gf is not None else None,
         held_groups=len(np.unique(gh)) if gh is not None else None,
         cross_validation=[CandidateScore(label=c.label, cv_spearman=c.cv_spearman) for c in cands],
-        chosen=chosen.label, held_out=held_out, best_part=best, beats_best_part=beats,
+        chosen=chosen.label,
+        held_out=held_out,
+        best_part=best,
+        beats_best_part=beats,
         verdict=_verdict(held_out, best, beats, chosen.label),
     )
     return model, report
@@ -161,21 +195,28 @@ def _verdict(held_out: dict, best: str | None, beats: bool | None, chosen: str) 
         return "agreement is undefined on the held-back split; label more varied cases"
     diff = hyb - held_out[best]
     if beats:
-        return f"the hybrid ({chosen}) reaches ρ {hyb:.3f} on held-back cases, {diff:+.3f} against its best part, {best}"
-    return (f"the hybrid ({chosen}) reaches ρ {hyb:.3f} on held-back cases, {diff:+.3f} against its best part, "
-            f"{best}: use {best} alone")
+        return (
+            f"the hybrid ({chosen}) reaches ρ {hyb:.3f} on held-back cases, {diff:+.3f} against its best part, {best}"
+        )
+    return (
+        f"the hybrid ({chosen}) reaches ρ {hyb:.3f} on held-back cases, {diff:+.3f} against its best part, "
+        f"{best}: use {best} alone"
+    )
 
 
 def format_hybrid_report(report: HybridReport) -> str:
     """The report as text: the split, the combinations tried, held-back agreement, the verdict."""
-    groups = (f" ({report.fit_groups} / {report.held_groups} groups of {report.group_field})"
-              if report.group_field else "")
+    groups = (
+        f" ({report.fit_groups} / {report.held_groups} groups of {report.group_field})" if report.group_field else ""
+    )
     lines = [
         f"Hybrid of {', '.join(report.components)} predicting {report.human_field}",
         f"cases: {report.items} ({report.skipped} skipped: a component unscored); fit / held back: "
         f"{report.fit_items} / {report.held_items}{groups}",
         "",
-        "cross-validated on the fit split (Spearman ρ" + (", per group then averaged" if report.group_field else "") + "):",
+        "cross-validated on the fit split (Spearman ρ"
+        + (", per group then averaged" if report.group_field else "")
+        + "):",
     ]
     width = max(len(c.label) for c in report.cross_validation)
     for c in report.cross_validation:

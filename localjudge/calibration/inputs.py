@@ -105,9 +105,7 @@ def _numeric_fields(record: dict) -> list[str]:
     extra = record.get("extra")
     if not isinstance(extra, dict):
         extra = {}
-    return sorted(
-        k for k, v in extra.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
-    )
+    return sorted(k for k, v in extra.items() if isinstance(v, (int, float)) and not isinstance(v, bool))
 
 
 def load_pairs(

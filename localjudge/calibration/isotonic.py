@@ -86,9 +86,7 @@ class SplitIndices(NamedTuple):
     heldout: np.ndarray
 
 
-def split_indices(
-    n_items: int, groups: np.ndarray | None, fraction: float, seed: int
-) -> SplitIndices:
+def split_indices(n_items: int, groups: np.ndarray | None, fraction: float, seed: int) -> SplitIndices:
     """Deterministic random split of items, or of whole groups when groups are given.
 
     Args:

@@ -13,8 +13,14 @@ WIDTH = 88
 
 def _wrap(text: str, indent: str = "", hang: str = "    ") -> list[str]:
     """`text` wrapped to `WIDTH`: the first line starts with `indent`, the rest with indent + hang."""
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + hang,
-                         break_long_words=False, break_on_hyphens=False) or [indent]
+    return textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent + hang,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [indent]
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -66,8 +72,7 @@ def format_report(report: CalibrationReport) -> str:
         what = f"metric {src.metric!r}, " if src.metric else ""
         grouped = f", group {src.group_field!r}" if src.group_field else ""
         lines += _wrap(
-            f"Input: {src.path} ({src.kind}; {what}judge {src.judge_field!r}, "
-            f"human {src.human_field!r}{grouped})"
+            f"Input: {src.path} ({src.kind}; {what}judge {src.judge_field!r}, human {src.human_field!r}{grouped})"
         )
     lines.append(
         f"Calibration: {report.n_items} items, {report.n_scored} scored, "
@@ -98,9 +103,7 @@ def format_report(report: CalibrationReport) -> str:
     lines += [_score_row("judge", sc.judge), _score_row("human", sc.human)]
     basis = "std / scale width" if sc.spread_basis == "scale" else "IQR / observed range"
     flag = "COMPRESSED" if sc.compressed else "not compressed"
-    lines += _wrap(
-        f"spread ({basis}): judge {sc.judge_spread:.3f} vs human {sc.human_spread:.3f} → {flag}", "  "
-    )
+    lines += _wrap(f"spread ({basis}): judge {sc.judge_spread:.3f} vs human {sc.human_spread:.3f} → {flag}", "  ")
     if sc.compressed:
         lines.append("  the judge orders items well but squeezes them; consider --fit isotonic")
 
@@ -122,9 +125,7 @@ def format_report(report: CalibrationReport) -> str:
         )
         lines.append(f"  {'':<8}{'Spearman':>10}{'Pearson':>10}{'MAE':>10}")
         for name, sc_ in (("before", f.before), ("after", f.after)):
-            lines.append(
-                f"  {name:<8}{_num(sc_.spearman):>10}{_num(sc_.pearson):>10}{sc_.mae:>10.3f}"
-            )
+            lines.append(f"  {name:<8}{_num(sc_.spearman):>10}{_num(sc_.pearson):>10}{sc_.mae:>10.3f}")
         if f.before_mapping == "identity":
             lines.append("  (before-MAE compares raw scores; pass both scales to map linearly)")
 

@@ -8,13 +8,27 @@ from pathlib import Path
 import click
 
 _device = click.option("--device", default=None, help="cpu, cuda, cuda:1... (default: CUDA if available).")
-_dtype = click.option("--dtype", default=None, type=click.Choice(["float32", "bfloat16", "float16"]),
-                      help="Default: bf16 on CUDA, fp32 on CPU.")
-_family = click.option("--family", "family_specs", multiple=True, metavar="MODEL=FAMILY",
-                       help="Model family of a model loaded by path or hub id (registry entries have "
-                            "theirs), e.g. --family ./my-model=llama; repeatable.")
-_models = click.option("--models", "registry", type=click.Path(dir_okay=False), default=None,
-                       help="A models.yaml other than the bundled one (names, sources and families).")
+_dtype = click.option(
+    "--dtype",
+    default=None,
+    type=click.Choice(["float32", "bfloat16", "float16"]),
+    help="Default: bf16 on CUDA, fp32 on CPU.",
+)
+_family = click.option(
+    "--family",
+    "family_specs",
+    multiple=True,
+    metavar="MODEL=FAMILY",
+    help="Model family of a model loaded by path or hub id (registry entries have "
+    "theirs), e.g. --family ./my-model=llama; repeatable.",
+)
+_models = click.option(
+    "--models",
+    "registry",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A models.yaml other than the bundled one (names, sources and families).",
+)
 
 
 def _registry(path: str | None):
@@ -25,10 +39,14 @@ def _registry(path: str | None):
 
 @click.command("generate")
 @click.argument("prompts", type=click.Path(exists=True, dir_okay=False))
-@click.option("--model", "models", multiple=True, required=True, help="Registry name, model dir, .gguf or hub id; repeatable.")
+@click.option(
+    "--model", "models", multiple=True, required=True, help="Registry name, model dir, .gguf or hub id; repeatable."
+)
 @click.option("--out", type=click.Path(dir_okay=False), required=True, help="Append responses to this JSONL file.")
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Generation limit.")
-@click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True, help="Prompts per generation chunk.")
+@click.option(
+    "--batch-size", type=click.IntRange(min=1), default=8, show_default=True, help="Prompts per generation chunk."
+)
 @click.option("--resume", is_flag=True, help="Skip (prompt, model) pairs already in --out.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
@@ -36,8 +54,20 @@ def _registry(path: str | None):
 @_models
 @_device
 @_dtype
-def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overwrite, no_progress, family_specs,
-                 registry, device, dtype) -> None:
+def generate_cmd(
+    prompts,
+    models,
+    out,
+    max_new_tokens,
+    batch_size,
+    resume,
+    overwrite,
+    no_progress,
+    family_specs,
+    registry,
+    device,
+    dtype,
+) -> None:
     """Answer the prompts in PROMPTS (JSONL with id, input, optional context/reference) with each --model.
 
     Greedy and deterministic: instruct models get their chat template, base models a plain
@@ -63,8 +93,10 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
         raise ConfigError("--resume and --overwrite exclude each other")
     if len(set(models)) != len(models):
         raise ConfigError(f"models repeated: {repeated(models)}; give each --model once")
-    refuse_overwriting([out], [("prompts file", prompts), ("judge registry", registry),
-                               *[i for m in models for i in judge_inputs(m, None)]])
+    refuse_overwriting(
+        [out],
+        [("prompts file", prompts), ("judge registry", registry), *[i for m in models for i in judge_inputs(m, None)]],
+    )
     cases = load_cases(prompts)
     check_prompts(cases)  # these checks come before the first (slow) load
     given = parse_families(family_specs)
@@ -72,12 +104,20 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
     families = model_families(models, given, _registry(registry), "model")
     for k, name in enumerate(models):
         click.echo(f"Loading model {name}...", err=True)
-        model = loading.load_judge(name, device=device, dtype=dtype, progress=not no_progress,
-                                   family=families[name], registry_path=registry)
+        model = loading.load_judge(
+            name, device=device, dtype=dtype, progress=not no_progress, family=families[name], registry_path=registry
+        )
         # later models append to the file the first one started
-        records = generate_responses(cases, model, out, max_new_tokens=max_new_tokens, batch_size=batch_size,
-                                     resume=resume or k > 0, overwrite=overwrite and k == 0,
-                                     progress=not no_progress)
+        records = generate_responses(
+            cases,
+            model,
+            out,
+            max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
+            resume=resume or k > 0,
+            overwrite=overwrite and k == 0,
+            progress=not no_progress,
+        )
         click.echo(f"{model.info.name} ({model.info.family}, {model.info.dtype}): {len(records)} responses", err=True)
         del model
         gc.collect()
@@ -87,18 +127,35 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
 @click.command("bias")
 @click.argument("responses", type=click.Path(exists=True, dir_okay=False))
 @click.option("--judge", "judges", multiple=True, help="Judge model; repeatable (loaded one at a time).")
-@click.option("--verdicts", "verdict_paths", multiple=True, type=click.Path(exists=True),
-              help="Analyse verdicts already on disk instead of running judges (no model loads): a folder a "
-                   "bias run wrote, or its pointwise_records.jsonl / pairwise_records.jsonl; repeatable.")
-@click.option("--metric", "metric_name", default=None,
-              help="Built-in metric name or metric file: a G-Eval metric (pointwise) or a pairwise one "
-                   "[default: correctness]. With --verdicts: the metric the verdicts were scored with, "
-                   "recorded in the report (optional).")
-@click.option("--pairwise", is_flag=True, help="Also compare own-vs-other responses with the pairwise metric, both orders.")
-@click.option("--pairwise-metric", default=None, help="Pairwise metric name or file for --pairwise [default: pairwise].")
-@click.option("--out-dir", type=click.Path(file_okay=False), required=True, help="Folder for report.json, report.md, heatmap.png.")
+@click.option(
+    "--verdicts",
+    "verdict_paths",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Analyse verdicts already on disk instead of running judges (no model loads): a folder a "
+    "bias run wrote, or its pointwise_records.jsonl / pairwise_records.jsonl; repeatable.",
+)
+@click.option(
+    "--metric",
+    "metric_name",
+    default=None,
+    help="Built-in metric name or metric file: a G-Eval metric (pointwise) or a pairwise one "
+    "[default: correctness]. With --verdicts: the metric the verdicts were scored with, "
+    "recorded in the report (optional).",
+)
+@click.option(
+    "--pairwise", is_flag=True, help="Also compare own-vs-other responses with the pairwise metric, both orders."
+)
+@click.option(
+    "--pairwise-metric", default=None, help="Pairwise metric name or file for --pairwise [default: pairwise]."
+)
+@click.option(
+    "--out-dir", type=click.Path(file_okay=False), required=True, help="Folder for report.json, report.md, heatmap.png."
+)
 @click.option("--human-field", default=None, help="Prompt field with a human score of each response.")
-@click.option("--truncate", is_flag=True, help="Cut content longer than a judge's context (recorded) instead of failing.")
+@click.option(
+    "--truncate", is_flag=True, help="Cut content longer than a judge's context (recorded) instead of failing."
+)
 @click.option("--resume", is_flag=True, help="Continue the result records in --out-dir/records.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests.")
 @click.option("--resamples", type=click.IntRange(min=1), default=1000, show_default=True, help="Bootstrap resamples.")
@@ -108,8 +165,26 @@ def generate_cmd(prompts, models, out, max_new_tokens, batch_size, resume, overw
 @_models
 @_device
 @_dtype
-def bias_cmd(responses, judges, verdict_paths, metric_name, pairwise, pairwise_metric, out_dir, human_field,
-             truncate, resume, seed, resamples, as_json, no_progress, family_specs, registry, device, dtype) -> None:
+def bias_cmd(
+    responses,
+    judges,
+    verdict_paths,
+    metric_name,
+    pairwise,
+    pairwise_metric,
+    out_dir,
+    human_field,
+    truncate,
+    resume,
+    seed,
+    resamples,
+    as_json,
+    no_progress,
+    family_specs,
+    registry,
+    device,
+    dtype,
+) -> None:
     """Score every response in RESPONSES with every --judge and report self-preference, length and position bias.
 
     RESPONSES is JSON lines, one response per line, as `localjudge generate` writes them: id,
@@ -146,22 +221,47 @@ def bias_cmd(responses, judges, verdict_paths, metric_name, pairwise, pairwise_m
         raise ConfigError("give judges to run (--judge) or verdicts to analyse (--verdicts), one of the two")
     given = parse_families(family_specs)
     settings = BiasSettings(seed=seed, n_resamples=resamples)
-    inputs = [("responses file", responses), ("judge registry", registry),
-              *[("metric file", n) for n in (metric_name, pairwise_metric) if n and is_file(n)]]
+    inputs = [
+        ("responses file", responses),
+        ("judge registry", registry),
+        *[("metric file", n) for n in (metric_name, pairwise_metric) if n and is_file(n)],
+    ]
     outputs = [Path(out_dir) / name for name in STUDY_FILES]
     if verdict_paths:
-        judging_only = {"--pairwise": pairwise, "--truncate": truncate, "--resume": resume, "--models": registry,
-                        "--device": device, "--dtype": dtype}
+        judging_only = {
+            "--pairwise": pairwise,
+            "--truncate": truncate,
+            "--resume": resume,
+            "--models": registry,
+            "--device": device,
+            "--dtype": dtype,
+        }
         for option, value in judging_only.items():
             if value:
                 raise ConfigError(f"{option} applies when judges run; drop it with --verdicts")
-        study, verdicts, pair_metric = _analyse_only(responses, verdict_paths, metric_name, pairwise_metric,
-                                                     given, human_field, settings, inputs, outputs)
+        study, verdicts, pair_metric = _analyse_only(
+            responses, verdict_paths, metric_name, pairwise_metric, given, human_field, settings, inputs, outputs
+        )
     else:
         study, verdicts, pair_metric = _judge_and_analyse(
-            responses, judges, metric_name, pairwise, pairwise_metric, given, registry, human_field, settings,
-            inputs, outputs, out_dir, resume=resume, truncate=truncate, progress=not no_progress,
-            device=device, dtype=dtype)
+            responses,
+            judges,
+            metric_name,
+            pairwise,
+            pairwise_metric,
+            given,
+            registry,
+            human_field,
+            settings,
+            inputs,
+            outputs,
+            out_dir,
+            resume=resume,
+            truncate=truncate,
+            progress=not no_progress,
+            device=device,
+            dtype=dtype,
+        )
     files = write_study(study, verdicts, out_dir)
     if as_json:
         click.echo(json.dumps(study.model_dump(mode="json"), indent=1))
@@ -169,8 +269,10 @@ def bias_cmd(responses, judges, verdict_paths, metric_name, pairwise, pairwise_m
     for line in summary_lines(study):
         click.echo(f"- {line}")
     if pair_metric is not None and study.pairwise is None and not verdict_paths:
-        click.echo("- [pairwise] no pairs to compare: every response comes from one family; "
-                   "add responses of a model of another family")
+        click.echo(
+            "- [pairwise] no pairs to compare: every response comes from one family; "
+            "add responses of a model of another family"
+        )
     click.echo("")
     for role, path in files.items():
         click.echo(f"{role}: {path}")
@@ -194,8 +296,21 @@ def _metrics(metric_name: str | None, pairwise: bool, pairwise_metric: str | Non
     return metric, pair_metric
 
 
-def _judge_and_analyse(responses, judges, metric_name, pairwise, pairwise_metric, given, registry, human_field,
-                       settings, inputs, outputs, out_dir, **run_kw):
+def _judge_and_analyse(
+    responses,
+    judges,
+    metric_name,
+    pairwise,
+    pairwise_metric,
+    given,
+    registry,
+    human_field,
+    settings,
+    inputs,
+    outputs,
+    out_dir,
+    **run_kw,
+):
     """Checks everything that needs no model, then runs the judges one at a time and analyses."""
     from localjudge.bias.families import check_names, fill_families, model_families
     from localjudge.bias.io import analyze_verdicts
@@ -205,8 +320,9 @@ def _judge_and_analyse(responses, judges, metric_name, pairwise, pairwise_metric
     from localjudge.runs.generation import read_responses
 
     metric, pair_metric = _metrics(metric_name, pairwise, pairwise_metric, default=True)
-    outputs = outputs + [records_path(Path(out_dir) / "records", j, m.name)
-                         for j in judges for m in (metric, pair_metric) if m]
+    outputs = outputs + [
+        records_path(Path(out_dir) / "records", j, m.name) for j in judges for m in (metric, pair_metric) if m
+    ]
     refuse_overwriting(outputs, inputs + [i for j in judges for i in judge_inputs(j, None)])
     records = read_responses(responses)
     check_responses(records, metric, human_field)
@@ -214,15 +330,26 @@ def _judge_and_analyse(responses, judges, metric_name, pairwise, pairwise_metric
     judge_families = model_families(judges, given, _registry(registry), "judge")
     gen_families = fill_families({r.generator: r.generator_family for r in records}, given, "generator")
     records = [r.model_copy(update={"generator_family": gen_families[r.generator]}) for r in records]
-    verdicts = run_bias(records, list(judges), metric, pair_metric, families=judge_families, registry_path=registry,
-                        human_field=human_field, records_dir=Path(out_dir) / "records", **run_kw)
-    study = analyze_verdicts(verdicts, records, responses, metric, pair_metric, human_field=human_field,
-                             settings=settings)
+    verdicts = run_bias(
+        records,
+        list(judges),
+        metric,
+        pair_metric,
+        families=judge_families,
+        registry_path=registry,
+        human_field=human_field,
+        records_dir=Path(out_dir) / "records",
+        **run_kw,
+    )
+    study = analyze_verdicts(
+        verdicts, records, responses, metric, pair_metric, human_field=human_field, settings=settings
+    )
     return study, verdicts, pair_metric
 
 
-def _analyse_only(responses, verdict_paths, metric_name, pairwise_metric, given, human_field, settings, inputs,
-                  outputs):
+def _analyse_only(
+    responses, verdict_paths, metric_name, pairwise_metric, given, human_field, settings, inputs, outputs
+):
     """Reads verdicts from disk and analyses them; imports no torch and loads no model."""
     from localjudge.bias.families import check_names
     from localjudge.bias.io import Verdicts, analyze_records
@@ -237,6 +364,16 @@ def _analyse_only(responses, verdict_paths, metric_name, pairwise_metric, given,
     point, pair, files = read_verdicts(verdict_paths)
     check_names(given, {r.generator for r in records} | {v.judge for v in [*point, *pair]}, "judge or generator")
     point, pair, records, judges = align_verdicts(point, pair, records, given, human_field)
-    study = analyze_records(point, pair, records, responses, metric, pair_metric, judges=judges,
-                            human_field=human_field, settings=settings, verdicts_files=files)
+    study = analyze_records(
+        point,
+        pair,
+        records,
+        responses,
+        metric,
+        pair_metric,
+        judges=judges,
+        human_field=human_field,
+        settings=settings,
+        verdicts_files=files,
+    )
     return study, [Verdicts(tuple(point), tuple(pair))], pair_metric

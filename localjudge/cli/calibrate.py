@@ -56,19 +56,22 @@ def _pick(a: str | None, b: str | None, names: str) -> str | None:
     type=click.Choice(["isotonic"]),
     help="Fit a monotone judge→human mapping; report held-out before/after.",
 )
+@click.option("--split", type=float, default=0.5, show_default=True, help="Share used to fit --fit.")
 @click.option(
-    "--split", type=float, default=0.5, show_default=True, help="Share used to fit --fit."
+    "--hybrid",
+    "hybrid",
+    metavar="M1,M2,...",
+    help="Results file: fit one score combining these metrics (cross-validated on the --split share, "
+    "reported on the rest).",
 )
-@click.option("--hybrid", "hybrid", metavar="M1,M2,...",
-              help="Results file: fit one score combining these metrics (cross-validated on the --split share, "
-                   "reported on the rest).")
-@click.option("--save-hybrid", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the fitted hybrid metric here (.json), for `localjudge eval --metric FILE`.")
+@click.option(
+    "--save-hybrid",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the fitted hybrid metric here (.json), for `localjudge eval --metric FILE`.",
+)
 @click.option("--hybrid-name", default="hybrid", show_default=True, help="Name of the hybrid metric in results.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
-@click.option(
-    "--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here."
-)
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
 @click.option(
     "--plots",
     "plots_dir",
@@ -119,8 +122,17 @@ def calibrate(
     if save_hybrid is not None and not hybrid:
         raise _UserError("--save-hybrid needs --hybrid M1,M2,...")
     if hybrid:
-        _hybrid(path, hybrid, _pick(human, human_col, "--human and --human-col"), group, split, seed, save_hybrid,
-                hybrid_name, as_json)
+        _hybrid(
+            path,
+            hybrid,
+            _pick(human, human_col, "--human and --human-col"),
+            group,
+            split,
+            seed,
+            save_hybrid,
+            hybrid_name,
+            as_json,
+        )
         return
     if no_plots:
         plots_dir = None  # from here on, None means no plots
@@ -168,8 +180,17 @@ def calibrate(
             click.echo(f"\nJSON report: {out}")
 
 
-def _hybrid(path: Path, names: str, human: str | None, group: str | None, split: float, seed: int,
-            save: Path | None, name: str, as_json: bool) -> None:
+def _hybrid(
+    path: Path,
+    names: str,
+    human: str | None,
+    group: str | None,
+    split: float,
+    seed: int,
+    save: Path | None,
+    name: str,
+    as_json: bool,
+) -> None:
     """Fits, reports and saves a hybrid of several metrics of a results file."""
     from localjudge.calibration.hybrid_fit import fit_hybrid, format_hybrid_report
     from localjudge.io.files import refuse_overwriting
@@ -182,8 +203,9 @@ def _hybrid(path: Path, names: str, human: str | None, group: str | None, split:
             raise ConfigError("--hybrid needs at least two metrics, comma-separated")
         if human is None:
             raise ConfigError("--hybrid needs --human FIELD, the human label to fit")
-        metric, report = fit_hybrid(read_results(path), components, human, group=group, share=split, seed=seed,
-                                    name=name)
+        metric, report = fit_hybrid(
+            read_results(path), components, human, group=group, share=split, seed=seed, name=name
+        )
     except LocalJudgeError as err:
         raise _UserError(str(err)) from None
     if save is not None:

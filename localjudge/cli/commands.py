@@ -11,15 +11,23 @@ from localjudge.cli.options import judge_inputs, judge_options, load_from_option
 
 
 @click.command("models")
-@click.option("--models", "registry", type=click.Path(dir_okay=False), default=None, help="A models.yaml other than the bundled one.")
+@click.option(
+    "--models",
+    "registry",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A models.yaml other than the bundled one.",
+)
 def models_cmd(registry: str | None) -> None:
     """List the judge registry: family, source and whether each judge is available here."""
     from localjudge.judges.registry import REGISTRY_PATH, availability, load_registry
 
     reg = load_registry(Path(registry)) if registry else load_registry()
     path = Path(registry) if registry else REGISTRY_PATH
-    rows = [(("*" if j.name == reg.default else " ") + j.name, j.family, j.source.describe(), availability(j, path))
-            for j in reg.judges]
+    rows = [
+        (("*" if j.name == reg.default else " ") + j.name, j.family, j.source.describe(), availability(j, path))
+        for j in reg.judges
+    ]
     _table(["judge", "family", "source", "available here"], rows)
     click.echo("\n* default judge")
 
@@ -48,7 +56,12 @@ def metrics_cmd() -> None:
 
 @click.command("score")
 @click.argument("texts", nargs=-1)
-@click.option("--file", "file", type=click.Path(exists=True, dir_okay=False), help="Read prompts from a JSONL file of strings or {'text': ...}.")
+@click.option(
+    "--file",
+    "file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Read prompts from a JSONL file of strings or {'text': ...}.",
+)
 @click.option("--low", type=int, default=None, help="Lowest score of the scale.")
 @click.option("--high", type=int, default=None, help="Highest score of the scale.")
 @click.option("--labels", default=None, help="Comma-separated label scale instead of scores, e.g. A,B.")
@@ -96,7 +109,7 @@ def _read_prompts(path: Path) -> list[str]:
                 raise DataError(f"{path}:{n}: field 'text' missing or not a string")
             item = item["text"]
         elif not isinstance(item, str):
-            raise DataError(f"{path}:{n}: expected a string or {{\"text\": ...}}, got {type(item).__name__}")
+            raise DataError(f'{path}:{n}: expected a string or {{"text": ...}}, got {type(item).__name__}')
         if not item.strip():
             raise DataError(f"{path}:{n}: the prompt is empty; give it some text to score")
         prompts.append(item)
@@ -105,8 +118,15 @@ def _read_prompts(path: Path) -> list[str]:
 
 @click.command("steps")
 @click.option("--metric", "metric_name", required=True, help="Built-in metric name or metric file.")
-@click.option("--out", type=click.Path(dir_okay=False), required=True, help="Write the metric with its steps pinned to this .yaml file.")
-@click.option("--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric).")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="Write the metric with its steps pinned to this .yaml file.",
+)
+@click.option(
+    "--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric)."
+)
 @click.option("--regenerate", is_flag=True, help="Ignore built-in or pinned steps and let the judge write them.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @judge_options
@@ -118,8 +138,14 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
     from localjudge.metrics.spec import dump_metric
     from localjudge.metrics.steps import resolve_steps
 
-    refuse_overwriting([out], [("metric file", _file_or_none(metric_name)), ("style guide", style_guide),
-                               *judge_inputs(judge_kw["judge_name"], judge_kw["registry"])])
+    refuse_overwriting(
+        [out],
+        [
+            ("metric file", _file_or_none(metric_name)),
+            ("style guide", style_guide),
+            *judge_inputs(judge_kw["judge_name"], judge_kw["registry"]),
+        ],
+    )
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metric = resolve_metric(metric_name, style_guide=guide)
     if metric.kind != "geval":
@@ -136,22 +162,50 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
 
 @click.command("eval")
 @click.argument("data", type=click.Path(dir_okay=False))
-@click.option("--metric", "metric_names", multiple=True, required=True, help="Built-in metric name or metric file; repeatable.")
+@click.option(
+    "--metric", "metric_names", multiple=True, required=True, help="Built-in metric name or metric file; repeatable."
+)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Stream result records to this JSONL file.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out without redoing finished items.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-@click.option("--reasoning", type=click.Choice(["none", "before", "after"]), default=None, help="Override the metrics' reasoning mode.")
-@click.option("--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric).")
-@click.option("--truncate", is_flag=True, help="Cut content longer than the judge's context (recorded) instead of failing.")
+@click.option(
+    "--reasoning",
+    type=click.Choice(["none", "before", "after"]),
+    default=None,
+    help="Override the metrics' reasoning mode.",
+)
+@click.option(
+    "--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric)."
+)
+@click.option(
+    "--truncate", is_flag=True, help="Cut content longer than the judge's context (recorded) instead of failing."
+)
 @click.option("--skip-invalid", is_flag=True, help="Skip malformed rows of DATA, listing each one.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
-@click.option("--distributed", is_flag=True,
-              help="Split the cases over the processes of `accelerate launch -m localjudge eval ...`; rank 0 reports.")
+@click.option(
+    "--distributed",
+    is_flag=True,
+    help="Split the cases over the processes of `accelerate launch -m localjudge eval ...`; rank 0 reports.",
+)
 @judge_options
-def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide, truncate, skip_invalid, limit,
-             as_json, no_progress, distributed, **judge_kw) -> None:
+def eval_cmd(
+    data,
+    metric_names,
+    out,
+    resume,
+    overwrite,
+    reasoning,
+    style_guide,
+    truncate,
+    skip_invalid,
+    limit,
+    as_json,
+    no_progress,
+    distributed,
+    **judge_kw,
+) -> None:
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
     from localjudge.errors import ConfigError, repeated
     from localjudge.io.cases import load_cases
@@ -165,9 +219,15 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
     if resume and not out:
         raise ConfigError("--resume needs --out")
     if out:
-        refuse_overwriting([out], [("data file", data), ("style guide", style_guide),
-                                   *[("metric file", _file_or_none(n)) for n in metric_names],
-                                   *judge_inputs(judge_kw["judge_name"], judge_kw["registry"])])
+        refuse_overwriting(
+            [out],
+            [
+                ("data file", data),
+                ("style guide", style_guide),
+                *[("metric file", _file_or_none(n)) for n in metric_names],
+                *judge_inputs(judge_kw["judge_name"], judge_kw["registry"]),
+            ],
+        )
     if out and not (resume or overwrite) and Path(out).exists() and Path(out).stat().st_size > 0:
         raise ConfigError(f"{out} already exists; pass --resume to continue it or --overwrite to replace it")
     skipped: list[str] | None = [] if skip_invalid else None
@@ -187,8 +247,9 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
 
         if resume:
             raise ConfigError("--resume is not supported with --distributed; rerun the whole set")
-        judge = load_from_options(**{**judge_kw, "device": judge_kw.get("device") or local_device()},
-                                  progress=not no_progress)
+        judge = load_from_options(
+            **{**judge_kw, "device": judge_kw.get("device") or local_device()}, progress=not no_progress
+        )
         result = evaluate_distributed(cases, metrics, judge, truncate=truncate, progress=not no_progress)
         if result is None:  # not rank 0: rank 0 prints and writes everything
             return
@@ -196,26 +257,55 @@ def eval_cmd(data, metric_names, out, resume, overwrite, reasoning, style_guide,
             write_records(result, out, overwrite)
     else:
         judge = load_from_options(**judge_kw, progress=not no_progress)
-        result = evaluate(cases, metrics, judge, out=out, resume=resume, overwrite=overwrite, truncate=truncate,
-                          progress=not no_progress)
+        result = evaluate(
+            cases,
+            metrics,
+            judge,
+            out=out,
+            resume=resume,
+            overwrite=overwrite,
+            truncate=truncate,
+            progress=not no_progress,
+        )
     for r in result.records:
         if r.truncated:
             click.echo(f"truncated: case {r.case_id!r} ({r.metric}): {r.truncated}", err=True)
     if as_json:
-        click.echo(json.dumps({"judge": judge.info.model_dump(), "out": out, "skipped_rows": skipped or [],
-                               "summaries": [s.model_dump() for s in result.summaries]}, indent=1))
+        click.echo(
+            json.dumps(
+                {
+                    "judge": judge.info.model_dump(),
+                    "out": out,
+                    "skipped_rows": skipped or [],
+                    "summaries": [s.model_dump() for s in result.summaries],
+                },
+                indent=1,
+            )
+        )
         return
     rows = []
     for r in result.records:
         score = "unscored" if r.score is None else f"{r.score:.3f}"
         raw = "" if r.raw_score is None else f"{r.raw_score:.2f}"
-        rows.append((r.case_id, r.metric, score, raw, "" if r.passed is None else ("pass" if r.passed else "FAIL"),
-                     (r.unscored_reason or "")[:60]))
+        rows.append(
+            (
+                r.case_id,
+                r.metric,
+                score,
+                raw,
+                "" if r.passed is None else ("pass" if r.passed else "FAIL"),
+                (r.unscored_reason or "")[:60],
+            )
+        )
     _table(["case", "metric", "score", "raw", "verdict", "note"], rows)
     click.echo("")
-    _table(["metric", "n", "mean score", "pass rate", "unscored", "valid mass"], [
-        (s.metric, s.n, _f(s.mean_score), _f(s.pass_rate), s.unscored, _f(s.mean_valid_mass)) for s in result.summaries
-    ])
+    _table(
+        ["metric", "n", "mean score", "pass rate", "unscored", "valid mass"],
+        [
+            (s.metric, s.n, _f(s.mean_score), _f(s.pass_rate), s.unscored, _f(s.mean_valid_mass))
+            for s in result.summaries
+        ],
+    )
     for s in result.summaries:
         for note in s.notes:
             click.echo(f"\nNote on {s.metric}: {note}.")

@@ -15,8 +15,13 @@ DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 
 
 @click.command("demo")
-@click.option("--dimension", type=click.Choice(DIMENSIONS), default="consistency", show_default=True,
-              help="SummEval dimension: the experts' score compared, and the likelihood metric used.")
+@click.option(
+    "--dimension",
+    type=click.Choice(DIMENSIONS),
+    default="consistency",
+    show_default=True,
+    help="SummEval dimension: the experts' score compared, and the likelihood metric used.",
+)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="Also write the result records here.")
 @click.option("--no-progress", is_flag=True, help="Hide the progress bar.")
 @judge_options
@@ -52,30 +57,48 @@ def demo_cmd(dimension, out, no_progress, **judge_kw) -> None:
     rouge = np.array(rouge_scores)
     docs = np.array([c.extra["doc_id"] for c in cases])
     names = {d: f"article {k + 1}" for k, d in enumerate(dict.fromkeys(docs))}
-    click.echo(f"\n{metric.name}: mean log-probability per token of each summary after its article and "
-               f"'{metric.instruction}'\n")
+    click.echo(
+        f"\n{metric.name}: mean log-probability per token of each summary after its article and "
+        f"'{metric.instruction}'\n"
+    )
     header = ["article", "summary by", f"experts ({dimension}, 1-5)", "judge", "judge rank", "ROUGE-L"]
     rows = []
     for doc in names:
         idx = [i for i in range(len(cases)) if docs[i] == doc]
         rank = {i: k + 1 for k, i in enumerate(sorted(idx, key=lambda i: -scores[i]))}
         for i in sorted(idx, key=lambda i: -expert[i]):
-            rows.append((names[doc], cases[i].extra["system_id"], f"{expert[i]:.2f}", f"{scores[i]:.3f}",
-                         f"{rank[i]}/{len(idx)}", f"{rouge[i]:.3f}"))
+            rows.append(
+                (
+                    names[doc],
+                    cases[i].extra["system_id"],
+                    f"{expert[i]:.2f}",
+                    f"{scores[i]:.3f}",
+                    f"{rank[i]}/{len(idx)}",
+                    f"{rouge[i]:.3f}",
+                )
+            )
     _table(header, rows)
     ok = ~np.isnan(scores)
     judge_agree = summary_level(scores[ok], expert[ok], docs[ok])
     rouge_agree = summary_level(rouge, expert, docs)
     n_docs, n = len(names), int(ok.sum())
-    click.echo(f"\nAgreement with the experts' {dimension} scores, Spearman ρ per article over its 16 summaries, "
-               f"averaged over {judge_agree.n_used} of {n_docs} articles (n = {n} summaries):")
-    click.echo(f"  {judge.info.name} ({metric.name}): ρ = {_rho(judge_agree.means.spearman)}   "
-               f"per article: {_per(judge_agree)}")
-    click.echo(f"  ROUGE-L vs the reference summary:       ρ = {_rho(rouge_agree.means.spearman)}   "
-               f"per article: {_per(rouge_agree)}")
-    click.echo("\nOn all 50 articles of the SummEval dev file the same scorer reaches the figures in "
-               "benchmarks/summeval_results.md. Three articles are a demonstration, not a benchmark: "
-               "calibrate any judge on labels of your own (`localjudge calibrate`).")
+    click.echo(
+        f"\nAgreement with the experts' {dimension} scores, Spearman ρ per article over its 16 summaries, "
+        f"averaged over {judge_agree.n_used} of {n_docs} articles (n = {n} summaries):"
+    )
+    click.echo(
+        f"  {judge.info.name} ({metric.name}): ρ = {_rho(judge_agree.means.spearman)}   "
+        f"per article: {_per(judge_agree)}"
+    )
+    click.echo(
+        f"  ROUGE-L vs the reference summary:       ρ = {_rho(rouge_agree.means.spearman)}   "
+        f"per article: {_per(rouge_agree)}"
+    )
+    click.echo(
+        "\nOn all 50 articles of the SummEval dev file the same scorer reaches the figures in "
+        "benchmarks/summeval_results.md. Three articles are a demonstration, not a benchmark: "
+        "calibrate any judge on labels of your own (`localjudge calibrate`)."
+    )
     if out:
         click.echo(f"results: {out}")
 
@@ -86,4 +109,3 @@ def _rho(x: float | None) -> str:
 
 def _per(res) -> str:
     return ", ".join(f"{row[0]:+.2f}" for row in res.per_group)
-

@@ -7,14 +7,39 @@ import click
 
 def judge_options(fn):
     """--judge, --device, --dtype, --trust-remote-code, --allow-pickle, --models."""
-    for opt in reversed([
-        click.option("--judge", "judge_name", default=None, help="Registry name, model dir, .gguf file or hub id (default: the registry default)."),
-        click.option("--device", default=None, help="cpu, cuda, cuda:1... (default: CUDA if available)."),
-        click.option("--dtype", default=None, type=click.Choice(["float32", "bfloat16", "float16"]), help="Default: bf16 on CUDA, fp32 on CPU."),
-        click.option("--trust-remote-code", is_flag=True, default=None, help="Run the model repository's own code (only for sources you trust)."),
-        click.option("--allow-pickle", is_flag=True, help="Allow pickle-based checkpoints (.bin/.pt), which can run code."),
-        click.option("--models", "registry", type=click.Path(dir_okay=False), default=None, help="A models.yaml other than the bundled one."),
-    ]):
+    for opt in reversed(
+        [
+            click.option(
+                "--judge",
+                "judge_name",
+                default=None,
+                help="Registry name, model dir, .gguf file or hub id (default: the registry default).",
+            ),
+            click.option("--device", default=None, help="cpu, cuda, cuda:1... (default: CUDA if available)."),
+            click.option(
+                "--dtype",
+                default=None,
+                type=click.Choice(["float32", "bfloat16", "float16"]),
+                help="Default: bf16 on CUDA, fp32 on CPU.",
+            ),
+            click.option(
+                "--trust-remote-code",
+                is_flag=True,
+                default=None,
+                help="Run the model repository's own code (only for sources you trust).",
+            ),
+            click.option(
+                "--allow-pickle", is_flag=True, help="Allow pickle-based checkpoints (.bin/.pt), which can run code."
+            ),
+            click.option(
+                "--models",
+                "registry",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="A models.yaml other than the bundled one.",
+            ),
+        ]
+    ):
         fn = opt(fn)
     return fn
 
@@ -33,8 +58,15 @@ def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle
     if registry:
         load_registry(Path(registry))  # a broken registry is reported before the load note
     click.echo(f"Loading judge {judge_name or '(default)'}...", err=True)
-    judge = load_judge(judge_name, device=device, dtype=dtype, trust_remote_code=trust_remote_code,
-                       allow_pickle=allow_pickle, registry_path=registry, progress=progress)
+    judge = load_judge(
+        judge_name,
+        device=device,
+        dtype=dtype,
+        trust_remote_code=trust_remote_code,
+        allow_pickle=allow_pickle,
+        registry_path=registry,
+        progress=progress,
+    )
     click.echo(f"Judge: {judge.info.name} [{judge.info.dtype}, {judge.info.device}]", err=True)
     return judge
 

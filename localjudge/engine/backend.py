@@ -36,15 +36,18 @@ class Backend(Protocol):
     def apply_chat_template(self, messages: list[dict[str, str]]) -> str:
         """The conversation in the model's chat format, ending where the model's turn begins."""
 
-    def generate(self, prompts: Sequence[str], max_new_tokens: int, progress: Progress | None = None,
-                 share_prefix: bool = False) -> list[str]:
+    def generate(
+        self, prompts: Sequence[str], max_new_tokens: int, progress: Progress | None = None, share_prefix: bool = False
+    ) -> list[str]:
         """Greedy, deterministic continuations of each prompt; `share_prefix` computes shared prefixes once."""
 
     def encode_continuation(self, text: str) -> list[int]:
         """Token ids of `text` on its own (no special tokens), spelling exactly `text`."""
 
     def token_logprobs(
-        self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]],
+        self,
+        prompts: Sequence[Sequence[int]],
+        continuations: Sequence[Sequence[int]],
         progress: Progress | None = None,
     ) -> list[np.ndarray]:
         """log P(token | all before it) of every continuation token after its prompt, in input order."""

@@ -62,8 +62,9 @@ class BackendCore(Protocol):
         """The KV cache of `prefix`, computed unless it is the one in `memo`."""
         ...
 
-    def _attention(self, lengths: list[int], width: int, ancestry: np.ndarray, positions: Any, real: Any,
-                   shared: int = 0) -> Any:
+    def _attention(
+        self, lengths: list[int], width: int, ancestry: np.ndarray, positions: Any, real: Any, shared: int = 0
+    ) -> Any:
         """The mask in the form the model takes: one tensor, or one per attention layer type."""
         ...
 

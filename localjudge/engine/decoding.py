@@ -27,7 +27,10 @@ class GreedyDecoding(BackendCore):
     """Generation methods of `HFBackend` (which provides the model, tokenizer, masks and prefill)."""
 
     def generate(
-        self, prompts: Sequence[str], max_new_tokens: int, progress: Progress | None = None,
+        self,
+        prompts: Sequence[str],
+        max_new_tokens: int,
+        progress: Progress | None = None,
         share_prefix: bool = False,
     ) -> list[str]:
         """Greedy continuations of each prompt (deterministic), in input order.
@@ -114,9 +117,14 @@ class GreedyDecoding(BackendCore):
                     kreal = torch.cat([kreal, torch.ones((b, 1), dtype=torch.bool)], 1)
                     attn = self._step_attention(kpos, kreal, qpos)
                     step_pos = qpos.unsqueeze(1)
-                out = self.model(input_ids=step_ids.to(self.device), attention_mask=attn,
-                                 position_ids=step_pos.to(self.device), use_cache=True, logits_to_keep=1,
-                                 **{self._cache_kw: cache})
+                out = self.model(
+                    input_ids=step_ids.to(self.device),
+                    attention_mask=attn,
+                    position_ids=step_pos.to(self.device),
+                    use_cache=True,
+                    logits_to_keep=1,
+                    **{self._cache_kw: cache},
+                )
                 token = out.logits[:, -1].argmax(-1).cpu()  # (B,)
                 token = torch.where(done, torch.full_like(token, self._pad_id), token)
                 new.append(token)
@@ -129,6 +137,7 @@ class GreedyDecoding(BackendCore):
 
     def _step_attention(self, kpos, kreal, qpos):
         """Mask of one decoding step (B, 1, 1, K), or one per attention layer type."""
+
         def build(window):
             m = kreal & (kpos <= qpos.unsqueeze(1))
             if window is not None:

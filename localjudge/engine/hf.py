@@ -17,9 +17,9 @@ import numpy as np
 
 from localjudge.engine import masks
 from localjudge.engine.batching import plan_batches
-from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.decoding import GreedyDecoding
 from localjudge.engine.likelihood import ContinuationScoring
+from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.options import EngineOptions
 from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
 from localjudge.engine.tree_head import read_tree, split_model
@@ -103,7 +103,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         bos = self.tokenizer.bos_token
         # tokenizer(text) adds BOS itself when the template also writes it: keep only one
         if bos and text.startswith(bos) and self.encode("x")[:1] == [self.tokenizer.bos_token_id]:
-            text = text[len(bos):]
+            text = text[len(bos) :]
         return text
 
     def check_lengths(self, ids: Sequence[Sequence[int]], names: Sequence[str] | None = None) -> None:
@@ -180,9 +180,14 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         attn = self._attention([len(prefix)], len(prefix), no_tree, positions, real)
         cache = DynamicCache()  # no config: sliding layers keep every key, our masks apply windows
         with torch.inference_mode():
-            self.model(input_ids=torch.tensor([prefix], device=self.device), attention_mask=attn,
-                       position_ids=positions.to(self.device), use_cache=True, logits_to_keep=1,
-                       **{self._cache_kw: cache})
+            self.model(
+                input_ids=torch.tensor([prefix], device=self.device),
+                attention_mask=attn,
+                position_ids=positions.to(self.device),
+                use_cache=True,
+                logits_to_keep=1,
+                **{self._cache_kw: cache},
+            )
         return cache
 
     def _tree_batch(self, rows, tree, ancestry, ends_mask, prefix_cache=None, shared: int = 0):
@@ -200,8 +205,14 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
             positions = positions + shared
             # the prefix occupies key slots 0..shared-1 at positions 0..shared-1, seen by all rows
             ppos = torch.arange(shared).expand(len(rows), shared)
-            attn = self._attention(lengths, width, ancestry, torch.cat([ppos, positions], 1),
-                                   torch.cat([torch.ones_like(ppos, dtype=torch.bool), real], 1), shared)
+            attn = self._attention(
+                lengths,
+                width,
+                ancestry,
+                torch.cat([ppos, positions], 1),
+                torch.cat([torch.ones_like(ppos, dtype=torch.bool), real], 1),
+                shared,
+            )
             kw = {"use_cache": True, self._cache_kw: expand_cache(prefix_cache, len(rows))}
         else:
             attn = self._attention(lengths, width, ancestry, positions, real)
@@ -209,13 +220,19 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
             split = self._split_head()
             if split is not None:
                 decoder, head = split
-                out = decoder(input_ids=ids.to(self.device), attention_mask=attn,
-                              position_ids=positions.to(self.device), **kw)
-                states = out.last_hidden_state[:, -(t + 1):]  # (B, N, H)
+                out = decoder(
+                    input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions.to(self.device), **kw
+                )
+                states = out.last_hidden_state[:, -(t + 1) :]  # (B, N, H)
             else:
                 # the model's own logits at every node; the reader's output layer is then the identity
-                states = self.model(input_ids=ids.to(self.device), attention_mask=attn,
-                                    position_ids=positions.to(self.device), logits_to_keep=t + 1, **kw).logits
+                states = self.model(
+                    input_ids=ids.to(self.device),
+                    attention_mask=attn,
+                    position_ids=positions.to(self.device),
+                    logits_to_keep=t + 1,
+                    **kw,
+                ).logits
                 head = _identity
             read = read_tree(states, head, tree, ends_mask, self.options.tree_tolerance)
         self.head_rows += read.rows if split is not None else states.shape[0] * states.shape[1]
@@ -229,6 +246,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
 
     def _attention(self, lengths, width, ancestry, positions, real, shared: int = 0):
         """The mask in the form the model takes: one tensor, or one per attention layer type."""
+
         def build(window):
             m = masks.tree_mask(lengths, width, ancestry, positions, real, window, shared)
             m = masks.additive(m, self.model.dtype) if self._eager else m
@@ -264,8 +282,8 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         for anchor_text in ("\n", "a"):
             anchor = list(self.tokenizer(anchor_text, add_special_tokens=False)["input_ids"])
             joined = list(self.tokenizer(anchor_text + text, add_special_tokens=False)["input_ids"])
-            if joined[: len(anchor)] == anchor and self._spelled(joined[len(anchor):]) == text:
-                return joined[len(anchor):]
+            if joined[: len(anchor)] == anchor and self._spelled(joined[len(anchor) :]) == text:
+                return joined[len(anchor) :]
         raise DataError(
             f"cannot tokenise the continuation {clip(text, 40)} apart from its prompt without adding a "
             "space; start it with a space"
@@ -277,4 +295,4 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         anchor = self.tokenizer("a", add_special_tokens=False)["input_ids"][-1:]
         head = self.tokenizer.decode(anchor, **kw)
         text = self.tokenizer.decode(anchor + list(ids), **kw)
-        return text[len(head):] if text.startswith(head) else text
+        return text[len(head) :] if text.startswith(head) else text

@@ -30,7 +30,9 @@ class ContinuationScoring(BackendCore):
     """Log-likelihood methods of `HFBackend` (which provides the model, masks and prefill)."""
 
     def token_logprobs(
-        self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]],
+        self,
+        prompts: Sequence[Sequence[int]],
+        continuations: Sequence[Sequence[int]],
         progress: Progress | None = None,
     ) -> list[np.ndarray]:
         """log P(token | everything before it) of every continuation token, in input order.
@@ -60,8 +62,9 @@ class ContinuationScoring(BackendCore):
             items = [live[j] for j in batch]
             shared = shared_prefix_len([shareable[j] for j in batch]) if self.options.reuse_prefix else 0
             cache = self._cached_prefill(memo, rows[items[0]][:shared]) if shared else None
-            return self._logprob_batch([rows[i][shared:] for i in items], [len(continuations[i]) for i in items],
-                                       split, cache, shared)
+            return self._logprob_batch(
+                [rows[i][shared:] for i in items], [len(continuations[i]) for i in items], split, cache, shared
+            )
 
         for batch in plan.batches:
             for j, lp in zip(batch, run_with_backoff(batch, run)):
@@ -84,7 +87,11 @@ class ContinuationScoring(BackendCore):
         with self._torch.inference_mode():
             split = self._split_head()
         # the plain forward keeps logits at every position: fewer tokens per batch
-        budget = self.token_budget if split is not None else max(64, min(self.token_budget, ROW_BYTES // (4 * self._logit_width)))
+        budget = (
+            self.token_budget
+            if split is not None
+            else max(64, min(self.token_budget, ROW_BYTES // (4 * self._logit_width)))
+        )
         # what a batch may share: the prompt but its last token, whose hidden state reads the
         # first continuation token; unique placeholders stand for the rest of the row
         shareable = [list(prompts[i][:-1]) + [-1 - i] * (len(continuations[i]) + 1) for i in live]
@@ -109,15 +116,17 @@ class ContinuationScoring(BackendCore):
         # the state at slot t predicts token t + 1: each row reads its last len(cont) + 1 .. last - 1
         row_idx = torch.cat([torch.full((c,), i) for i, c in enumerate(cont_lens)])  # (K,)
         pos_idx = torch.cat([torch.arange(n - c - 1, n - 1) for n, c in zip(lengths, cont_lens)])  # (K,)
-        targets = torch.cat([torch.tensor(r[len(r) - c:]) for r, c in zip(rows, cont_lens)])  # (K,)
+        targets = torch.cat([torch.tensor(r[len(r) - c :]) for r, c in zip(rows, cont_lens)])  # (K,)
         with torch.inference_mode():
             if split is not None:
                 decoder, head = split
-                hidden = decoder(input_ids=ids.to(self.device), attention_mask=attn,
-                                 position_ids=positions.to(self.device), **kw).last_hidden_state  # (B, W, H)
+                hidden = decoder(
+                    input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions.to(self.device), **kw
+                ).last_hidden_state  # (B, W, H)
             else:
-                hidden = self.model(input_ids=ids.to(self.device), attention_mask=attn,
-                                    position_ids=positions.to(self.device), **kw).logits  # (B, W, V)
+                hidden = self.model(
+                    input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions.to(self.device), **kw
+                ).logits  # (B, W, V)
                 head = _identity
             picked = hidden[row_idx.to(self.device), pos_idx.to(self.device)]  # (K, H)
             logp = _target_logprobs(picked, head, targets.to(self.device), self._logit_width)

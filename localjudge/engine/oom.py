@@ -27,7 +27,7 @@ def run_with_backoff(items: Sequence[int], fn: Callable[[Sequence[int]], list[T]
     """
     try:
         return fn(items)
-    except Exception as exc:  # noqa: BLE001 - re-raised unless it is an OOM
+    except Exception as exc:
         if not is_oom(exc) or len(items) == 1:
             raise
         import torch

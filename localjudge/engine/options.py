@@ -21,8 +21,15 @@ from localjudge.errors import ConfigError, clip
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
 
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
-DTYPE_ALIASES = {"float32": "float32", "fp32": "float32", "bfloat16": "bfloat16", "bf16": "bfloat16",
-                 "float16": "float16", "fp16": "float16", "auto": "auto"}
+DTYPE_ALIASES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+    "float16": "float16",
+    "fp16": "float16",
+    "auto": "auto",
+}
 CUDA_BUDGET, CPU_BUDGET = 16384, 4096
 """Default padded tokens per forward batch on a GPU and on the CPU."""
 

@@ -108,8 +108,7 @@ class _Reader:
         self.rows += len(items)
 
 
-def read_tree(hidden: torch.Tensor, head: Head, tree: TokenTree, ends_mask: torch.Tensor,
-              tolerance: float) -> TreeRows:
+def read_tree(hidden: torch.Tensor, head: Head, tree: TokenTree, ends_mask: torch.Tensor, tolerance: float) -> TreeRows:
     """Edge and end log-probabilities at the tree nodes, expanding only what the bound needs.
 
     Args:
@@ -126,8 +125,11 @@ def read_tree(hidden: torch.Tensor, head: Head, tree: TokenTree, ends_mask: torc
     reader = _Reader(hidden, head, tree, ends_mask)
     everyone = torch.arange(b, device=hidden.device)
     reader.expand(everyone, torch.zeros(b, dtype=torch.long, device=hidden.device))
-    levels = [torch.from_numpy(np.flatnonzero(tree.depths == d)).to(hidden.device)
-              for d in range(1, tree.max_depth + 1)] if n > 1 else []
+    levels = (
+        [torch.from_numpy(np.flatnonzero(tree.depths == d)).to(hidden.device) for d in range(1, tree.max_depth + 1)]
+        if n > 1
+        else []
+    )
     if tolerance > 0 and levels:
         # a node is worth a row when it holds more than its share of the allowed error, taking the
         # mass on first tokens as the scale; the check below makes the bound exact either way
@@ -139,8 +141,9 @@ def read_tree(hidden: torch.Tensor, head: Head, tree: TokenTree, ends_mask: torc
         _sweep(reader, levels, everyone[short], None)
     else:
         _sweep(reader, levels, everyone, None)
-    return TreeRows(reader.edge.cpu().numpy(), reader.end.cpu().numpy(),
-                    _unexpanded(reader, tree).cpu().numpy(), reader.rows)
+    return TreeRows(
+        reader.edge.cpu().numpy(), reader.end.cpu().numpy(), _unexpanded(reader, tree).cpu().numpy(), reader.rows
+    )
 
 
 def _sweep(reader: _Reader, levels: list[torch.Tensor], items: torch.Tensor, cut: torch.Tensor | None) -> None:

@@ -21,7 +21,7 @@ def token_surfaces(tokenizer: Any) -> list[str]:
     out = []
     for i, text in enumerate(pairs):
         if text.startswith(anchor_text):
-            out.append(text[len(anchor_text):])
+            out.append(text[len(anchor_text) :])
         else:  # a decoder that rewrote the anchor: fall back to the token alone
             out.append(tokenizer.decode([i], **kw))
     return out

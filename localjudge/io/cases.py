@@ -108,8 +108,9 @@ def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestC
                 raise row
             case = case_from_row(row, f"{path}:{line}", i)
             if case.id in seen:
-                raise DataError(f"{path}:{line}: duplicate id {clip(case.id)} (first on line {seen[case.id]}); "
-                                "ids must be unique")
+                raise DataError(
+                    f"{path}:{line}: duplicate id {clip(case.id)} (first on line {seen[case.id]}); ids must be unique"
+                )
         except DataError as exc:
             if skipped is None:
                 raise
@@ -152,7 +153,10 @@ def _csv_rows(text: str, path: Path) -> Iterable[tuple[int, Any]]:
                 yield reader.line_num, DataError(f"{path}:{reader.line_num}: more values than header columns")
             elif None in row.values():
                 short = ", ".join(clip(k) for k, v in row.items() if v is None)
-                yield reader.line_num, DataError(f"{path}:{reader.line_num}: fewer values than header columns (no {short})")
+                yield (
+                    reader.line_num,
+                    DataError(f"{path}:{reader.line_num}: fewer values than header columns (no {short})"),
+                )
             else:
                 yield reader.line_num, {k: _csv_value(k, v) for k, v in row.items()}
     except csv.Error as exc:

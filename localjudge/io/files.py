@@ -61,11 +61,13 @@ def decode_text(raw: bytes, path: str | Path, error: type[LocalJudgeError] = Dat
     except UnicodeDecodeError as exc:
         bad = start + exc.start
         if not 0 <= nul < bad:
-            raise error(f"{path}:{_line(raw, bad)}: not valid UTF-8 (byte offset {bad}); "
-                        "re-save the file as UTF-8") from None
+            raise error(
+                f"{path}:{_line(raw, bad)}: not valid UTF-8 (byte offset {bad}); re-save the file as UTF-8"
+            ) from None
     if nul >= 0:
-        raise error(f"{path}:{_line(raw, nul)}: binary content (a NUL byte at byte offset {nul}); "
-                    "give a UTF-8 text file") from None
+        raise error(
+            f"{path}:{_line(raw, nul)}: binary content (a NUL byte at byte offset {nul}); give a UTF-8 text file"
+        ) from None
     return text
 
 
@@ -82,12 +84,15 @@ def _number_line(text: str) -> int | None:
 
 
 def _too_long(where: str) -> str:
-    return (f"{where}: a number has more than {sys.get_int_max_str_digits()} digits, more than "
-            "Python converts; write it as a string")
+    return (
+        f"{where}: a number has more than {sys.get_int_max_str_digits()} digits, more than "
+        "Python converts; write it as a string"
+    )
 
 
-def parse_json(text: str, path: str | Path, line: int | str | None = None,
-               error: type[LocalJudgeError] = DataError) -> Any:
+def parse_json(
+    text: str, path: str | Path, line: int | str | None = None, error: type[LocalJudgeError] = DataError
+) -> Any:
     """Parses a JSON document: a whole file (`line` None) or one line of a JSONL file.
 
     Args:

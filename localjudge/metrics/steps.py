@@ -104,7 +104,12 @@ def resolve_steps(judge: Judge, metric: GEvalMetric, cache: Path | None = None) 
     if steps is not None:
         return steps, "cache"
     steps = generate_steps(judge, metric)
-    entry = {"metric": metric.name, "judge": judge.info.name, "template": TEMPLATE_VERSION,
-             "steps": steps, "checksum": _checksum(steps)}
+    entry = {
+        "metric": metric.name,
+        "judge": judge.info.name,
+        "template": TEMPLATE_VERSION,
+        "steps": steps,
+        "checksum": _checksum(steps),
+    }
     atomic_write_text(path, json.dumps(entry, indent=1))
     return steps, "generated"

@@ -63,16 +63,30 @@ def record_base(ctx: MetricContext, judge: Judge, case: TestCase) -> dict:
     if isinstance(ctx.metric, GEvalMetric):
         spec["steps"] = list(ctx.steps)
     return dict(
-        case_id=case.id, metric=ctx.metric.name, kind=ctx.metric.kind, threshold=ctx.metric.threshold,
-        extra=case.extra, judge=judge.info.model_dump(), metric_spec=spec, steps_source=ctx.steps_source,
-        template_version=ctx.template_version, localjudge_version=__version__,
+        case_id=case.id,
+        metric=ctx.metric.name,
+        kind=ctx.metric.kind,
+        threshold=ctx.metric.threshold,
+        extra=case.extra,
+        judge=judge.info.model_dump(),
+        metric_spec=spec,
+        steps_source=ctx.steps_source,
+        template_version=ctx.template_version,
+        localjudge_version=__version__,
     )
 
 
 def unscored_record(ctx: MetricContext, judge: Judge, case: TestCase, reason: str) -> ResultRecord:
     """A record with no score and the reason why (never 0, never a guess)."""
-    return ResultRecord(**record_base(ctx, judge, case), score=None, raw_score=None, passed=None,
-                        distribution=None, valid_mass=None, unscored_reason=reason)
+    return ResultRecord(
+        **record_base(ctx, judge, case),
+        score=None,
+        raw_score=None,
+        passed=None,
+        distribution=None,
+        valid_mass=None,
+        unscored_reason=reason,
+    )
 
 
 def _fit(judge: Judge, ctx: MetricContext, case: TestCase, render) -> tuple[TestCase, str, str | None]:
@@ -139,15 +153,22 @@ def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[
         reasoning = [e.strip() if d.scored else None for e, d in zip(explained, dists)]
     out = []
     for (case, prompt, cut), d, why in zip(fitted, dists, reasoning):
-        out.append(ResultRecord(
-            **record_base(ctx, judge, case),
-            score=clean_float(d.normalized), raw_score=clean_float(d.expected),
-            passed=None if not d.scored else d.normalized >= m.threshold,
-            distribution={str(k): v for k, v in d.probs.items()} if d.valid_mass > 0 else None,
-            valid_mass=d.valid_mass, mode=None if d.mode is None else str(d.mode), std=clean_float(d.std),
-            unscored_reason=d.unscored_reason, reasoning=why, prompt_tokens=judge.count_tokens(prompt),
-            truncated=cut,
-        ))
+        out.append(
+            ResultRecord(
+                **record_base(ctx, judge, case),
+                score=clean_float(d.normalized),
+                raw_score=clean_float(d.expected),
+                passed=None if not d.scored else d.normalized >= m.threshold,
+                distribution={str(k): v for k, v in d.probs.items()} if d.valid_mass > 0 else None,
+                valid_mass=d.valid_mass,
+                mode=None if d.mode is None else str(d.mode),
+                std=clean_float(d.std),
+                unscored_reason=d.unscored_reason,
+                reasoning=why,
+                prompt_tokens=judge.count_tokens(prompt),
+                truncated=cut,
+            )
+        )
     return out
 
 
@@ -179,13 +200,23 @@ def _pairwise(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> li
         tie = (d1.probs["Tie"] + d2.probs["Tie"]) / 2 if m.allow_tie else None
         win = (p1 + p2) / 2
         dist = {f1: win, f2: (q1 + q2) / 2} | ({"tie": tie} if tie is not None else {})
-        out.append(ResultRecord(
-            **record_base(ctx, judge, case), score=win, raw_score=None, passed=win >= m.threshold,
-            distribution=dist, valid_mass=min(d1.valid_mass, d2.valid_mass), mode=max(dist, key=dist.__getitem__),
-            pairwise=PairwiseDetail(
-                p_first_better_shown_first=p1, p_first_better_shown_second=p2, p_tie=tie,
-                disagreement=abs(p1 - p2), flipped=(p1 > q1) != (p2 > q2),
-            ),
-            prompt_tokens=judge.count_tokens(texts[i]),
-        ))
+        out.append(
+            ResultRecord(
+                **record_base(ctx, judge, case),
+                score=win,
+                raw_score=None,
+                passed=win >= m.threshold,
+                distribution=dist,
+                valid_mass=min(d1.valid_mass, d2.valid_mass),
+                mode=max(dist, key=dist.__getitem__),
+                pairwise=PairwiseDetail(
+                    p_first_better_shown_first=p1,
+                    p_first_better_shown_second=p2,
+                    p_tie=tie,
+                    disagreement=abs(p1 - p2),
+                    flipped=(p1 > q1) != (p2 > q2),
+                ),
+                prompt_tokens=judge.count_tokens(texts[i]),
+            )
+        )
     return out

@@ -108,8 +108,16 @@ def evaluate_distributed(
     rank, world, _ = current_rank()
 
     def run(share: Sequence[TestCase], show: bool):
-        return evaluate(share, metrics, judge, hardened=hardened, truncate=truncate, chunk_size=chunk_size,
-                        progress=show if progress is None else progress, steps_cache=steps_cache)
+        return evaluate(
+            share,
+            metrics,
+            judge,
+            hardened=hardened,
+            truncate=truncate,
+            chunk_size=chunk_size,
+            progress=show if progress is None else progress,
+            steps_cache=steps_cache,
+        )
 
     if world == 1:
         return run(cases, True)

@@ -33,11 +33,15 @@ class MetricSummary(BaseModel):
     scored: int = Field(description="Cases with a score.")
     unscored: int = Field(description="Cases without a score (missing fields, too little valid mass).")
     mean_score: float | None = Field(description="Mean normalised score over scored cases.")
-    pass_rate: float | None = Field(description="Share of scored cases that passed; null when the metric has no threshold.")
+    pass_rate: float | None = Field(
+        description="Share of scored cases that passed; null when the metric has no threshold."
+    )
     mean_valid_mass: float | None = Field(description="Mean probability on valid scores.")
     score_min: float | None = Field(default=None, description="Lowest score over scored cases.")
     score_max: float | None = Field(default=None, description="Highest score over scored cases.")
-    notes: list[str] = Field(default_factory=list, description="Warnings on what the scores can tell (see `reading_notes`).")
+    notes: list[str] = Field(
+        default_factory=list, description="Warnings on what the scores can tell (see `reading_notes`)."
+    )
 
 
 NARROW_SPREAD = 0.15
@@ -59,11 +63,15 @@ def reading_notes(kind: str, scores: Sequence[float], mean_valid_mass: float | N
                 "labelled cases with `localjudge calibrate`"
             )
     if kind == "geval" and mean_valid_mass is not None and mean_valid_mass < LOW_VALID_MASS:
-        notes.append(f"only {mean_valid_mass:.0%} of the judge's probability went to valid scores on average: "
-                     "it is mostly not answering with a score")
+        notes.append(
+            f"only {mean_valid_mass:.0%} of the judge's probability went to valid scores on average: "
+            "it is mostly not answering with a score"
+        )
     if kind == "likelihood" and not has_threshold:
-        notes.append("likelihood scores rank cases against each other (higher: likelier given the source); "
-                     "they are not verdicts and have no pass mark")
+        notes.append(
+            "likelihood scores rank cases against each other (higher: likelier given the source); "
+            "they are not verdicts and have no pass mark"
+        )
     return notes
 
 
@@ -94,13 +102,20 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
         judged = [r for r in scored if r.passed is not None]
         mass = sum(masses) / len(masses) if masses else None
         kind = rs[0].kind if rs else "geval"
-        out.append(MetricSummary(
-            metric=name, n=len(rs), scored=len(scored), unscored=len(rs) - len(scored),
-            mean_score=sum(values) / len(values) if values else None,
-            pass_rate=sum(bool(r.passed) for r in judged) / len(judged) if judged else None,
-            mean_valid_mass=mass, score_min=min(values, default=None), score_max=max(values, default=None),
-            notes=reading_notes(kind, values, mass, any(r.threshold is not None for r in rs)),
-        ))
+        out.append(
+            MetricSummary(
+                metric=name,
+                n=len(rs),
+                scored=len(scored),
+                unscored=len(rs) - len(scored),
+                mean_score=sum(values) / len(values) if values else None,
+                pass_rate=sum(bool(r.passed) for r in judged) / len(judged) if judged else None,
+                mean_valid_mass=mass,
+                score_min=min(values, default=None),
+                score_max=max(values, default=None),
+                notes=reading_notes(kind, values, mass, any(r.threshold is not None for r in rs)),
+            )
+        )
     return out
 
 

@@ -25,8 +25,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge import __version__
-from localjudge.io.cases import TestCase
 from localjudge.errors import ConfigError, DataError, clip
+from localjudge.io.cases import TestCase
 from localjudge.io.jsonl import RecordFile
 from localjudge.judges.judge import Judge
 
@@ -46,16 +46,26 @@ class ResponseRecord(BaseModel):
     generator: str = Field(description="Registry name of the model that wrote the response.")
     generator_family: str = Field(description="Model family of the generator.")
     response: str = Field(description="The response, stripped, cut at the stop strings for plain prompts.")
-    prompt_style: Literal["chat", "plain"] = Field(description="chat: the model's chat template; plain: Question/Answer text.")
+    prompt_style: Literal["chat", "plain"] = Field(
+        description="chat: the model's chat template; plain: Question/Answer text."
+    )
     max_new_tokens: int = Field(description="Generation limit in tokens.")
     batch_size: int = Field(description="Prompts per generation chunk (padding can change greedy outputs).")
     generator_info: dict[str, Any] = Field(description="Source, provenance, dtype and device of the generator.")
     localjudge_version: str = Field(description="Version of localjudge that produced the record.")
-    extra: dict[str, Any] = Field(default_factory=dict, description="Other fields of the prompt (category, human scores...).")
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description="Other fields of the prompt (category, human scores...)."
+    )
 
 
-RESPONSES = RecordFile(ResponseRecord, "response record", "responses file",
-                       hint="; make it with `localjudge generate`", name_field=False, allow_nan=True)
+RESPONSES = RecordFile(
+    ResponseRecord,
+    "response record",
+    "responses file",
+    hint="; make it with `localjudge generate`",
+    name_field=False,
+    allow_nan=True,
+)
 """Responses files: read back with `read_responses`, appended to by `generate_responses`."""
 
 
@@ -110,14 +120,18 @@ def read_responses(path: str | Path) -> list[ResponseRecord]:
     return RESPONSES.read(path)
 
 
-def _check_resumable(done: Sequence[ResponseRecord], model: Judge, max_new_tokens: int,
-                     batch_size: int, path: Path) -> None:
+def _check_resumable(
+    done: Sequence[ResponseRecord], model: Judge, max_new_tokens: int, batch_size: int, path: Path
+) -> None:
     for r in done:
         if r.generator != model.info.name:
             continue
-        same = (r.generator_info.get("provenance") == model.info.provenance
-                and r.generator_info.get("dtype") == model.info.dtype
-                and r.max_new_tokens == max_new_tokens and r.batch_size == batch_size)
+        same = (
+            r.generator_info.get("provenance") == model.info.provenance
+            and r.generator_info.get("dtype") == model.info.dtype
+            and r.max_new_tokens == max_new_tokens
+            and r.batch_size == batch_size
+        )
         if not same:
             raise ConfigError(
                 f"{path} holds responses of {r.generator} made with other settings "
@@ -175,8 +189,13 @@ def generate_responses(
     from tqdm.auto import tqdm
 
     todo = sum(c.id not in have for c in cases)
-    bar = tqdm(total=todo, disable=None if progress else True, unit="prompt",
-               desc=f"generating ({model.info.name})", dynamic_ncols=True)
+    bar = tqdm(
+        total=todo,
+        disable=None if progress else True,
+        unit="prompt",
+        desc=f"generating ({model.info.name})",
+        dynamic_ncols=True,
+    )
     # resuming, the file is checked above before its torn last record (if any) is cut here
     with RESPONSES.open(path, "overwrite" if overwrite else ("resume" if resume else "new")) as f:
         for start in range(0, len(cases), batch_size):
@@ -204,9 +223,17 @@ def _record(case: TestCase, model: Judge, text: str, max_new_tokens: int, batch_
         raise DataError(f"prompt {clip(case.id)}: field 'reference' must be a string")
     info = model.info.model_dump(include={"source", "provenance", "dtype", "device"})
     return ResponseRecord(
-        id=case.id, input=case.input or "", context=case.context, reference=reference,
-        generator=model.info.name, generator_family=model.info.family,
-        response=clean_response(text, plain), prompt_style="plain" if plain else "chat",
-        max_new_tokens=max_new_tokens, batch_size=batch_size, generator_info=info,
-        localjudge_version=__version__, extra=extra,
+        id=case.id,
+        input=case.input or "",
+        context=case.context,
+        reference=reference,
+        generator=model.info.name,
+        generator_family=model.info.family,
+        response=clean_response(text, plain),
+        prompt_style="plain" if plain else "chat",
+        max_new_tokens=max_new_tokens,
+        batch_size=batch_size,
+        generator_info=info,
+        localjudge_version=__version__,
+        extra=extra,
     )

@@ -31,8 +31,9 @@ class _Item:
     cut: str | None
 
 
-def score_likelihood(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase],
-                     base: Callable[[TestCase], dict]) -> list[ResultRecord]:
+def score_likelihood(
+    judge: Judge, ctx: MetricContext, cases: Sequence[TestCase], base: Callable[[TestCase], dict]
+) -> list[ResultRecord]:
     """Records of cases that have every field the metric needs, in input order.
 
     `ctx` is the run's `MetricContext`; `base(case)` gives the provenance fields of a record.
@@ -65,26 +66,45 @@ def _stats(ll: ContinuationLogprobs) -> TokenStats:
     return TokenStats(sum=ll.sum, mean=ll.mean, min=ll.min)
 
 
-def _record(base: dict, m: LikelihoodMetric, given: ContinuationLogprobs, contrast: ContinuationLogprobs | None,
-            fields: dict) -> ResultRecord:
+def _record(
+    base: dict, m: LikelihoodMetric, given: ContinuationLogprobs, contrast: ContinuationLogprobs | None, fields: dict
+) -> ResultRecord:
     raw = _value(m, given) - (_value(m, contrast) if contrast is not None else 0.0)
     if not math.isfinite(raw):
         return _unscored(base, m, "a log-probability of the target is not finite", fields)
     # a log-probability maps to a probability; a PMI to the share of the two conditions' likelihood
     score = 1 / (1 + math.exp(-raw)) if contrast is not None else math.exp(raw)
     detail = LikelihoodDetail(
-        n_tokens=given.n_tokens, aggregation=m.aggregation, given_source=_stats(given),
+        n_tokens=given.n_tokens,
+        aggregation=m.aggregation,
+        given_source=_stats(given),
         without_source=_stats(contrast) if contrast is not None else None,
         pmi_min=min(a - b for a, b in zip(given.logprobs, contrast.logprobs)) if contrast is not None else None,
     )
     passed = None if m.threshold is None else score >= m.threshold
-    return ResultRecord(**base, score=score, raw_score=raw, passed=passed, distribution=None, valid_mass=None,
-                        likelihood=detail, **fields)
+    return ResultRecord(
+        **base,
+        score=score,
+        raw_score=raw,
+        passed=passed,
+        distribution=None,
+        valid_mass=None,
+        likelihood=detail,
+        **fields,
+    )
 
 
 def _unscored(base: dict, m: LikelihoodMetric, reason: str, fields: dict) -> ResultRecord:
-    return ResultRecord(**base, score=None, raw_score=None, passed=None, distribution=None, valid_mass=None,
-                        unscored_reason=reason, **fields)
+    return ResultRecord(
+        **base,
+        score=None,
+        raw_score=None,
+        passed=None,
+        distribution=None,
+        valid_mass=None,
+        unscored_reason=reason,
+        **fields,
+    )
 
 
 def _measure(judge: Judge, m: LikelihoodMetric, case: TestCase) -> tuple[str, str | None, str, int]:

@@ -50,9 +50,20 @@ class JudgeActor:
         hardened, truncate, chunk_size, steps_cache: as for `evaluate`.
     """
 
-    def __init__(self, judge: str, metrics: Sequence[str], device: str | None = None, dtype: str | None = None,
-                 token_budget: int | None = None, *, options: EngineOptions | None = None, hardened: bool = True,
-                 truncate: bool = False, chunk_size: int | None = None, steps_cache: Path | None = None):
+    def __init__(
+        self,
+        judge: str,
+        metrics: Sequence[str],
+        device: str | None = None,
+        dtype: str | None = None,
+        token_budget: int | None = None,
+        *,
+        options: EngineOptions | None = None,
+        hardened: bool = True,
+        truncate: bool = False,
+        chunk_size: int | None = None,
+        steps_cache: Path | None = None,
+    ):
         from localjudge.judges.loading import load_judge
         from localjudge.metrics import resolve_metric
 
@@ -68,18 +79,49 @@ class JudgeActor:
         from localjudge.runs.evaluate import evaluate
 
         cases = [TestCase(**_clean(row)) for row in batch.to_dict("records")]
-        result = evaluate(cases, self.metrics, self.judge, hardened=self.hardened, truncate=self.truncate,
-                          chunk_size=self.chunk_size, progress=False, steps_cache=self.steps_cache)
-        rows = [{"case_id": r.case_id, "metric": r.metric, "score": r.score, "raw_score": r.raw_score,
-                 "passed": r.passed, "valid_mass": r.valid_mass, "unscored_reason": r.unscored_reason,
-                 "record": r.model_dump_json()} for r in result.records]
+        result = evaluate(
+            cases,
+            self.metrics,
+            self.judge,
+            hardened=self.hardened,
+            truncate=self.truncate,
+            chunk_size=self.chunk_size,
+            progress=False,
+            steps_cache=self.steps_cache,
+        )
+        rows = [
+            {
+                "case_id": r.case_id,
+                "metric": r.metric,
+                "score": r.score,
+                "raw_score": r.raw_score,
+                "passed": r.passed,
+                "valid_mass": r.valid_mass,
+                "unscored_reason": r.unscored_reason,
+                "record": r.model_dump_json(),
+            }
+            for r in result.records
+        ]
         return pd.DataFrame(rows, columns=list(OUTPUT_COLUMNS))
 
 
-def judge_dataset(ds, judge: str, metrics: Sequence[str], *, concurrency: int = 1, num_gpus: float = 0,
-                  batch_size: int = 256, device: str | None = None, dtype: str | None = None,
-                  token_budget: int | None = None, options: EngineOptions | None = None, hardened: bool = True,
-                  truncate: bool = False, chunk_size: int | None = None, steps_cache: Path | None = None):
+def judge_dataset(
+    ds,
+    judge: str,
+    metrics: Sequence[str],
+    *,
+    concurrency: int = 1,
+    num_gpus: float = 0,
+    batch_size: int = 256,
+    device: str | None = None,
+    dtype: str | None = None,
+    token_budget: int | None = None,
+    options: EngineOptions | None = None,
+    hardened: bool = True,
+    truncate: bool = False,
+    chunk_size: int | None = None,
+    steps_cache: Path | None = None,
+):
     """`ds` (one row per case: id, input, actual_output, ...) judged by `concurrency` actors.
 
     The judge and scoring keywords are `JudgeActor`'s; the others are Ray's `map_batches`.
@@ -88,10 +130,25 @@ def judge_dataset(ds, judge: str, metrics: Sequence[str], *, concurrency: int = 
         A lazy `ray.data.Dataset` with the columns of `OUTPUT_COLUMNS`; `record` holds the full
         `ResultRecord` as JSON.
     """
-    actor = {"device": device, "dtype": dtype, "token_budget": token_budget, "options": options,
-             "hardened": hardened, "truncate": truncate, "chunk_size": chunk_size, "steps_cache": steps_cache}
-    return ds.map_batches(JudgeActor, fn_constructor_args=(judge, list(metrics)), fn_constructor_kwargs=actor,
-                          batch_format="pandas", batch_size=batch_size, concurrency=concurrency, num_gpus=num_gpus)
+    actor = {
+        "device": device,
+        "dtype": dtype,
+        "token_budget": token_budget,
+        "options": options,
+        "hardened": hardened,
+        "truncate": truncate,
+        "chunk_size": chunk_size,
+        "steps_cache": steps_cache,
+    }
+    return ds.map_batches(
+        JudgeActor,
+        fn_constructor_args=(judge, list(metrics)),
+        fn_constructor_kwargs=actor,
+        batch_format="pandas",
+        batch_size=batch_size,
+        concurrency=concurrency,
+        num_gpus=num_gpus,
+    )
 
 
 def _clean(row: dict[str, Any]) -> dict[str, Any]:

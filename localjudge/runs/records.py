@@ -38,8 +38,12 @@ class LikelihoodDetail(BaseModel):
     n_tokens: int = Field(description="Tokens of the target (the same tokens under both conditions).")
     aggregation: Literal["mean", "sum"] = Field(description="What raw_score aggregates: per-token mean or sum.")
     given_source: TokenStats = Field(description="Under the metric's prompt, with every condition field.")
-    without_source: TokenStats | None = Field(default=None, description="Under the PMI contrast prompt; null without PMI.")
-    pmi_min: float | None = Field(default=None, description="Smallest per-token PMI (the token the source helps least); null without PMI.")
+    without_source: TokenStats | None = Field(
+        default=None, description="Under the PMI contrast prompt; null without PMI."
+    )
+    pmi_min: float | None = Field(
+        default=None, description="Smallest per-token PMI (the token the source helps least); null without PMI."
+    )
 
 
 class ResultRecord(BaseModel):
@@ -50,12 +54,16 @@ class ResultRecord(BaseModel):
     case_id: str = Field(description="Id of the test case.")
     metric: str = Field(description="Metric name.")
     kind: Literal["geval", "pairwise", "likelihood", "reference", "hybrid"] = Field(description="Metric kind.")
-    score: float | None = Field(description="Score in [0, 1]: normalised expected score, P(output 1 better) for pairwise, "
-                                            "exp(raw_score) for likelihood, sigmoid(raw_score) for PMI, ROUGE-L F1 for "
-                                            "reference; null when unscored.")
-    raw_score: float | None = Field(description="Expected score on the metric's scale; likelihood: mean (or summed) "
-                                                "log-probability, PMI: its difference; reference: ROUGE-L F1; "
-                                                "hybrid: the predicted human score; null when unscored or pairwise.")
+    score: float | None = Field(
+        description="Score in [0, 1]: normalised expected score, P(output 1 better) for pairwise, "
+        "exp(raw_score) for likelihood, sigmoid(raw_score) for PMI, ROUGE-L F1 for "
+        "reference; null when unscored."
+    )
+    raw_score: float | None = Field(
+        description="Expected score on the metric's scale; likelihood: mean (or summed) "
+        "log-probability, PMI: its difference; reference: ROUGE-L F1; "
+        "hybrid: the predicted human score; null when unscored or pairwise."
+    )
     passed: bool | None = Field(description="score >= threshold; null when unscored or the metric has no threshold.")
     threshold: float | None = Field(description="Pass threshold on the score; null when the metric has none.")
     distribution: dict[str, float] | None = Field(description="Score (or label) -> probability, normalised.")
@@ -65,7 +73,9 @@ class ResultRecord(BaseModel):
     unscored_reason: str | None = Field(default=None, description="Why there is no score, or null.")
     reasoning: str | None = Field(default=None, description="The judge's analysis (before) or explanation (after).")
     pairwise: PairwiseDetail | None = Field(default=None, description="Order-by-order detail of a pairwise verdict.")
-    likelihood: LikelihoodDetail | None = Field(default=None, description="Token log-probabilities of a likelihood metric.")
+    likelihood: LikelihoodDetail | None = Field(
+        default=None, description="Token log-probabilities of a likelihood metric."
+    )
     hybrid: dict[str, float] | None = Field(default=None, description="Hybrid: each component's score that went in.")
     prompt_tokens: int | None = Field(default=None, description="Tokens of the scoring prompt.")
     truncated: str | None = Field(default=None, description="What --truncate cut, or null.")

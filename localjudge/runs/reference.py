@@ -17,8 +17,9 @@ REFERENCE_VERSION = "rouge-l-v1"
 """Version of the overlap measure (tokenisation of `localjudge.lexical`), recorded as the template version."""
 
 
-def score_reference(ctx: MetricContext, cases: Sequence[TestCase],
-                    base: Callable[[TestCase], dict]) -> list[ResultRecord]:
+def score_reference(
+    ctx: MetricContext, cases: Sequence[TestCase], base: Callable[[TestCase], dict]
+) -> list[ResultRecord]:
     """Records of cases that have the target and the reference, in input order.
 
     raw_score = score = ROUGE-L F1 in [0, 1]. A field with no token to compare (ROUGE-L reads
@@ -32,13 +33,23 @@ def score_reference(ctx: MetricContext, cases: Sequence[TestCase],
         blank = [f for f, t in ((m.target, target), (m.reference, reference)) if not tokens(t)]
         if blank:
             reason = f"the {blank[0]} has no ASCII letters or digits for ROUGE-L"
-            out.append(ResultRecord(**base(case), score=None, raw_score=None, passed=None, distribution=None,
-                                    valid_mass=None, unscored_reason=reason))
+            out.append(
+                ResultRecord(
+                    **base(case),
+                    score=None,
+                    raw_score=None,
+                    passed=None,
+                    distribution=None,
+                    valid_mass=None,
+                    unscored_reason=reason,
+                )
+            )
             continue
         f1 = rouge_l(target, reference)
         passed = None if m.threshold is None else f1 >= m.threshold
-        out.append(ResultRecord(**base(case), score=f1, raw_score=f1, passed=passed, distribution=None,
-                                valid_mass=None))
+        out.append(
+            ResultRecord(**base(case), score=f1, raw_score=f1, passed=passed, distribution=None, valid_mass=None)
+        )
     return out
 
 

@@ -129,8 +129,16 @@ def score_distribution(
     if reason is not None:
         nan = math.nan
         return ScoreDistribution(
-            low=low, high=high, probs=probs, valid_mass=total, expected=nan, normalized=nan,
-            mode=None, std=nan, entropy=nan, unscored_reason=reason,
+            low=low,
+            high=high,
+            probs=probs,
+            valid_mass=total,
+            expected=nan,
+            normalized=nan,
+            mode=None,
+            std=nan,
+            entropy=nan,
+            unscored_reason=reason,
         )
     expected = float(p @ values)
     var = float(p @ (values - expected) ** 2)

@@ -27,7 +27,7 @@ def split_boundary(prompt: str, continuation: str) -> tuple[str, str]:
         ('Summary:', ' It rained.')
     """
     head = prompt.rstrip(" \t")
-    return head, prompt[len(head):] + continuation
+    return head, prompt[len(head) :] + continuation
 
 
 class ContinuationLogprobs(BaseModel):

@@ -136,9 +136,7 @@ def validate_scale(low: int, high: int) -> None:
     if isinstance(low, bool) or isinstance(high, bool) or not (isinstance(low, int) and isinstance(high, int)):
         raise ConfigError(f"score scale bounds must be integers, got low={low!r}, high={high!r}")
     if not 0 <= low < high <= 100:
-        raise ConfigError(
-            f"invalid score scale {low}..{high}: need 0 <= low < high <= 100 (e.g. low=1, high=5)"
-        )
+        raise ConfigError(f"invalid score scale {low}..{high}: need 0 <= low < high <= 100 (e.g. low=1, high=5)")
 
 
 def build_score_tree(surfaces: Sequence[str], low: int, high: int) -> TokenTree:

@@ -15,9 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 
 
-def bootstrap_indices(
-    n_items: int, groups: np.ndarray | None, n_bootstrap: int, seed: int
-) -> Iterator[np.ndarray]:
+def bootstrap_indices(n_items: int, groups: np.ndarray | None, n_bootstrap: int, seed: int) -> Iterator[np.ndarray]:
     """Yields index arrays of bootstrap resamples, of items or of whole groups.
 
     With groups, each resample draws as many groups as there are, with replacement, and takes

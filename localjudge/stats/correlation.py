@@ -114,10 +114,7 @@ def bootstrap_correlations(
         defined value.
     """
     reps = np.array(
-        [
-            _fast_correlations(judge[idx], human[idx])
-            for idx in bootstrap_indices(len(judge), groups, n_bootstrap, seed)
-        ]
+        [_fast_correlations(judge[idx], human[idx]) for idx in bootstrap_indices(len(judge), groups, n_bootstrap, seed)]
     ).reshape(n_bootstrap, 3)  # (B, 3)
     return CorrelationIntervals(*(percentile_interval(reps[:, k], level) for k in range(3)))
 

@@ -96,9 +96,7 @@ def finite(x: float | None) -> float | None:
     return float(x) if x is not None and math.isfinite(x) else None
 
 
-def estimate(
-    boot: np.ndarray, *, n: int, n_items: int, confidence: float, p_value: float | None = None
-) -> Estimate:
+def estimate(boot: np.ndarray, *, n: int, n_items: int, confidence: float, p_value: float | None = None) -> Estimate:
     """Builds an `Estimate` from a row-0-is-point vector of bootstrap values.
 
     Args:

@@ -60,9 +60,7 @@ def within_group_permutations(group: np.ndarray, n_permutations: int, seed: int)
     return np.argsort(keys, axis=1)
 
 
-def label_permutation_p(
-    values: np.ndarray, label: np.ndarray, n_permutations: int, seed: int
-) -> float | None:
+def label_permutation_p(values: np.ndarray, label: np.ndarray, n_permutations: int, seed: int) -> float | None:
     """Two-sided permutation test of mean(values[label]) - mean(values[~label]) = 0.
 
     Args:

@@ -12,6 +12,12 @@ from localjudge.testing.fake import FakeBackend, copy_lm, fake_judge
 from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer
 
 __all__ = [
-    "FakeBackend", "assert_fails", "assert_passes", "build_tiny_tokenizer", "copy_lm", "describe", "fake_judge",
+    "FakeBackend",
+    "assert_fails",
+    "assert_passes",
+    "build_tiny_tokenizer",
+    "copy_lm",
+    "describe",
+    "fake_judge",
     "judge_case",
 ]

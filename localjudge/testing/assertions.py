@@ -26,8 +26,9 @@ from localjudge.runs.records import ResultRecord
 __all__ = ["assert_fails", "assert_passes", "judge_case"]
 
 
-def judge_case(case: TestCase | dict[str, Any], metric: Metric | str, judge: Judge,
-               steps_cache: Path | None = None) -> ResultRecord:
+def judge_case(
+    case: TestCase | dict[str, Any], metric: Metric | str, judge: Judge, steps_cache: Path | None = None
+) -> ResultRecord:
     """Evaluates one case (a `TestCase` or a dict of its fields) with one metric (or its name)."""
     if isinstance(case, dict):
         case = case_from_row(case, "<case>", 0)
@@ -44,8 +45,10 @@ def describe(record: ResultRecord, threshold: float) -> str:
     dist = ", ".join(f"{k}: {p:.2f}" for k, p in top)
     raw = "" if record.raw_score is None else f", raw {record.raw_score:.2f}"
     why = f"; reasoning: {record.reasoning}" if record.reasoning else ""
-    return (f"{record.metric} on case {record.case_id!r}: score {record.score:.3f} (threshold {threshold:g}{raw}); "
-            f"distribution {{{dist}}}, mode {record.mode}, valid mass {record.valid_mass:.2f}{why}")
+    return (
+        f"{record.metric} on case {record.case_id!r}: score {record.score:.3f} (threshold {threshold:g}{raw}); "
+        f"distribution {{{dist}}}, mode {record.mode}, valid mass {record.valid_mass:.2f}{why}"
+    )
 
 
 def _verdict(case, metric, judge, threshold, steps_cache) -> tuple[ResultRecord, float, bool | None]:
@@ -55,8 +58,14 @@ def _verdict(case, metric, judge, threshold, steps_cache) -> tuple[ResultRecord,
     return record, threshold, passed
 
 
-def assert_passes(case: TestCase | dict[str, Any], metric: Metric | str, judge: Judge,
-                  threshold: float | None = None, *, steps_cache: Path | None = None) -> ResultRecord:
+def assert_passes(
+    case: TestCase | dict[str, Any],
+    metric: Metric | str,
+    judge: Judge,
+    threshold: float | None = None,
+    *,
+    steps_cache: Path | None = None,
+) -> ResultRecord:
     """Raises `AssertionError` unless the case scores at or above the threshold.
 
     Args:
@@ -75,8 +84,14 @@ def assert_passes(case: TestCase | dict[str, Any], metric: Metric | str, judge: 
     return record
 
 
-def assert_fails(case: TestCase | dict[str, Any], metric: Metric | str, judge: Judge,
-                 threshold: float | None = None, *, steps_cache: Path | None = None) -> ResultRecord:
+def assert_fails(
+    case: TestCase | dict[str, Any],
+    metric: Metric | str,
+    judge: Judge,
+    threshold: float | None = None,
+    *,
+    steps_cache: Path | None = None,
+) -> ResultRecord:
     """Raises `AssertionError` unless the case scores below the threshold (see `assert_passes`)."""
     record, threshold, passed = _verdict(case, metric, judge, threshold, steps_cache)
     if passed is not False:

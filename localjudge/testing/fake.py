@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.judges.judge import Judge, JudgeInfo
+from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
 Policy = Callable[[str], dict[str, float]]
@@ -40,8 +40,13 @@ class FakeBackend:
             likelihood metrics; default `copy_lm`.
     """
 
-    def __init__(self, policy: Policy, generator: Callable[[str], str] | None = None, max_context: int = 100_000,
-                 lm: LM | None = None):
+    def __init__(
+        self,
+        policy: Policy,
+        generator: Callable[[str], str] | None = None,
+        max_context: int = 100_000,
+        lm: LM | None = None,
+    ):
         self.policy = policy
         self.lm = lm or copy_lm
         self.generator = generator or (lambda prompt: "The answer is adequate.")
@@ -71,12 +76,20 @@ class FakeBackend:
                 text = tree.texts[node]
                 here = sum(p for o, p in outcomes.items() if o.startswith(text)) if node else 1.0
                 if node:
-                    parent = sum(p for o, p in outcomes.items() if o.startswith(tree.texts[tree.parents[node]])) \
-                        if tree.parents[node] else 1.0
+                    parent = (
+                        sum(p for o, p in outcomes.items() if o.startswith(tree.texts[tree.parents[node]]))
+                        if tree.parents[node]
+                        else 1.0
+                    )
                     edge[b, node] = _log(here / parent) if parent > 0 else -math.inf
                 # the outcome ends here unless a longer outcome continues with a word/digit char
-                cont = sum(p for o, p in outcomes.items() if o.startswith(text) and len(o) > len(text)
-                           and _VOCAB.index(o[len(text)]) in set(tree.continue_ids.tolist()))
+                cont = sum(
+                    p
+                    for o, p in outcomes.items()
+                    if o.startswith(text)
+                    and len(o) > len(text)
+                    and _VOCAB.index(o[len(text)]) in set(tree.continue_ids.tolist())
+                )
                 end[b, node] = _log(1 - cont / here) if here > 0 else 0.0
             if progress:
                 progress(1)
@@ -132,7 +145,13 @@ def fake_judge(
 ) -> Judge:
     """A `Judge` around a `FakeBackend`, for tests that need no model."""
     info = JudgeInfo(
-        name=name, family=family, source="fake", provenance="fake", dtype="float32", device="cpu",
-        chat_template=chat_template, context_length=100_000,
+        name=name,
+        family=family,
+        source="fake",
+        provenance="fake",
+        dtype="float32",
+        device="cpu",
+        chat_template=chat_template,
+        context_length=100_000,
     )
     return Judge(FakeBackend(policy, generator, lm=lm), info)

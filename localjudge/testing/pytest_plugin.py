@@ -20,12 +20,24 @@ import pytest
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("localjudge", "localjudge judge for the localjudge_judge fixture")
-    group.addoption("--localjudge-judge", default=None, metavar="NAME",
-                    help="registry name, model directory, .gguf file or hub id (default: the registry default)")
-    group.addoption("--localjudge-device", default=None, metavar="DEVICE",
-                    help="cpu, cuda, cuda:1... (default: CUDA when available)")
-    group.addoption("--localjudge-dtype", default=None, metavar="DTYPE",
-                    help="float32, bfloat16 or float16 (default: bf16 on CUDA, fp32 on CPU)")
+    group.addoption(
+        "--localjudge-judge",
+        default=None,
+        metavar="NAME",
+        help="registry name, model directory, .gguf file or hub id (default: the registry default)",
+    )
+    group.addoption(
+        "--localjudge-device",
+        default=None,
+        metavar="DEVICE",
+        help="cpu, cuda, cuda:1... (default: CUDA when available)",
+    )
+    group.addoption(
+        "--localjudge-dtype",
+        default=None,
+        metavar="DTYPE",
+        help="float32, bfloat16 or float16 (default: bf16 on CUDA, fp32 on CPU)",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -34,5 +46,6 @@ def localjudge_judge(request: pytest.FixtureRequest):
     from localjudge.judges.loading import load_judge
 
     opt = request.config.getoption
-    return load_judge(opt("--localjudge-judge"), device=opt("--localjudge-device"),
-                      dtype=opt("--localjudge-dtype"), progress=False)
+    return load_judge(
+        opt("--localjudge-judge"), device=opt("--localjudge-device"), dtype=opt("--localjudge-dtype"), progress=False
+    )

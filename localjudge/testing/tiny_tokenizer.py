@@ -38,7 +38,9 @@ def build_tiny_tokenizer():
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=600, min_frequency=2, special_tokens=["<|endoftext|>"],
+        vocab_size=600,
+        min_frequency=2,
+        special_tokens=["<|endoftext|>"],
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
     tok.train_from_iterator(_number_corpus(), trainer)
