@@ -205,7 +205,7 @@ def bench_model(name: str, args, device: str) -> dict:
     for v in out["methods"].values():
         v["items_ratio"] = v["items_per_s"] / f["items_per_s"]
         v["mem_ratio"] = v["peak_mem_bytes"] / f["peak_mem_bytes"] if f["peak_mem_bytes"] else None
-    del model, backend
+    model = backend = None  # frees the weights before the next model (the closures above hold the same cells)
     gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()

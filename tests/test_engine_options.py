@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import tiny_llama
+from pydantic import ValidationError
 
 from localjudge import load_judge
 from localjudge.engine.options import EngineOptions
@@ -63,7 +64,7 @@ def test_dtype_aliases_are_normalised():
 
 
 def test_options_are_frozen():
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         EngineOptions().reuse_prefix = False  # type: ignore[misc]
 
 
@@ -121,7 +122,9 @@ def test_reuse_prefix_false_reaches_the_backend(model_dir):
         judge = load_judge(str(model_dir), device="cpu", reuse_prefix=reuse)
         calls = []
         real = judge.backend._cached_prefill
-        judge.backend._cached_prefill = lambda memo, prefix: calls.append(len(prefix)) or real(memo, prefix)
+        judge.backend._cached_prefill = lambda memo, prefix, calls=calls, real=real: (
+            calls.append(len(prefix)) or real(memo, prefix)
+        )
         judge.score_texts(prompts, 0, 10)
         prefills[reuse] = calls
     assert prefills[True] and not prefills[False]

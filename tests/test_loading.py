@@ -129,7 +129,7 @@ def test_bundled_hub_judges_are_pinned_and_diverse():
 )
 def test_invalid_registry_raises_config_error(tmp_path, entry):
     path = write_registry(tmp_path, entry)
-    with pytest.raises(ConfigError, match="models.yaml"):
+    with pytest.raises(ConfigError, match=r"models\.yaml"):
         load_registry(path)
     with pytest.raises(ConfigError):
         load_judge("x", registry_path=path)

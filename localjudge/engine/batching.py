@@ -38,7 +38,9 @@ def plan_batches(lengths: Sequence[int], token_budget: int, max_batch: int = 256
         ((1, 3), (2, 0))
     """
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    batches, current, longest, padded = [], [], 0, 0
+    batches: list[tuple[int, ...]] = []
+    current: list[int] = []
+    longest, padded = 0, 0
     for i in order:
         width = max(longest, lengths[i])
         if current and (width * (len(current) + 1) > token_budget or len(current) >= max_batch):

@@ -98,7 +98,7 @@ def tree_mask(
     With `shared` > 0 the first `shared` keys are a cached prefix seen by every query, and
     `positions`/`real` cover the K = shared + Q keys; queries are the last Q slots.
     """
-    b, k = positions.shape
+    _, k = positions.shape
     t = ancestry.shape[0]
     idx = torch.arange(k)
     causal = idx.unsqueeze(1) >= idx.unsqueeze(0)  # (K, K), prompt part

@@ -8,6 +8,7 @@ whose rows share a prefix computes that prefix once (KV cache) and only the suff
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
 from localjudge.engine.batching import BatchPlan
 
@@ -46,7 +47,7 @@ def plan_prefix_batches(rows: Sequence[Sequence[int]], token_budget: int, extra:
         extra: tokens appended to every row (the score tree, or the tokens to generate).
         max_batch: most rows per batch.
     """
-    order = sorted(range(len(rows)), key=lambda i: rows[i])
+    order = sorted(range(len(rows)), key=lambda i: tuple(rows[i]))
     batches = _plan_group(order, rows, token_budget, extra, max_batch)
     return BatchPlan(tuple(batches), *_token_counts(batches, rows, extra))
 
@@ -110,7 +111,7 @@ def _plan_group(order: list[int], rows, token_budget: int, extra: int, max_batch
     clusters: list[list[int]] = []
     loose: list[int] = []
     current = [order[0]]
-    for prev, i in zip(order, order[1:]):
+    for prev, i in pairwise(order):
         if common_prefix_len([rows[prev], rows[i]]) >= base + MIN_PREFIX:
             current.append(i)
         else:

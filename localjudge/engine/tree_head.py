@@ -65,7 +65,7 @@ class _Reader:
         self.path[:, 0] = 0.0
         self.edge[:, 0] = 0.0
         self.done = torch.zeros((b, n), dtype=torch.bool, device=device)
-        kids = [[] for _ in range(n)]
+        kids: list[list[int]] = [[] for _ in range(n)]
         for node in range(1, n):
             kids[int(tree.parents[node])].append(node)
         width = max(1, max(len(k) for k in kids))

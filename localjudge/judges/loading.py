@@ -9,6 +9,7 @@ import sys
 from contextlib import contextmanager
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any
 
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
@@ -162,6 +163,7 @@ def _loader_bars(show: bool):
         return
     from transformers.utils import logging as hf_logging
 
+    gguf_utils: Any
     try:
         from transformers import modeling_gguf_pytorch_utils as gguf_utils
     except ImportError:  # a transformers without GGUF support: nothing to silence there
@@ -185,18 +187,22 @@ def _resolve(name: str, registry) -> tuple[JudgeEntry, bool]:
     if any(j.name == name for j in registry.judges):
         return registry.get(name), False
     path = Path(name).expanduser()
-    base = dict(name=name, family=UNKNOWN_FAMILY, context_length=8192)
     if path.suffix == ".gguf":
         if not path.is_file():
             raise ModelUnavailableError(
                 f"GGUF file {path} does not exist; check the path or use a registry name (`localjudge models`)"
             )
-        return JudgeEntry(**base, source=GGUFFileSource(kind="gguf_file", path=str(path))), True
+        return _adhoc(name, GGUFFileSource(kind="gguf_file", path=str(path))), True
     if is_dir(path):
-        return JudgeEntry(**base, source=LocalDirSource(kind="local_dir", path=str(path))), True
+        return _adhoc(name, LocalDirSource(kind="local_dir", path=str(path))), True
     if name.count("/") == 1 and not name.startswith((".", "/")):
-        return JudgeEntry(**base, source=HubSource(kind="hub", repo=name, revision="main")), True
+        return _adhoc(name, HubSource(kind="hub", repo=name, revision="main")), True
     return registry.get(name), False  # raises with close matches
+
+
+def _adhoc(name: str, source: GGUFFileSource | LocalDirSource | HubSource) -> JudgeEntry:
+    """The entry of a judge outside the registry: family unknown, context read from its config later."""
+    return JudgeEntry(name=name, family=UNKNOWN_FAMILY, context_length=8192, source=source)
 
 
 def _model_context(model) -> int:
@@ -225,6 +231,7 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
                 "or use a GGUF of a supported architecture (llama, mistral, qwen2, gemma3, phi3...)"
             ) from None
         return model, tok, f"sha256:{file_sha256(path)}"
+    where: Path | str
     if isinstance(src, LocalDirSource):
         where, revision = Path(src.path), None
         if not where.is_dir():

@@ -150,13 +150,17 @@ def model_family(name: str, registry: Registry, family: str | None = None) -> st
 
 def package_gguf_path(src: PackageGGUFSource) -> Path:
     """Path of a packaged GGUF file, assembling it if the package does that."""
-    if importlib.util.find_spec(src.module) is None:
+    spec = importlib.util.find_spec(src.module)
+    if spec is None:
         raise ModelUnavailableError(f"the judge's model package is not installed; run: {src.pip_command()}")
     if src.assemble:
         return Path(getattr(importlib.import_module(src.module), src.assemble)())
     assert src.file, "a package source names a file or an assemble function"
     # locate without importing: some model packages import heavy or absent dependencies
-    spec = importlib.util.find_spec(src.module)
+    if not spec.submodule_search_locations:
+        raise ModelUnavailableError(
+            f"{clip(src.module)} is a module, not a package folder holding {clip(src.file)}; check models.yaml"
+        )
     return Path(next(iter(spec.submodule_search_locations))) / src.file
 
 

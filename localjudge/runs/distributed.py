@@ -127,9 +127,9 @@ def evaluate_distributed(
     mine = [cases[i] for i in shares[rank]]
     result = run(mine, rank == 0)
     per_case = [result.records[k * len(metrics) : (k + 1) * len(metrics)] for k in range(len(mine))]
-    parts: list[Any] = [None] * world if rank == 0 else None
+    parts: list[Any] | None = [None] * world if rank == 0 else None
     dist.gather_object(per_case, parts, dst=0)
-    if rank != 0:
+    if parts is None:  # not rank 0
         return None
     records = [r for rows in merge(shares, parts, len(cases)) for r in rows]
     return EvaluationResult(records=records, summaries=summarize(records, [m.name for m in metrics]))
