@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from localjudge.cli.options import judge_inputs, judge_options, load_from_options
+from localjudge.cli.output import print_table
 
 
 @click.command("models")
@@ -28,7 +29,7 @@ def models_cmd(registry: str | None) -> None:
         (("*" if j.name == reg.default else " ") + j.name, j.family, j.source.describe(), availability(j, path))
         for j in reg.judges
     ]
-    _table(["judge", "family", "source", "available here"], rows)
+    print_table(["judge", "family", "source", "available here"], rows)
     click.echo("\n* default judge")
 
 
@@ -51,7 +52,7 @@ def metrics_cmd() -> None:
             scale = f"{m.low}-{m.high}" if m.kind == "geval" else "A/B, both orders"
             fields = ", ".join(m.fields if m.kind == "geval" else m.output_fields)
         rows.append((name, scale, fields))
-    _table(["metric", "scale", "fields"], rows)
+    print_table(["metric", "scale", "fields"], rows)
 
 
 @click.command("score")
@@ -297,9 +298,9 @@ def eval_cmd(
                 (r.unscored_reason or "")[:60],
             )
         )
-    _table(["case", "metric", "score", "raw", "verdict", "note"], rows)
+    print_table(["case", "metric", "score", "raw", "verdict", "note"], rows)
     click.echo("")
-    _table(
+    print_table(
         ["metric", "n", "mean score", "pass rate", "unscored", "valid mass"],
         [
             (s.metric, s.n, _f(s.mean_score), _f(s.pass_rate), s.unscored, _f(s.mean_valid_mass))
@@ -321,12 +322,3 @@ def _file_or_none(path: str) -> str | None:
 
 def _f(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
-
-
-def _table(header: list[str], rows: list[tuple]) -> None:
-    cells = [header] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    for k, row in enumerate(cells):
-        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-        if k == 0:
-            click.echo("  ".join("-" * w for w in widths))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.commands import _table
 from localjudge.cli.options import judge_options, load_from_options
+from localjudge.cli.output import print_table
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 DEMO_DATA = EXAMPLES / "summeval_demo.jsonl"
@@ -77,7 +77,7 @@ def demo_cmd(dimension, out, no_progress, **judge_kw) -> None:
                     f"{rouge[i]:.3f}",
                 )
             )
-    _table(header, rows)
+    print_table(header, rows)
     ok = ~np.isnan(scores)
     judge_agree = summary_level(scores[ok], expert[ok], docs[ok])
     rouge_agree = summary_level(rouge, expert, docs)
