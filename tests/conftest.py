@@ -85,6 +85,22 @@ def tiny_tokenizer():
     return build_tiny_tokenizer()
 
 
+def tiny_info(context_length: int = 1024):
+    """The `JudgeInfo` of a tiny random-initialised test model: fp32 on CPU, no chat template."""
+    from localjudge.judges.judge import JudgeInfo
+
+    return JudgeInfo(
+        name="tiny",
+        family="tiny",
+        source="test",
+        provenance="random",
+        dtype="float32",
+        device="cpu",
+        chat_template=False,
+        context_length=context_length,
+    )
+
+
 def tiny_llama(tokenizer, *, extra_vocab: int = 0, seed: int = 0, attn: str = "sdpa"):
     """A random-weight 2-layer Llama (hidden 64, 4 heads, 2 kv heads), fp32, eval mode.
 

@@ -483,23 +483,14 @@ def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loade
 def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
     """judge_logppl: the responses go through the likelihood engine in batches, not one forward each."""
     import torch
-    from conftest import tiny_llama
+    from conftest import tiny_info, tiny_llama
 
     from localjudge.bias.pipeline import judge_logppl
     from localjudge.engine.options import EngineOptions
-    from localjudge.judges.judge import Judge, JudgeInfo
+    from localjudge.judges.judge import Judge
     from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 
-    info = JudgeInfo(
-        name="tiny",
-        family="tiny",
-        source="test",
-        provenance="random",
-        dtype="float32",
-        device="cpu",
-        chat_template=False,
-        context_length=1024,
-    )
+    info = tiny_info(1024)
     model = tiny_llama(tiny_tokenizer)
     options = EngineOptions(device="cpu", dtype="float32", token_budget=4096)
     judge = Judge.from_model(model, tiny_tokenizer, info, options)

@@ -13,7 +13,7 @@ import math
 
 import pytest
 import torch
-from conftest import tiny_gemma3, tiny_llama
+from conftest import tiny_gemma3, tiny_info, tiny_llama
 from reference import brute_force_scores, continues_word, decoded_vocab, label_variants
 
 from localjudge import Judge, JudgeInfo
@@ -42,16 +42,7 @@ MIXED = [
 
 
 def _info(context_length: int = 512) -> JudgeInfo:
-    return JudgeInfo(
-        name="tiny",
-        family="tiny",
-        source="test",
-        provenance="random",
-        dtype="float32",
-        device="cpu",
-        chat_template=False,
-        context_length=context_length,
-    )
+    return tiny_info(context_length)
 
 
 def _judge(model, tokenizer, token_budget: int = 4096) -> Judge:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import tiny_llama
+from conftest import tiny_info, tiny_llama
 
-from localjudge import Judge, JudgeInfo
+from localjudge import Judge
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError, DataError
 from localjudge.io.cases import TestCase
@@ -440,16 +440,7 @@ def test_cache_dir_follows_env(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def tiny_judge(tiny_tokenizer):
-    info = JudgeInfo(
-        name="tiny",
-        family="tiny",
-        source="test",
-        provenance="random",
-        dtype="float32",
-        device="cpu",
-        chat_template=False,
-        context_length=4096,
-    )
+    info = tiny_info(4096)
     options = EngineOptions(device="cpu", dtype="float32", token_budget=1 << 16)
     return Judge.from_model(tiny_llama(tiny_tokenizer), tiny_tokenizer, info, options)
 

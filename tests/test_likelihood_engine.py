@@ -12,7 +12,7 @@ import math
 
 import pytest
 import torch
-from conftest import tiny_gemma3, tiny_llama
+from conftest import tiny_gemma3, tiny_info, tiny_llama
 
 from localjudge import Judge, JudgeInfo
 from localjudge.engine.options import EngineOptions
@@ -37,16 +37,7 @@ def _pairs() -> tuple[list[str], list[str]]:
 
 
 def _info(context_length: int = 1024) -> JudgeInfo:
-    return JudgeInfo(
-        name="tiny",
-        family="tiny",
-        source="test",
-        provenance="random",
-        dtype="float32",
-        device="cpu",
-        chat_template=False,
-        context_length=context_length,
-    )
+    return tiny_info(context_length)
 
 
 def _judge(model, tokenizer, budget: int = 4096, reuse: bool = True, context: int = 1024) -> Judge:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import tiny_gemma3, tiny_llama
+from conftest import tiny_gemma3, tiny_info, tiny_llama
 
 from localjudge import Judge, JudgeInfo
 from localjudge.engine.options import EngineOptions
@@ -35,16 +35,7 @@ def _texts() -> list[str]:
 
 
 def _info() -> JudgeInfo:
-    return JudgeInfo(
-        name="tiny",
-        family="tiny",
-        source="test",
-        provenance="random",
-        dtype="float32",
-        device="cpu",
-        chat_template=False,
-        context_length=1024,
-    )
+    return tiny_info(1024)
 
 
 @pytest.fixture(scope="module", autouse=True)

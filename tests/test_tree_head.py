@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import tiny_gemma3, tiny_llama
+from conftest import tiny_gemma3, tiny_info, tiny_llama
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fuzz import VOCAB
 
-from localjudge import Judge, JudgeInfo
+from localjudge import Judge
 from localjudge.engine.options import EngineOptions
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.scoring.distribution import outcome_mass, score_distribution
@@ -134,16 +134,7 @@ def test_a_missed_estimate_is_expanded_in_full():
 
 
 def _judge(model, tokenizer, tolerance: float) -> Judge:
-    info = JudgeInfo(
-        name="tiny",
-        family="tiny",
-        source="test",
-        provenance="random",
-        dtype="float32",
-        device="cpu",
-        chat_template=False,
-        context_length=512,
-    )
+    info = tiny_info(512)
     options = EngineOptions(device="cpu", dtype="float32", token_budget=4096, tree_tolerance=tolerance)
     return Judge.from_model(model, tokenizer, info, options)
 
