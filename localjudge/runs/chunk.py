@@ -12,7 +12,7 @@ from localjudge.judges.judge import Judge
 from localjudge.metrics import prompts as P
 from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION
 from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, PairwiseMetric, ReferenceMetric
-from localjudge.runs.records import PairwiseDetail, ResultRecord, clean_float
+from localjudge.runs.records import PairwiseDetail, ResultRecord, clean_float, unscored
 from localjudge.runs.reference import REFERENCE_VERSION, score_reference
 
 HYBRID_VERSION = "hybrid-v1"
@@ -78,15 +78,7 @@ def record_base(ctx: MetricContext, judge: Judge, case: TestCase) -> dict:
 
 def unscored_record(ctx: MetricContext, judge: Judge, case: TestCase, reason: str) -> ResultRecord:
     """A record with no score and the reason why (never 0, never a guess)."""
-    return ResultRecord(
-        **record_base(ctx, judge, case),
-        score=None,
-        raw_score=None,
-        passed=None,
-        distribution=None,
-        valid_mass=None,
-        unscored_reason=reason,
-    )
+    return unscored(record_base(ctx, judge, case), reason)
 
 
 def _fit(judge: Judge, ctx: MetricContext, case: TestCase, render) -> tuple[TestCase, str, str | None]:

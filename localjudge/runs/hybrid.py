@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from localjudge.io.cases import TestCase
 from localjudge.metrics.spec import HybridMetric
-from localjudge.runs.records import ResultRecord
+from localjudge.runs.records import ResultRecord, unscored
 
 
 def hybrid_records(
@@ -25,17 +25,7 @@ def hybrid_records(
         values = [getattr(r, c.field) for r, c in zip(parts, metric.components)]
         if any(v is None for v in values):
             why = next(f"{n}: {r.unscored_reason or 'no score'}" for n, r, v in zip(names, parts, values) if v is None)
-            out.append(
-                ResultRecord(
-                    **base(case),
-                    score=None,
-                    raw_score=None,
-                    passed=None,
-                    distribution=None,
-                    valid_mass=None,
-                    unscored_reason=f"a component is unscored ({why})",
-                )
-            )
+            out.append(unscored(base(case), f"a component is unscored ({why})"))
             continue
         raw = metric.intercept + math.fsum(c.weight * (v - c.mean) / c.std for c, v in zip(metric.components, values))
         score = min(1.0, max(0.0, (raw - lo) / (hi - lo)))

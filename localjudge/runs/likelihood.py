@@ -12,7 +12,7 @@ from localjudge.io.cases import LIST_FIELDS, TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric
-from localjudge.runs.records import LikelihoodDetail, ResultRecord, TokenStats
+from localjudge.runs.records import LikelihoodDetail, ResultRecord, TokenStats, unscored
 from localjudge.scoring.likelihood import ContinuationLogprobs
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def score_likelihood(
     for it, b in zip(items, blank):
         fields = dict(prompt_tokens=it.tokens, truncated=it.cut)
         if b:
-            out.append(_unscored(base(it.case), m, f"the {m.target} is blank", fields))
+            out.append(unscored(base(it.case), f"the {m.target} is blank", **fields))
             continue
         out.append(_record(base(it.case), m, given[id(it)], contrast.get(id(it)), fields))
     return out
@@ -71,7 +71,7 @@ def _record(
 ) -> ResultRecord:
     raw = _value(m, given) - (_value(m, contrast) if contrast is not None else 0.0)
     if not math.isfinite(raw):
-        return _unscored(base, m, "a log-probability of the target is not finite", fields)
+        return unscored(base, "a log-probability of the target is not finite", **fields)
     # a log-probability maps to a probability; a PMI to the share of the two conditions' likelihood
     score = 1 / (1 + math.exp(-raw)) if contrast is not None else math.exp(raw)
     detail = LikelihoodDetail(
@@ -90,19 +90,6 @@ def _record(
         distribution=None,
         valid_mass=None,
         likelihood=detail,
-        **fields,
-    )
-
-
-def _unscored(base: dict, m: LikelihoodMetric, reason: str, fields: dict) -> ResultRecord:
-    return ResultRecord(
-        **base,
-        score=None,
-        raw_score=None,
-        passed=None,
-        distribution=None,
-        valid_mass=None,
-        unscored_reason=reason,
         **fields,
     )
 

@@ -87,6 +87,26 @@ class ResultRecord(BaseModel):
     localjudge_version: str = Field(description="Version of localjudge that produced the record.")
 
 
+def unscored(base: dict[str, Any], reason: str, **detail: Any) -> ResultRecord:
+    """A record with no score and the reason why (never 0, never a guess).
+
+    Args:
+        base: the record's identity and provenance fields (case, metric, judge, spec, versions).
+        reason: why it could not be scored, in words a user can act on.
+        **detail: kind-specific fields that still hold (e.g. the likelihood's token counts).
+    """
+    return ResultRecord(
+        **base,
+        score=None,
+        raw_score=None,
+        passed=None,
+        distribution=None,
+        valid_mass=None,
+        unscored_reason=reason,
+        **detail,
+    )
+
+
 def clean_float(x: float | None) -> float | None:
     """NaN and None both become None, so JSON stays valid."""
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)

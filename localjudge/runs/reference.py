@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from localjudge.io.cases import TestCase
 from localjudge.lexical import rouge_l, tokens
 from localjudge.metrics.spec import ReferenceMetric
-from localjudge.runs.records import ResultRecord
+from localjudge.runs.records import ResultRecord, unscored
 
 if TYPE_CHECKING:
     from localjudge.runs.chunk import MetricContext
@@ -33,17 +33,7 @@ def score_reference(
         blank = [f for f, t in ((m.target, target), (m.reference, reference)) if not tokens(t)]
         if blank:
             reason = f"the {blank[0]} has no ASCII letters or digits for ROUGE-L"
-            out.append(
-                ResultRecord(
-                    **base(case),
-                    score=None,
-                    raw_score=None,
-                    passed=None,
-                    distribution=None,
-                    valid_mass=None,
-                    unscored_reason=reason,
-                )
-            )
+            out.append(unscored(base(case), reason))
             continue
         f1 = rouge_l(target, reference)
         passed = None if m.threshold is None else f1 >= m.threshold
