@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.errors import ConfigError, DataError, clip
@@ -157,10 +157,11 @@ def _records_file(records_dir: Path | None, judge: Judge, metric_name: str) -> P
 
 
 def _evaluate(cases, metric, judge, out: Path | None, resume: bool, truncate: bool, progress: bool):
-    kw: dict[str, Any] = dict(truncate=truncate, progress=progress)
-    if out is not None:
-        kw |= dict(out=out, resume=resume and out.exists(), overwrite=not (resume and out.exists()))
-    return evaluate(cases, [metric], judge, **kw).records
+    again = resume and out is not None and out.exists()  # continue the records file, else start it afresh
+    overwrite = out is not None and not again
+    return evaluate(
+        cases, [metric], judge, out=out, resume=again, overwrite=overwrite, truncate=truncate, progress=progress
+    ).records
 
 
 def judge_responses(
@@ -275,7 +276,11 @@ def run_bias(
     dtype: str | None = None,
     families: Mapping[str, str] | None = None,
     registry_path: str | Path | None = None,
-    **judge_kw: Any,
+    human_field: str | None = None,
+    records_dir: str | Path | None = None,
+    resume: bool = False,
+    truncate: bool = False,
+    progress: bool = True,
 ) -> list[JudgeVerdicts]:
     """Loads each judge in turn, collects its verdicts and frees it before loading the next.
 
@@ -288,7 +293,7 @@ def run_bias(
         dtype: Compute dtype for every judge (`load_judge`'s default when None).
         families: Model family of judges loaded by path or hub id (`load_judge(family=...)`).
         registry_path: A models.yaml other than the bundled one.
-        **judge_kw: Passed to `judge_responses` (human_field, records_dir, resume, truncate, progress).
+        human_field, records_dir, resume, truncate, progress: as for `judge_responses`.
 
     Returns:
         One `JudgeVerdicts` per judge, in the order given.
@@ -297,19 +302,30 @@ def run_bias(
 
     if len(set(judges)) != len(judges):
         raise ConfigError(f"judges repeated: {_repeated(judges)}; give each --judge once")
-    check_responses(responses, metric, judge_kw.get("human_field"))  # before the first (slow) load
+    check_responses(responses, metric, human_field)  # before the first (slow) load
     out = []
     for name in judges:
         judge = loading.load_judge(
             name,
             device=device,
             dtype=dtype,
-            progress=judge_kw.get("progress", True),
+            progress=progress,
             family=(families or {}).get(name),
             registry_path=registry_path,
         )
         try:
-            out.append(judge_responses(judge, responses, metric, pairwise_metric, **judge_kw))
+            verdicts = judge_responses(
+                judge,
+                responses,
+                metric,
+                pairwise_metric,
+                human_field=human_field,
+                records_dir=records_dir,
+                resume=resume,
+                truncate=truncate,
+                progress=progress,
+            )
+            out.append(verdicts)
         finally:
             del judge  # free the weights before the next judge loads
             gc.collect()

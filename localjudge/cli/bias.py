@@ -309,7 +309,12 @@ def _judge_and_analyse(
     inputs,
     outputs,
     out_dir,
-    **run_kw,
+    *,
+    resume: bool,
+    truncate: bool,
+    progress: bool,
+    device: str | None,
+    dtype: str | None,
 ):
     """Checks everything that needs no model, then runs the judges one at a time and analyses."""
     from localjudge.bias.families import check_names, fill_families, model_families
@@ -339,7 +344,11 @@ def _judge_and_analyse(
         registry_path=registry,
         human_field=human_field,
         records_dir=Path(out_dir) / "records",
-        **run_kw,
+        resume=resume,
+        truncate=truncate,
+        progress=progress,
+        device=device,
+        dtype=dtype,
     )
     study = analyze_verdicts(
         verdicts, records, responses, metric, pair_metric, human_field=human_field, settings=settings
