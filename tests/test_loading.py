@@ -23,7 +23,7 @@ from localjudge.errors import (
     UnknownNameError,
     UnsafeModelError,
 )
-from localjudge.judges.registry import HubSource, PackageGGUFSource, load_registry
+from localjudge.judges.registry import HubSource, PackageGGUFSource, load_registry, package_gguf_path
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -367,3 +367,16 @@ def test_ad_hoc_directory_context_is_the_models_own(model_dir):
     assert judge.count_tokens(long_prompt) > limit
     with pytest.raises(ContextLengthError):
         judge.score_texts([long_prompt], 0, 10)
+
+
+@pytest.mark.parametrize(
+    ("module", "match"),
+    [
+        ("localjudge_no_such_package", "model package is not installed; run: pip install"),
+        ("os", r"'os' is a module, not a package folder holding 'x\.gguf'; check models\.yaml"),
+    ],
+)
+def test_package_gguf_source_that_is_missing_or_not_a_package(module, match):
+    src = PackageGGUFSource(kind="package_gguf", package="p", version="1", module=module, file="x.gguf")
+    with pytest.raises(ModelUnavailableError, match=match):
+        package_gguf_path(src)
