@@ -121,14 +121,21 @@ def evaluate_distributed(
 
     if world == 1:
         return run(cases, True)
-    if not dist.is_initialized():
+    created = not dist.is_initialized()
+    if created:
         dist.init_process_group("nccl" if judge.info.device.startswith("cuda") else "gloo")
-    shares = deal([case_length(c) for c in cases], world)
-    mine = [cases[i] for i in shares[rank]]
-    result = run(mine, rank == 0)
-    per_case = [result.records[k * len(metrics) : (k + 1) * len(metrics)] for k in range(len(mine))]
-    parts: list[Any] | None = [None] * world if rank == 0 else None
-    dist.gather_object(per_case, parts, dst=0)
+    try:
+        shares = deal([case_length(c) for c in cases], world)
+        mine = [cases[i] for i in shares[rank]]
+        result = run(mine, rank == 0)
+        per_case = [result.records[k * len(metrics) : (k + 1) * len(metrics)] for k in range(len(mine))]
+        parts: list[Any] | None = [None] * world if rank == 0 else None
+        dist.gather_object(per_case, parts, dst=0)
+    finally:
+        # a group left alive at exit can abort the process ("terminate called without an active
+        # exception") while its threads are torn down; one we created is ours to destroy
+        if created:
+            dist.destroy_process_group()
     if parts is None:  # not rank 0
         return None
     records = [r for rows in merge(shares, parts, len(cases)) for r in rows]
