@@ -174,7 +174,7 @@ def test_split_reading_equals_the_plain_forward(tiny_tokenizer, build):
     split = split_model(model, tiny_tokenizer("Score: 5")["input_ids"])
     assert (split is None) == (build == "granite")  # Granite divides its logits: no split
     plain = _judge(model, tiny_tokenizer, 0.0)
-    plain.backend._split = False  # the plain forward, every node's row
+    plain.backend.runner = plain.backend.runner.plain()  # the plain forward, every node's row
     want = plain.score_texts(PROMPTS, 0, 10)
     for tolerance in (0.0, 1e-6):
         got = _judge(model, tiny_tokenizer, tolerance).score_texts(PROMPTS, 0, 10)

@@ -6,13 +6,12 @@ on `self` is declared here, and `HFBackend` provides it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
-
-import numpy as np
 
 from localjudge.engine.batching import BatchPlan
 from localjudge.engine.options import EngineOptions
+from localjudge.engine.runner import Runner
 
 
 class BackendCore(Protocol):
@@ -34,10 +33,8 @@ class BackendCore(Protocol):
     """The torch module (imported when the backend is built, not when localjudge is)."""
     _pad_id: int
     """Token id written at padded slots."""
-    _cache_kw: str
-    """Name of the model's forward argument that takes a KV cache."""
-    _eager: bool
-    """Whether the model runs eager attention (additive float masks instead of boolean ones)."""
+    runner: Runner
+    """Builds and runs every forward (layout, masks, prefix cache, output layer)."""
     _logit_width: int
     """Rows of the output layer (may exceed the tokenizer's vocabulary)."""
 
@@ -54,20 +51,6 @@ class BackendCore(Protocol):
         """Raises `ContextLengthError` naming the first prompt that is empty or too long."""
         ...
 
-    def _split_head(self) -> tuple[Any, Any] | None:
-        """(decoder, output layer) when applying them apart reproduces the logits, else None."""
-        ...
-
     def _cached_prefill(self, memo: dict[tuple[int, ...], Any], prefix: Sequence[int]) -> Any:
         """The KV cache of `prefix`, computed unless it is the one in `memo`."""
-        ...
-
-    def _attention(
-        self, lengths: list[int], width: int, ancestry: np.ndarray, positions: Any, real: Any, shared: int = 0
-    ) -> Any:
-        """The mask in the form the model takes: one tensor, or one per attention layer type."""
-        ...
-
-    def _per_layer_type(self, build: Callable[[int | None], Any]) -> Any:
-        """`build(window)` once, or once per attention layer type when full and sliding layers mix."""
         ...

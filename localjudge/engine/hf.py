@@ -1,14 +1,14 @@
 """The transformers backend: one batched forward over prompt + token tree per batch.
 
 For a batch of B prompts and a tree of N nodes (root + T tokens), the model sees the prompts
-left-padded to width P followed by the T tree tokens, with the mask of `masks.tree_mask`. The last
-T + 1 positions hold the final hidden states at the root and at every tree node, which is all the
-exact score math needs: no per-score or per-example forward pass. `tree_head.read_tree` applies
-the output layer only at the nodes that can move the score."""
+right-padded to width W (a multiple of the grid) followed by the T tree tokens, with the mask of
+`masks.tree_mask` (`engine.runner` builds every forward). The state at each prompt's last token
+and the last T states are the final hidden states at the root and at every tree node, which is
+all the exact score math needs: no per-score or per-example forward pass. `tree_head.read_tree`
+applies the output layer only at the nodes that can move the score."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,12 +16,15 @@ from typing import Any
 import numpy as np
 
 from localjudge.engine import masks
+from localjudge.engine.attention import use_block_attention
 from localjudge.engine.batching import plan_batches
 from localjudge.engine.decoding import GreedyDecoding
+from localjudge.engine.invariant import GemmPlan, make_invariant, read_layer
 from localjudge.engine.likelihood import ContinuationScoring
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.options import EngineOptions
-from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
+from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
+from localjudge.engine.runner import Runner
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.engine.vocab import token_surfaces
 from localjudge.errors import ContextLengthError, DataError, ModelUnavailableError, clip
@@ -53,31 +56,66 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
     def __init__(self, model: Any, tokenizer: Any, max_context: int, options: EngineOptions):
         import torch
 
-        assert options.token_budget is not None, "resolve the options first (EngineOptions.resolve)"
+        assert options.resolved, "resolve the options first (EngineOptions.resolve)"
         self.model = model
         self.tokenizer = tokenizer
         self.max_context = max_context
         self.options = options
         self.head_rows = 0  # output-layer rows computed by tree scoring, for the statistics
-        self._split: Any = None  # (decoder, head), False when they do not reproduce the logits
         self.last_plan = None  # the BatchPlan of the latest scoring call, for padding statistics
         self.device = next(model.parameters()).device
         config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-        self._layer_types = tuple(getattr(config, "layer_types", None) or ())
-        self._window = getattr(config, "sliding_window", None)
-        unknown = set(self._layer_types) - {"full_attention", "sliding_attention"}
+        unknown = set(getattr(config, "layer_types", None) or ()) - {"full_attention", "sliding_attention"}
         if unknown:
             raise ModelUnavailableError(
                 f"attention layer types {sorted(unknown)} are not supported by the tree scorer; "
                 "use a model with full or sliding-window attention"
             )
-        self._eager = getattr(config, "_attn_implementation", "sdpa") == "eager"
-        self._cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
         self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self._torch = torch
         self._surfaces: list[str] | None = None
         head = model.get_output_embeddings()
         self._logit_width = head.weight.shape[0] if head is not None else config.vocab_size
+        self.threads = torch.get_num_threads()
+        self.gemm: GemmPlan | None = None
+        """The fixed-shape GEMM plan the probe chose (None: stock layers, not batch-invariant)."""
+        with torch.inference_mode():
+            split = split_model(model, self.encode("Score: 5 of 10"))
+            if options.batch_invariant:
+                # the output layer is swapped too when it is not read apart (the plain forward)
+                self.gemm = make_invariant(split.decoder if split is not None else model)
+                if self.gemm is not None:
+                    use_block_attention(model)
+            invariant = self.gemm is not None
+            if split is None:
+                decoder, read_head = None, _identity
+            else:
+                decoder = split.decoder
+                read_head = split.head(read_layer(split.layer, options.fp32_head, invariant))
+        chunks = (self.gemm.big, self.gemm.small) if self.gemm is not None else None
+        self.runner = Runner(
+            model, decoder, read_head, options.row_grid, chunks, self._pad_id, self._logit_width, invariant
+        )
+
+    @property
+    def bitwise(self) -> bool:
+        """Whether results are claimed bitwise batch-invariant.
+
+        The invariant options, a passed GEMM probe, and a device where the block attention was
+        verified end to end: the CPU (the tests); CUDA only once the GPU script has checked it.
+        """
+        return self.options.batch_invariant and self.gemm is not None and self.device.type == "cpu"
+
+    def record(self) -> dict[str, Any]:
+        """What the engine probed and runs with, for `JudgeInfo` (so every result records it)."""
+        return {
+            "batch_invariant": self.options.batch_invariant,
+            "bitwise": self.bitwise,
+            "gemm": self.gemm.describe() if self.gemm is not None else "none",
+            "grid": self.runner.grid,
+            "threads": self.threads,
+            "fp32_head": self.options.fp32_head,
+        }
 
     @property
     def token_budget(self) -> int:
@@ -132,12 +170,11 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         cont = np.ones(self._logit_width, dtype=bool)
         cont[tree.continue_ids[tree.continue_ids < self._logit_width]] = False  # True where a token ends it
         ends_mask = self._torch.from_numpy(cont).to(self.device)
-        # the plain forward keeps N × V logits per row: cap the batch like tokens of hidden state
-        with self._torch.inference_mode():
-            read_apart = self._split_head() is not None
-        vocab_rows = 256 if read_apart else max(1, (64 * 2**20) // (n * self._logit_width))
+        # a model that cannot be split gives logits at every slot: one row per batch
+        vocab_rows = 256 if self.runner.decoder is not None else 1
+        grid = self.runner.grid
         if self.options.reuse_prefix and len(ids) > 1:
-            plan = plan_prefix_batches(ids, self.token_budget, n - 1, vocab_rows)
+            plan = plan_prefix_batches(ids, self.token_budget, n - 1, vocab_rows, grid)
         else:
             plan = plan_batches([len(r) + n - 1 for r in ids], self.token_budget, max_batch=vocab_rows)
         self.last_plan = plan
@@ -147,7 +184,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
 
         def run(batch: Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
             rows = [ids[i] for i in batch]
-            shared = shared_prefix_len(rows) if self.options.reuse_prefix else 0
+            shared = shared_prefix_len(rows, grid) if self.options.reuse_prefix else 0
             if not shared:
                 return self._tree_batch(rows, tree, ancestry, ends_mask)
             cache = self._cached_prefill(prefix_memo, rows[0][:shared])
@@ -171,97 +208,19 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
 
     def _prefill(self, prefix: list[int]):
         """KV cache of a shared prefix (batch of one), full length on every layer."""
-        from transformers import DynamicCache
-
-        torch = self._torch
-        positions = torch.arange(len(prefix)).unsqueeze(0)
-        real = torch.ones_like(positions, dtype=torch.bool)
-        no_tree = np.zeros((0, 0), dtype=bool)
-        attn = self._attention([len(prefix)], len(prefix), no_tree, positions, real)
-        cache = DynamicCache()  # no config: sliding layers keep every key, our masks apply windows
-        with torch.inference_mode():
-            self.model(
-                input_ids=torch.tensor([prefix], device=self.device),
-                attention_mask=attn,
-                position_ids=positions.to(self.device),
-                use_cache=True,
-                logits_to_keep=1,
-                **{self._cache_kw: cache},
-            )
-        return cache
+        return self.runner.prefill(prefix)
 
     def _tree_batch(self, rows, tree, ancestry, ends_mask, prefix_cache=None, shared: int = 0):
         """Logits at the root and every tree node for a batch, optionally after a cached prefix."""
         torch = self._torch
-        lengths = [len(r) for r in rows]
-        width = max(lengths)
-        t = tree.n_nodes - 1
-        prompts = masks.pad_rows(rows, self._pad_id).ids  # (B, P)
-        nodes = torch.as_tensor(tree.token_ids[1:], dtype=torch.long).expand(len(rows), t)  # (B, T)
-        ids = torch.cat([prompts, nodes], 1)  # (B, P + T)
-        positions, real = masks.layout(lengths, width, tree)
-        kw: dict[str, Any] = {"use_cache": False}
-        if prefix_cache is not None:
-            positions = positions + shared
-            # the prefix occupies key slots 0..shared-1 at positions 0..shared-1, seen by all rows
-            ppos = torch.arange(shared).expand(len(rows), shared)
-            attn = self._attention(
-                lengths,
-                width,
-                ancestry,
-                torch.cat([ppos, positions], 1),
-                torch.cat([torch.ones_like(ppos, dtype=torch.bool), real], 1),
-                shared,
-            )
-            kw = {"use_cache": True, self._cache_kw: expand_cache(prefix_cache, len(rows))}
-        else:
-            attn = self._attention(lengths, width, ancestry, positions, real)
+        fwd = self.runner.forward(rows, tree.token_ids[1:], tree.depths[1:], ancestry, prefix_cache, shared)
+        last = torch.tensor([len(r) - 1 for r in rows], device=fwd.states.device)  # (B,) each row's last token
+        root = fwd.states[torch.arange(len(rows), device=last.device), last]  # (B, H)
+        states = torch.cat([root[:, None], fwd.states[:, fwd.width :]], 1)  # (B, N, H)
         with torch.inference_mode():
-            split = self._split_head()
-            if split is not None:
-                decoder, head = split
-                out = decoder(
-                    input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions.to(self.device), **kw
-                )
-                states = out.last_hidden_state[:, -(t + 1) :]  # (B, N, H)
-            else:
-                # the model's own logits at every node; the reader's output layer is then the identity
-                states = self.model(
-                    input_ids=ids.to(self.device),
-                    attention_mask=attn,
-                    position_ids=positions.to(self.device),
-                    logits_to_keep=t + 1,
-                    **kw,
-                ).logits
-                head = _identity
-            read = read_tree(states, head, tree, ends_mask, self.options.tree_tolerance)
-        self.head_rows += read.rows if split is not None else states.shape[0] * states.shape[1]
+            read = read_tree(states, self.runner.head, tree, ends_mask, self.options.tree_tolerance, self.runner.chunks)
+        self.head_rows += read.rows
         return [(read.edge[b], read.end[b]) for b in range(len(rows))]
-
-    def _split_head(self):
-        """(decoder, output layer) when applying them apart reproduces the model's logits, else None."""
-        if self._split is None:
-            self._split = split_model(self.model, self.encode("Score: 5 of 10")) or False
-        return self._split or None
-
-    def _attention(self, lengths, width, ancestry, positions, real, shared: int = 0):
-        """The mask in the form the model takes: one tensor, or one per attention layer type."""
-
-        def build(window):
-            m = masks.tree_mask(lengths, width, ancestry, positions, real, window, shared)
-            m = masks.additive(m, self.model.dtype) if self._eager else m
-            return m.to(self.device)
-
-        return self._per_layer_type(build)
-
-    def _per_layer_type(self, build: Callable[[int | None], Any]):
-        """One mask for the model, or one per attention layer type when full and sliding layers mix."""
-        kinds = set(self._layer_types)
-        if len(kinds) > 1:
-            return {"full_attention": build(None), "sliding_attention": build(self._window)}
-        if kinds == {"sliding_attention"} or (not kinds and self._window):
-            return build(self._window)
-        return build(None)
 
     # -- likelihood --------------------------------------------------------------------------------
 

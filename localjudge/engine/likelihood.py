@@ -1,10 +1,11 @@
 """Log-likelihood of given continuations: one batched forward, the output layer only where it counts.
 
-Each row is prompt + continuation, right-padded to the batch's width: [prefix | suffix | pad …].
-A prefix that a batch's rows share (a metric's instruction, an article that 16 summaries follow)
-is computed once and kept as a KV cache, as in scoring. The final hidden state at the position
-before each continuation token goes through the output layer and an fp32 log-softmax; no other
-position is read, so an item costs its body forward plus one output row per continuation token.
+Each row is prompt + continuation, right-padded to the batch's width: [prefix | suffix | pad …]
+(`engine.runner`). A prefix that a batch's rows share (a metric's instruction, an article that 16
+summaries follow) is computed once and kept as a KV cache, as in scoring. The final hidden state at
+the position before each continuation token goes through the output layer (fp32 by default) and
+x - logsumexp(x); no other position is read, so an item costs its body forward plus one output
+row per continuation token.
 """
 
 from __future__ import annotations
@@ -16,14 +17,11 @@ import numpy as np
 
 from localjudge.engine.batching import BatchPlan, plan_batches
 from localjudge.engine.core import BackendCore
-from localjudge.engine.masks import pad_rows
 from localjudge.engine.oom import run_with_backoff
-from localjudge.engine.prefix import expand_cache, plan_prefix_batches, shared_prefix_len
+from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
+from localjudge.engine.runner import ROW_BYTES
 
 Progress = Callable[[int], None]
-
-ROW_BYTES = 256 * 2**20
-"""Logit rows computed at once are capped at this many bytes (rows × V × 4)."""
 
 
 class ContinuationScoring(BackendCore):
@@ -52,18 +50,17 @@ class ContinuationScoring(BackendCore):
         live = [i for i, c in enumerate(continuations) if c]
         if not live:
             return out
-        with self._torch.inference_mode():
-            split = self._split_head()
         plan, shareable = self.plan_continuations(prompts, continuations)
         self.last_plan: BatchPlan | None = plan  # the declared type, not a narrower one of its own
         memo: dict[tuple[int, ...], Any] = {}
 
         def run(batch: Sequence[int]) -> list[np.ndarray]:
             items = [live[j] for j in batch]
-            shared = shared_prefix_len([shareable[j] for j in batch]) if self.options.reuse_prefix else 0
+            grid = self.runner.grid
+            shared = shared_prefix_len([shareable[j] for j in batch], grid) if self.options.reuse_prefix else 0
             cache = self._cached_prefill(memo, rows[items[0]][:shared]) if shared else None
             return self._logprob_batch(
-                [rows[i][shared:] for i in items], [len(continuations[i]) for i in items], split, cache, shared
+                [rows[i][shared:] for i in items], [len(continuations[i]) for i in items], cache, shared
             )
 
         for batch in plan.batches:
@@ -84,68 +81,30 @@ class ContinuationScoring(BackendCore):
             The plan (indices into those items) and, per item, the tokens a batch may share.
         """
         live = [i for i, c in enumerate(continuations) if c]
-        with self._torch.inference_mode():
-            split = self._split_head()
         # the plain forward keeps logits at every position: fewer tokens per batch
         budget = (
             self.token_budget
-            if split is not None
+            if self.runner.decoder is not None
             else max(64, min(self.token_budget, ROW_BYTES // (4 * self._logit_width)))
         )
         # what a batch may share: the prompt but its last token, whose hidden state reads the
         # first continuation token; unique placeholders stand for the rest of the row
         shareable = [list(prompts[i][:-1]) + [-1 - i] * (len(continuations[i]) + 1) for i in live]
         if self.options.reuse_prefix and len(live) > 1:
-            return plan_prefix_batches(shareable, budget, 0, 256), shareable
+            return plan_prefix_batches(shareable, budget, 0, 256, self.runner.grid), shareable
         return plan_batches([len(r) for r in shareable], budget), shareable
 
-    def _logprob_batch(self, rows, cont_lens, split, prefix_cache=None, shared: int = 0) -> list[np.ndarray]:
+    def _logprob_batch(self, rows, cont_lens, prefix_cache=None, shared: int = 0) -> list[np.ndarray]:
         """Continuation log-probabilities of right-padded rows, optionally after a cached prefix."""
         torch = self._torch
-        b, lengths = len(rows), [len(r) for r in rows]
-        width = max(lengths)
-        ids, real = pad_rows(rows, self._pad_id, side="right")  # (B, W) each
-        slot = torch.arange(width).unsqueeze(0)  # (1, W)
-        positions = (slot + shared).expand(b, width)  # (B, W); pads sit past the row, masked
-        kpos = torch.cat([torch.arange(shared).expand(b, shared), positions], 1)  # (B, S + W)
-        kreal = torch.cat([torch.ones((b, shared), dtype=torch.bool), real], 1)
-        attn = self._attention(lengths, width, np.zeros((0, 0), dtype=bool), kpos, kreal, shared)
-        kw: dict[str, Any] = {"use_cache": False}
-        if prefix_cache is not None:
-            kw = {"use_cache": True, self._cache_kw: expand_cache(prefix_cache, b)}
+        fwd = self.runner.forward(rows, cache=prefix_cache, shared=shared)
+        lengths = [len(r) for r in rows]
         # the state at slot t predicts token t + 1: each row reads its last len(cont) + 1 .. last - 1
         row_idx = torch.cat([torch.full((c,), i) for i, c in enumerate(cont_lens)])  # (K,)
         pos_idx = torch.cat([torch.arange(n - c - 1, n - 1) for n, c in zip(lengths, cont_lens)])  # (K,)
         targets = torch.cat([torch.tensor(r[len(r) - c :]) for r, c in zip(rows, cont_lens)])  # (K,)
         with torch.inference_mode():
-            if split is not None:
-                decoder, head = split
-                hidden = decoder(
-                    input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions.to(self.device), **kw
-                ).last_hidden_state  # (B, W, H)
-            else:
-                hidden = self.model(
-                    input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions.to(self.device), **kw
-                ).logits  # (B, W, V)
-                head = _identity
-            picked = hidden[row_idx.to(self.device), pos_idx.to(self.device)]  # (K, H)
-            logp = _target_logprobs(picked, head, targets.to(self.device), self._logit_width)
+            picked = fwd.states[row_idx.to(self.device), pos_idx.to(self.device)]  # (K, H)
+            logp = self.runner.logprobs_at(picked, targets).cpu().numpy()
         self.head_rows += len(targets)
         return list(np.split(logp, np.cumsum(cont_lens)[:-1]))
-
-
-def _target_logprobs(hidden, head, targets, width: int) -> np.ndarray:
-    """(K,) log-softmax (fp32) of each row's logits at its target token, in row chunks."""
-    import torch
-
-    chunk = max(1, ROW_BYTES // (4 * width))
-    out = []
-    for s in range(0, len(targets), chunk):
-        logits = head(hidden[s : s + chunk]).float()  # (k, V)
-        lse = torch.logsumexp(logits, dim=-1)  # (k,)
-        out.append((logits.gather(1, targets[s : s + chunk, None])[:, 0] - lse).double().cpu())
-    return torch.cat(out).numpy()
-
-
-def _identity(x):
-    return x

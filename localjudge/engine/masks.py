@@ -1,12 +1,15 @@
-"""Attention masks for a left-padded batch of prompts, each followed by the same token tree.
+"""Attention masks for a right-padded batch of rows, each followed by the same tail of tokens.
 
-Layout of one row (Q = K = P + T):  [pad ... pad | prompt tokens | tree nodes 1..T]
-- prompt tokens attend causally to the real prompt tokens before them;
-- tree node n attends to the whole real prompt and to its own ancestors (itself included), and
-  sits at position len(prompt) - 1 + depth(n), exactly where it would be if it followed the prompt
-  alone;
-- pad queries attend only to themselves, so no row is fully masked (NaN-free softmax).
+Layout of one row's keys (K = S + W + T):  [prefix 0..S-1 | row tokens | pad ... pad | tail 1..T]
+- the prefix is a KV cache every row shares; row tokens attend causally to the prefix and to the
+  real row tokens before them;
+- tail token n (a score-tree node) attends to the prefix, the whole real row and its own
+  ancestors (itself included), and sits at position S + len(row) - 1 + depth(n), exactly where it
+  would be if it followed the row alone;
+- pad keys are hidden; a pad query sees at least itself, so no row is fully masked (NaN-free).
 A sliding-window layer additionally hides keys whose position is `window` or more behind.
+Right padding keeps a row's real tokens at the same key slots whatever the width W of its batch,
+which is what makes results batch-invariant (`engine.runner`).
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ class Padded(NamedTuple):
     """(B, W) bool, False at pads."""
 
 
-def pad_rows(rows: Sequence[Sequence[int]], pad_id: int, side: Literal["left", "right"] = "left") -> Padded:
-    """Rows of token ids padded to the longest: on the left [pad … | row] or the right [row | pad …].
+def pad_rows(
+    rows: Sequence[Sequence[int]], pad_id: int, side: Literal["left", "right"] = "left", width: int | None = None
+) -> Padded:
+    """Rows of token ids padded to `width` (default the longest): left [pad … | row] or right [row | pad …].
 
     Examples:
         >>> pad_rows([[5, 6], [7]], pad_id=0).ids.tolist()
@@ -38,7 +43,7 @@ def pad_rows(rows: Sequence[Sequence[int]], pad_id: int, side: Literal["left", "
         >>> pad_rows([[5, 6], [7]], pad_id=0, side="right").real.tolist()
         [[True, True], [True, False]]
     """
-    width = max(len(r) for r in rows)
+    width = max(len(r) for r in rows) if width is None else width
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)  # (B, W)
     for b, r in enumerate(rows):
         if side == "left":
@@ -61,26 +66,36 @@ def tree_ancestry(tree: TokenTree) -> np.ndarray:
     return anc
 
 
-def layout(lengths: list[int], width: int, tree: TokenTree) -> tuple[torch.Tensor, torch.Tensor]:
-    """Positions and key validity of the packed batch.
+def layout(
+    lengths: Sequence[int], width: int, depths: np.ndarray, shared: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Positions and validity of every key slot of a right-padded batch.
 
     Args:
-        lengths: real prompt length of each row (B,).
-        width: padded prompt width P ≥ max(lengths).
-        tree: the token tree appended to every row.
+        lengths: real length of each row after the prefix (B,).
+        width: padded row width W ≥ max(lengths).
+        depths: (T,) depth of each tail token below its row's last token (empty: no tail).
+        shared: length S of a cached prefix before every row.
 
     Returns:
-        positions: (B, P + T) long position id of every slot (0 for pads).
-        real: (B, P + T) bool, False at pads.
+        positions: (B, S + W + T) long position id of every key slot.
+        real: (B, S + W + T) bool, False at pads.
+
+    Examples:
+        >>> pos, real = layout([2, 1], 3, np.array([1]), shared=1)
+        >>> pos.tolist(), real.tolist()
+        ([[0, 1, 2, 3, 3], [0, 1, 2, 3, 2]], [[True, True, True, False, True], [True, True, False, False, True]])
     """
-    lens = torch.tensor(lengths).unsqueeze(1)  # (B, 1)
-    slot = torch.arange(width).unsqueeze(0)  # (1, P)
-    start = width - lens  # (B, 1) first real slot
-    prompt_pos = (slot - start).clamp(min=0)  # (B, P)
-    depths = torch.from_numpy(tree.depths[1:])  # (T,)
-    tree_pos = lens - 1 + depths.unsqueeze(0)  # (B, T)
-    positions = torch.cat([prompt_pos, tree_pos], dim=1)
-    real = torch.cat([slot >= start, torch.ones_like(tree_pos, dtype=torch.bool)], dim=1)
+    b = len(lengths)
+    lens = torch.tensor(list(lengths)).unsqueeze(1)  # (B, 1)
+    slot = torch.arange(width).unsqueeze(0)  # (1, W)
+    prefix_pos = torch.arange(shared).expand(b, shared)  # (B, S)
+    row_pos = (slot + shared).expand(b, width)  # (B, W); pads sit past the row, masked
+    tail_pos = shared + lens - 1 + torch.as_tensor(depths, dtype=torch.long).unsqueeze(0)  # (B, T)
+    positions = torch.cat([prefix_pos, row_pos, tail_pos], dim=1)
+    real = torch.cat(
+        [torch.ones((b, shared), dtype=torch.bool), slot < lens, torch.ones_like(tail_pos, dtype=torch.bool)], dim=1
+    )
     return positions, real
 
 

@@ -32,6 +32,9 @@ DTYPE_ALIASES = {
 }
 CUDA_BUDGET, CPU_BUDGET = 16384, 4096
 """Default padded tokens per forward batch on a GPU and on the CPU."""
+GRID = 64
+"""Default row-width and prefix grid of the batch-invariant layout (measured on the CPU: attention
+over right-padded rows is bitwise invariant at widths that are multiples of 64)."""
 
 
 class EngineOptions(BaseModel):
@@ -56,6 +59,19 @@ class EngineOptions(BaseModel):
     )
     reuse_prefix: bool = Field(
         default=True, description="Compute a prefix that a batch's prompts share once (KV cache)."
+    )
+    batch_invariant: bool = Field(
+        default=True,
+        description="Canonical layout and fixed-shape GEMMs, so an item's results do not depend on its batch "
+        "companions, the token budget or the prefix plan (bitwise where the load-time probe passes).",
+    )
+    grid: int | None = Field(
+        default=None,
+        gt=0,
+        description="Padded row widths and cached prefixes are multiples of it; None: 64 when batch_invariant, else 1.",
+    )
+    fp32_head: bool = Field(
+        default=True, description="Apply the output layer in fp32 at the positions read, whatever the compute dtype."
     )
 
     def __init__(self, **data: Any):
@@ -90,8 +106,13 @@ class EngineOptions(BaseModel):
         """Whether device, dtype and token budget are all picked (and dtype is not "auto")."""
         return None not in (self.device, self.dtype, self.token_budget) and self.dtype != "auto"
 
+    @property
+    def row_grid(self) -> int:
+        """The grid that runs: `grid`, else 64 with `batch_invariant` and 1 without."""
+        return self.grid or (GRID if self.batch_invariant else 1)
+
     def resolve(self, cuda_available: bool, default_dtype: Dtype = "auto") -> EngineOptions:
-        """These options with device, dtype and token budget picked for the machine.
+        """These options with device, dtype, token budget and grid picked for the machine.
 
         Args:
             cuda_available: whether this process can use CUDA (`torch.cuda.is_available()`).
@@ -108,7 +129,7 @@ class EngineOptions(BaseModel):
         if dtype == "auto":
             dtype = "bfloat16" if on_cuda else "float32"
         budget = self.token_budget or (CUDA_BUDGET if on_cuda else CPU_BUDGET)
-        return self.model_copy(update={"device": device, "dtype": dtype, "token_budget": budget})
+        return self.model_copy(update={"device": device, "dtype": dtype, "token_budget": budget, "grid": self.row_grid})
 
     def replace(self, **changes: Any) -> EngineOptions:
         """A copy with some fields changed, validated like a new one."""

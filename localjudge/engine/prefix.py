@@ -31,7 +31,9 @@ def common_prefix_len(rows: Sequence[Sequence[int]]) -> int:
     return n
 
 
-def plan_prefix_batches(rows: Sequence[Sequence[int]], token_budget: int, extra: int, max_batch: int) -> BatchPlan:
+def plan_prefix_batches(
+    rows: Sequence[Sequence[int]], token_budget: int, extra: int, max_batch: int, grid: int = 1
+) -> BatchPlan:
     """Batches for prefix reuse: rows sharing a long prefix together, the cheapest split found.
 
     Rows are sorted by token ids so that rows sharing a long prefix are neighbours. A group of rows
@@ -46,30 +48,45 @@ def plan_prefix_batches(rows: Sequence[Sequence[int]], token_budget: int, extra:
         token_budget: tokens computed per batch.
         extra: tokens appended to every row (the score tree, or the tokens to generate).
         max_batch: most rows per batch.
+        grid: cached prefixes are cut to a multiple of it (`shared_prefix_len`).
     """
     order = sorted(range(len(rows)), key=lambda i: tuple(rows[i]))
-    batches = _plan_group(order, rows, token_budget, extra, max_batch)
-    return BatchPlan(tuple(batches), *_token_counts(batches, rows, extra))
+    batches = _plan_group(order, rows, token_budget, extra, max_batch, grid)
+    return BatchPlan(tuple(batches), *_token_counts(batches, rows, extra, grid))
 
 
-def shared_prefix_len(rows: Sequence[Sequence[int]]) -> int:
-    """Tokens a batch of rows computes once as a cached prefix (0 when too short to be worth it)."""
+def shared_prefix_len(rows: Sequence[Sequence[int]], grid: int = 1) -> int:
+    """Tokens a batch of rows computes once as a cached prefix (0 when too short to be worth it).
+
+    The prefix is cut to a multiple of `grid`, so that the row tokens after it keep the key slots
+    and attention blocks they have without a cache (`engine.runner`).
+
+    Examples:
+        >>> shared_prefix_len([list(range(40)) + [1], list(range(40)) + [2]], grid=16)
+        32
+    """
     if len(rows) < 2:
         return 0
     # at least one token per row stays after the prefix: the root reads its logits
-    shared = min(common_prefix_len(rows), min(len(r) for r in rows) - 1)
+    return _cut(min(common_prefix_len(rows), min(len(r) for r in rows) - 1), grid)
+
+
+def _cut(shared: int, grid: int) -> int:
+    shared -= shared % grid
     return shared if shared >= MIN_PREFIX else 0
 
 
-def _shared(batch: Sequence[int], rows: Sequence[Sequence[int]]) -> int:
-    return shared_prefix_len([rows[j] for j in batch])
+def _shared(batch: Sequence[int], rows: Sequence[Sequence[int]], grid: int) -> int:
+    return shared_prefix_len([rows[j] for j in batch], grid)
 
 
-def _token_counts(batches: Sequence[Sequence[int]], rows: Sequence[Sequence[int]], extra: int) -> tuple[int, int]:
+def _token_counts(
+    batches: Sequence[Sequence[int]], rows: Sequence[Sequence[int]], extra: int, grid: int = 1
+) -> tuple[int, int]:
     """Real and computed tokens of a plan: suffixes (unpadded, padded), each prefix once per run of equal ones."""
     real, computed, last = 0, 0, None
     for batch in batches:
-        shared = _shared(batch, rows)
+        shared = _shared(batch, rows, grid)
         key = tuple(rows[batch[0]][:shared]) if shared else None
         if key is not None and key != last:  # backends keep the latest prefix cache for the next batch
             real += shared
@@ -80,7 +97,7 @@ def _token_counts(batches: Sequence[Sequence[int]], rows: Sequence[Sequence[int]
     return real, computed
 
 
-def _pack(group: list[int], rows, token_budget: int, extra: int, max_batch: int) -> list[tuple[int, ...]]:
+def _pack(group: list[int], rows, token_budget: int, extra: int, max_batch: int, grid: int) -> list[tuple[int, ...]]:
     """A group's rows, longest first, in batches under the budget and the row limit."""
     group = sorted(group, key=lambda i: (-len(rows[i]), i))
     batches, start = [], 0
@@ -91,8 +108,7 @@ def _pack(group: list[int], rows, token_budget: int, extra: int, max_batch: int)
             # the common prefix of a set is the least of each row's with the first row
             common = min(common, common_prefix_len([first, rows[i]]))
             shortest = min(shortest, len(rows[i]))
-            shared = min(common, shortest - 1)
-            shared = shared if shared >= MIN_PREFIX else 0
+            shared = _cut(min(common, shortest - 1), grid)
             width = len(first) - shared + extra  # the first row is the longest
             if len(batch) + 1 > max_batch or shared + width * (len(batch) + 1) > token_budget:
                 break
@@ -102,9 +118,11 @@ def _pack(group: list[int], rows, token_budget: int, extra: int, max_batch: int)
     return batches
 
 
-def _plan_group(order: list[int], rows, token_budget: int, extra: int, max_batch: int) -> list[tuple[int, ...]]:
+def _plan_group(
+    order: list[int], rows, token_budget: int, extra: int, max_batch: int, grid: int
+) -> list[tuple[int, ...]]:
     """Batches of rows (`order` sorted by token ids): packed as is, or split by longer prefixes."""
-    whole = _pack(order, rows, token_budget, extra, max_batch)
+    whole = _pack(order, rows, token_budget, extra, max_batch, grid)
     if len(order) < 2:
         return whole
     base = common_prefix_len([rows[i] for i in order])
@@ -120,10 +138,10 @@ def _plan_group(order: list[int], rows, token_budget: int, extra: int, max_batch
     (clusters.append(current) if len(current) > 1 else loose.extend(current))
     if not clusters:
         return whole
-    split = [b for c in clusters for b in _plan_group(c, rows, token_budget, extra, max_batch)]
+    split = [b for c in clusters for b in _plan_group(c, rows, token_budget, extra, max_batch, grid)]
     if loose:
-        split += _pack(loose, rows, token_budget, extra, max_batch)
-    return min(whole, split, key=lambda plan: _token_counts(plan, rows, extra)[1])
+        split += _pack(loose, rows, token_budget, extra, max_batch, grid)
+    return min(whole, split, key=lambda plan: _token_counts(plan, rows, extra, grid)[1])
 
 
 def expand_cache(cache, batch: int):

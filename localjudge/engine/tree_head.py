@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from localjudge.engine.runner import map_rows
 from localjudge.scoring.trie import TokenTree
 
 log = logging.getLogger("localjudge")
@@ -56,8 +57,10 @@ class TreeRows:
 class _Reader:
     """Expands (item, node) pairs: one output-layer row each, written into the (B, N) tables."""
 
-    def __init__(self, hidden: torch.Tensor, head: Head, tree: TokenTree, ends_mask: torch.Tensor):
-        self.hidden, self.head, self.ends_mask = hidden, head, ends_mask
+    def __init__(
+        self, hidden: torch.Tensor, head: Head, tree: TokenTree, ends_mask: torch.Tensor, chunks: tuple[int, int] | None
+    ):
+        self.hidden, self.head, self.ends_mask, self.chunks = hidden, head, ends_mask, chunks
         b, n = hidden.shape[:2]
         device = hidden.device
         inf = torch.full((b, n), float("-inf"), dtype=torch.float64, device=device)
@@ -74,32 +77,15 @@ class _Reader:
             table[node, : len(k)] = torch.tensor(k, dtype=torch.long)
         self.kids = table.to(device)
         self.tokens = torch.from_numpy(np.maximum(tree.token_ids, 0)).to(device)  # (N,)
-        self.chunk = max(1, ROW_BYTES // (4 * ends_mask.numel()))
+        self.cap = max(1, ROW_BYTES // (4 * ends_mask.numel()))
         going = torch.nonzero(~ends_mask).flatten()  # (C,) tokens that continue an outcome
         self.going = going if 8 * len(going) < len(ends_mask) else None  # digits yes, word pieces no
         self.rows = 0
 
     def expand(self, items: torch.Tensor, nodes: torch.Tensor) -> None:
-        for s in range(0, len(items), self.chunk):
-            self._expand(items[s : s + self.chunk], nodes[s : s + self.chunk])
-
-    def _expand(self, items: torch.Tensor, nodes: torch.Tensor) -> None:
-        logits = self.head(self.hidden[items, nodes]).float()  # (K, V)
-        lse = torch.logsumexp(logits, dim=-1)  # (K,)
         kids = self.kids[nodes]  # (K, C)
+        edge, end = map_rows(self._rows, (self.hidden[items, nodes], self.tokens[kids]), self.chunks, self.cap)
         real = kids > 0
-        edge = (logits.gather(1, self.tokens[kids]) - lse[:, None]).double()  # (K, C)
-        end = torch.full_like(lse, float("nan"), dtype=torch.float64)  # (K,)
-        slow = torch.ones_like(lse, dtype=torch.bool)
-        if self.going is not None:
-            # P(end) = 1 - P(a continuation token): a few columns instead of another pass over V.
-            # Where the outcome probably goes on, 1 - P loses the relative precision: full pass
-            going = torch.exp((logits[:, self.going] - lse[:, None]).double()).sum(1)  # (K,)
-            slow = going > 0.5
-            end = torch.log1p(-going.clamp(max=0.5))
-        if slow.any():
-            ending = logits[slow].masked_fill_(~self.ends_mask, float("-inf"))  # (S, V)
-            end[slow] = (torch.logsumexp(ending, dim=-1) - lse[slow]).double()
         self.end[items, nodes] = end
         rows, cols = items[:, None].expand_as(kids)[real], kids[real]
         self.edge[rows, cols] = edge[real]
@@ -107,8 +93,29 @@ class _Reader:
         self.done[items, nodes] = True
         self.rows += len(items)
 
+    def _rows(self, hidden: torch.Tensor, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(K, C) edge and (K,) end log-probabilities of K states whose children spell `tokens` (K, C)."""
+        logits = self.head(hidden).float()  # (K, V)
+        lse = torch.logsumexp(logits, dim=-1)  # (K,)
+        edge = (logits.gather(1, tokens) - lse[:, None]).double()  # (K, C)
+        ending = logits.masked_fill(~self.ends_mask, float("-inf"))  # (K, V)
+        end = (torch.logsumexp(ending, dim=-1) - lse).double()  # (K,)
+        if self.going is not None:
+            # P(end) = 1 - P(a continuation token) keeps the relative precision of a tiny P(go on);
+            # where the outcome probably goes on, 1 - P loses it: the direct sum above stays
+            going = torch.exp((logits[:, self.going] - lse[:, None]).double()).sum(1)  # (K,)
+            end = torch.where(going > 0.5, end, torch.log1p(-going.clamp(max=0.5)))
+        return edge, end
 
-def read_tree(hidden: torch.Tensor, head: Head, tree: TokenTree, ends_mask: torch.Tensor, tolerance: float) -> TreeRows:
+
+def read_tree(
+    hidden: torch.Tensor,
+    head: Head,
+    tree: TokenTree,
+    ends_mask: torch.Tensor,
+    tolerance: float,
+    chunks: tuple[int, int] | None = None,
+) -> TreeRows:
     """Edge and end log-probabilities at the tree nodes, expanding only what the bound needs.
 
     Args:
@@ -117,12 +124,13 @@ def read_tree(hidden: torch.Tensor, head: Head, tree: TokenTree, ends_mask: torc
         tree: the token tree the hidden states were computed over.
         ends_mask: (V,) True where a token ends the outcome (is not a continuation).
         tolerance: largest unexpanded path probability allowed, relative to the valid mass.
+        chunks: fixed (big, small) row chunks for the output layer (`runner.map_rows`), or None.
 
     Returns:
         The tables and the mass left out, per item.
     """
     b, n = hidden.shape[:2]
-    reader = _Reader(hidden, head, tree, ends_mask)
+    reader = _Reader(hidden, head, tree, ends_mask, chunks)
     everyone = torch.arange(b, device=hidden.device)
     reader.expand(everyone, torch.zeros(b, dtype=torch.long, device=hidden.device))
     levels = (
@@ -172,7 +180,30 @@ def _unexpanded(reader: _Reader, tree: TokenTree) -> torch.Tensor:
     return torch.where(reached, torch.exp(reader.path), torch.zeros_like(reader.path)).sum(1)
 
 
-def split_model(model: Any, probe: Sequence[int]) -> tuple[Any, Head] | None:
+@dataclass(frozen=True)
+class Split:
+    """A model's decoder and output layer, applied apart."""
+
+    decoder: Any
+    """The decoder: token ids to final hidden states."""
+    layer: Any
+    """The output layer (an `nn.Linear` for every model seen so far)."""
+    cap: float | None
+    """Gemma's final logit soft-capping, applied after the layer; None for none."""
+
+    def head(self, layer: Any = None) -> Head:
+        """Hidden states to logits through `layer` (default the model's own), capped like the model."""
+        layer = self.layer if layer is None else layer
+        cap = self.cap
+
+        def head(hidden: torch.Tensor) -> torch.Tensor:
+            logits = layer(hidden.to(layer.weight.dtype) if hasattr(layer, "weight") else hidden)
+            return torch.tanh(logits / cap) * cap if cap else logits
+
+        return head
+
+
+def split_model(model: Any, probe: Sequence[int]) -> Split | None:
     """The model's decoder and output layer, when applying them apart reproduces its logits.
 
     The reader needs final hidden states and the output layer separately. Gemma's final logit
@@ -185,17 +216,13 @@ def split_model(model: Any, probe: Sequence[int]) -> tuple[Any, Head] | None:
     if decoder is None or decoder is model or layer is None:
         return None
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    cap = getattr(config, "final_logit_softcapping", None)
-
-    def head(hidden: torch.Tensor) -> torch.Tensor:
-        logits = layer(hidden)
-        return torch.tanh(logits / cap) * cap if cap else logits
-
+    split = Split(decoder, layer, getattr(config, "final_logit_softcapping", None))
+    head = split.head()
     ids = torch.tensor([list(probe)], device=next(model.parameters()).device)
     with torch.inference_mode():
         want = model(input_ids=ids, logits_to_keep=1).logits[:, -1].float()  # (1, V)
         got = head(decoder(input_ids=ids).last_hidden_state[:, -1]).float()
     if got.shape == want.shape and torch.allclose(got, want, rtol=1e-3, atol=1e-3 * float(want.abs().max())):
-        return decoder, head
+        return split
     log.info("the model's logits are not its output layer over its decoder: logits at every tree node")
     return None

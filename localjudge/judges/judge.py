@@ -28,6 +28,10 @@ from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 from localjudge.scoring.trie import TokenTree, build_label_tree, build_score_tree
 
 
+ENGINE_RECORD = ("batch_invariant", "bitwise", "gemm", "grid", "threads", "fp32_head")
+"""JudgeInfo fields the transformers backend fills in from what it probed and ran with."""
+
+
 class JudgeInfo(BaseModel):
     """Who the judge is, recorded with every result so it can be reproduced."""
 
@@ -56,12 +60,26 @@ class JudgeInfo(BaseModel):
         default=None,
         description="Whether shared prompt prefixes were computed once; None without a batching engine.",
     )
+    batch_invariant: bool | None = Field(
+        default=None, description="Whether the batch-invariant engine was asked for; None without a batching engine."
+    )
+    bitwise: bool | None = Field(
+        default=None,
+        description="Whether results are claimed bitwise independent of batching: invariant engine, GEMM probe "
+        "passed, on a device where the layout was verified (the CPU); None without a batching engine.",
+    )
+    gemm: str | None = Field(
+        default=None, description="The probed fixed-shape GEMM plan (e.g. '256/16 rows, prepacked'), or 'none'."
+    )
+    grid: int | None = Field(default=None, description="Row-width, prefix and attention-block grid it ran with.")
+    threads: int | None = Field(default=None, description="torch CPU threads at load (the probe holds for them).")
+    fp32_head: bool | None = Field(default=None, description="Whether the output layer ran in fp32 where read.")
 
     @model_serializer(mode="wrap")
     def _omit_unset_engine(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         # records of judges without a batching engine (and older records) carry no such fields
         out = handler(self)
-        for field in ("token_budget", "reuse_prefix"):
+        for field in ("token_budget", "reuse_prefix", *ENGINE_RECORD):
             if out.get(field, 0) is None:
                 del out[field]
         return out
@@ -96,14 +114,16 @@ class Judge:
             raise ValueError(f"engine options {options} are not resolved; call .resolve() first")
         if (options.device, options.dtype) != (info.device, info.dtype):
             raise ValueError(f"options run on {options.device}/{options.dtype}, info says {info.device}/{info.dtype}")
+        backend = HFBackend(model, tokenizer, info.context_length, options)
         info = info.model_copy(
             update={
                 "tree_tolerance": options.tree_tolerance,
                 "token_budget": options.token_budget,
                 "reuse_prefix": options.reuse_prefix,
+                **backend.record(),
             }
         )
-        return cls(HFBackend(model, tokenizer, info.context_length, options), info, options)
+        return cls(backend, info, options)
 
     def __repr__(self) -> str:
         return f"Judge({self.info.name!r}, {self.info.dtype}, {self.info.device})"

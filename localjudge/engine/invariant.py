@@ -1,0 +1,194 @@
+"""Batch-invariant linear layers: every GEMM runs on row chunks of a few fixed shapes.
+
+A BLAS picks its blocking, its kernel and its thread split by the number of rows M, so the same
+row can come out a bit different with other companions in its batch (measured here: fp32 rows
+differ at M = 1 and 7 against M = 1024; bf16 on AMX flips 1-10% of rows by one step for some M).
+What a kernel cannot vary is its work on a shape it never sees change. So a layer computes every
+row in a chunk of `big` rows, or, for the remainder, of `small` rows (zero-padded): only two GEMM
+shapes ever run. A probe at load time checks on the layer's own weights that a row's output is the
+same at every position of both chunk shapes, whatever the other rows hold; a plan that fails is
+not used, and the judge then does not claim bitwise results.
+
+On the CPU the weights are prepacked once for oneDNN where it supports the dtype (fp32 here;
+bf16 needs AVX-512 or AVX-NE-CONVERT): stock `F.linear` reorders them on every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+CANDIDATES = ((256, 16), (128, 16), (64, 16), (32, 8), (16, 16), (8, 8))
+"""(big, small) chunk shapes tried, fastest first; a plan is the first whose probe passes."""
+
+Gemm = Callable[[torch.Tensor], torch.Tensor]
+"""(C, in) rows -> (C, out) outputs, C a chunk size."""
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """How the linear layers of a model run: chunk shapes and the kernel.
+
+    Attributes:
+        big: rows per full chunk.
+        small: rows per remainder chunk (zero-padded); divides `big`.
+        packed: whether weights are prepacked for oneDNN.
+    """
+
+    big: int
+    small: int
+    packed: bool
+
+    def describe(self) -> str:
+        """The plan as it is recorded with results, e.g. "256/16 rows, prepacked"."""
+        return f"{self.big}/{self.small} rows, " + ("prepacked" if self.packed else "stock linear")
+
+
+def can_prepack(weight: torch.Tensor) -> bool:
+    """Whether oneDNN can prepack this weight here (CPU, and a dtype the processor supports)."""
+    if weight.device.type != "cpu" or not torch.backends.mkldnn.is_available():
+        return False
+    try:
+        torch.ops.mkldnn._reorder_linear_weight(weight[:8, :8].contiguous(), 8)
+    except RuntimeError:  # "bf16 path needs the cpu support avx_ne_convert or avx512..."
+        return False
+    return True
+
+
+def gemm_for(weight: torch.Tensor, bias: torch.Tensor | None, packed: bool, big: int) -> Gemm:
+    """The kernel one chunk runs: oneDNN on prepacked weights, or `F.linear`."""
+    if not packed:
+        return lambda x: nn.functional.linear(x, weight, bias)
+    prepacked = torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), big)
+    return lambda x: torch.ops.mkldnn._linear_pointwise(x, prepacked, bias, "none", [], "")
+
+
+def chunked(gemm: Gemm, x: torch.Tensor, big: int, small: int, width: int) -> torch.Tensor:
+    """`gemm` over the rows of x (..., in) in chunks of `big` rows, the rest in chunks of `small`."""
+    lead = x.shape[:-1]
+    rows = x.reshape(-1, x.shape[-1])  # (M, in)
+    m = rows.shape[0]
+    full = m - m % big
+    outs = [gemm(rows[s : s + big]) for s in range(0, full, big)]
+    if full < m:
+        rest = rows[full:]
+        pad = -len(rest) % small
+        if pad:
+            rest = torch.cat([rest, rest.new_zeros(pad, rest.shape[1])])
+        outs += [gemm(rest[s : s + small]) for s in range(0, len(rest), small)]
+    out = torch.cat(outs)[:m] if len(outs) > 1 else outs[0][:m]
+    return out.reshape(*lead, width)
+
+
+def probe(gemm: Gemm, n_in: int, dtype: torch.dtype, device: torch.device, big: int, small: int) -> bool:
+    """Whether a row's output is bitwise the same at every position of both chunk shapes.
+
+    Rows are random (seeded, like hidden states in scale); each is computed in a full chunk, in
+    the same chunk rolled by several offsets, with other companions, and in remainder chunks.
+    """
+    g = torch.Generator().manual_seed(1234)
+    x = torch.randn(2 * big, n_in, generator=g).to(device=device, dtype=dtype)
+    ref = gemm(x[:big])  # (big, out)
+    for shift in sorted({1, 3, small - 1, big // 2 + 1} - {0}):
+        if not torch.equal(torch.roll(gemm(torch.roll(x[:big], shift, 0)), -shift, 0), ref):
+            return False
+    others = torch.cat([x[:small], x[big + small :]])  # the first rows with other companions
+    if not torch.equal(gemm(others)[:small], ref[:small]):
+        return False
+    for s in range(0, big, small):  # remainder chunks, and a row alone (zero companions)
+        if not torch.equal(gemm(x[s : s + small]), ref[s : s + small]):
+            return False
+    lone = torch.cat([x[:1], x.new_zeros(small - 1, n_in)])
+    return torch.equal(gemm(lone)[:1], ref[:1])
+
+
+class InvariantLinear(nn.Module):
+    """A drop-in `nn.Linear` whose rows do not depend on the other rows of the call."""
+
+    def __init__(self, linear: nn.Linear, plan: GemmPlan):
+        super().__init__()
+        self.weight, self.bias = linear.weight, linear.bias  # shared, not copied (tied embeddings)
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.plan = plan
+        self._gemm: Gemm | None = None
+        self._packed_for: tuple | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # prepacked weights follow the weights: rebuilt after `model.to(...)` changes them
+        key = (self.weight.dtype, self.weight.device, self.weight.data_ptr())
+        if self._gemm is None or key != self._packed_for:
+            packed = self.plan.packed and can_prepack(self.weight)
+            self._gemm, self._packed_for = gemm_for(self.weight, self.bias, packed, self.plan.big), key
+        return chunked(self._gemm, x, self.plan.big, self.plan.small, self.out_features)
+
+
+PROBE_ROWS = 2048
+"""Output rows of a weight the probe multiplies (each output is its own dot product; a vocabulary
+of 262k rows would make the probe cost seconds)."""
+
+
+def plan_for(linears: list[nn.Linear]) -> GemmPlan | None:
+    """The first candidate plan whose probe passes on one layer of every weight shape, else None."""
+    shapes: dict[tuple[int, int], nn.Linear] = {}
+    for layer in linears:
+        shapes.setdefault(tuple(layer.weight.shape), layer)
+    if not shapes:
+        return None
+    packed = can_prepack(next(iter(shapes.values())).weight)
+    with torch.inference_mode():
+        for big, small in CANDIDATES:
+            if all(_passes(m, packed, big, small) for m in shapes.values()):
+                return GemmPlan(big, small, packed)
+    return None
+
+
+def _passes(layer: nn.Linear, packed: bool, big: int, small: int) -> bool:
+    weight = layer.weight[:PROBE_ROWS]
+    bias = None if layer.bias is None else layer.bias[:PROBE_ROWS]
+    gemm = gemm_for(weight, bias, packed, big)
+    return probe(gemm, layer.in_features, weight.dtype, weight.device, big, small)
+
+
+def make_invariant(model: nn.Module) -> GemmPlan | None:
+    """Replaces every `nn.Linear` of the model by an `InvariantLinear` on a probed plan.
+
+    A model made invariant before (another judge over the same model) keeps its layers and plan.
+
+    Returns:
+        The plan, or None when no candidate passed (the model is left as it was).
+    """
+    linears = [m for m in model.modules() if type(m) is nn.Linear]
+    done = {m.plan for m in model.modules() if isinstance(m, InvariantLinear)}
+    if done and not linears:
+        return next(iter(done))
+    plan = plan_for(linears)
+    if plan is None:
+        return None
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is nn.Linear:
+                setattr(parent, name, InvariantLinear(child, plan))
+    return plan
+
+
+def read_layer(layer: nn.Module, fp32: bool, invariant: bool) -> nn.Module:
+    """The output layer used at the positions read: in fp32 if asked, on fixed GEMM shapes if asked.
+
+    An fp32 layer reads a float copy of the weights (none is made when they are fp32 already). A
+    layer whose probe fails is used as it is; the backend then does not claim bitwise results.
+    """
+    if not isinstance(layer, nn.Linear):
+        return layer
+    if fp32 and layer.weight.dtype != torch.float32:
+        copy = nn.Linear(layer.in_features, layer.out_features, bias=layer.bias is not None, device="meta")
+        copy.weight = nn.Parameter(layer.weight.detach().float(), requires_grad=False)
+        if layer.bias is not None:
+            copy.bias = nn.Parameter(layer.bias.detach().float(), requires_grad=False)
+        layer = copy
+    if not invariant:
+        return layer
+    plan = plan_for([layer])
+    return InvariantLinear(layer, plan) if plan is not None else layer

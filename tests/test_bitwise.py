@@ -1,0 +1,128 @@
+"""Bitwise batch invariance: an item scored alone equals the same item in any batch, to the bit.
+
+Compared with `np.array_equal` / `==`, never a tolerance: score distributions, label
+distributions, continuation log-likelihoods and greedy generations of each item run alone (a batch
+of one, no prefix cache) against the same items shuffled among companions, under several token
+budgets, with prefix reuse on and off, in fp32 and bf16, on tiny random Llama and Gemma 3 models
+(the Gemma mixes sliding-window and full attention). The embedded judges get the same check in
+`test_bitwise_judges.py`.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+from conftest import tiny_gemma3, tiny_info, tiny_llama
+
+from localjudge import Judge
+from localjudge.engine.options import EngineOptions
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+WORDS = "the cat sat on a mat while judges read scores of 7 and 10 in 2024 quickly".split()
+
+
+def _prompts(seed: int = 0) -> list[str]:
+    """Prompts sharing a long head (prefix reuse), clusters, and unrelated ones of many lengths."""
+    rng = random.Random(seed)
+    head = " ".join(rng.choice(WORDS) for _ in range(70))
+    shared = [f"{head} {' '.join(rng.choice(WORDS) for _ in range(rng.randint(1, 50)))} Score:" for _ in range(5)]
+    loose = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 90))) + " Score:" for _ in range(4)]
+    return shared + loose
+
+
+def _judge(model, tokenizer, dtype: str, **options) -> Judge:
+    info = tiny_info().model_copy(update={"dtype": dtype})
+    opts = EngineOptions(device="cpu", dtype=dtype, token_budget=options.pop("token_budget", 4096), **options)
+    return Judge.from_model(model, tokenizer, info, opts)
+
+
+def _scores(judge: Judge, texts: list[str]) -> list[np.ndarray]:
+    out = judge.score_texts(texts, low=0, high=10)
+    return [np.array([d.probs[k] for k in sorted(d.probs)] + [d.valid_mass]) for d in out]
+
+
+def _labels(judge: Judge, texts: list[str]) -> list[np.ndarray]:
+    out = judge.score_labels(texts, ["A", "B"])
+    return [np.array([d.probs[k] for k in sorted(d.probs)] + [d.valid_mass]) for d in out]
+
+
+@pytest.fixture(scope="module", params=[("llama", "float32"), ("llama", "bfloat16"), ("gemma3", "float32")])
+def model_case(request, tiny_tokenizer):
+    build, dtype = request.param
+    model = (tiny_llama if build == "llama" else tiny_gemma3)(tiny_tokenizer).to(getattr(torch, dtype))
+    return model, dtype
+
+
+@pytest.mark.parametrize("read", [_scores, _labels], ids=["scores", "labels"])
+def test_distributions_alone_equal_batched(model_case, tiny_tokenizer, read):
+    model, dtype = model_case
+    texts = _prompts()
+    judge = _judge(model, tiny_tokenizer, dtype)
+    assert judge.info.bitwise, judge.info  # the probe passed on this machine
+    alone = [read(judge, [t])[0] for t in texts]
+    rng = random.Random(1)
+    for budget in (256, 4096):
+        for reuse in (True, False):
+            batched = _judge(model, tiny_tokenizer, dtype, token_budget=budget, reuse_prefix=reuse)
+            order = rng.sample(range(len(texts)), len(texts))
+            got = read(batched, [texts[i] for i in order])
+            for i, g in zip(order, got):
+                assert np.array_equal(g, alone[i]), (budget, reuse, i, np.abs(g - alone[i]).max())
+
+
+def test_likelihoods_alone_equal_batched(model_case, tiny_tokenizer):
+    model, dtype = model_case
+    judge = _judge(model, tiny_tokenizer, dtype)
+    backend = judge.backend
+    prompts = [backend.encode(t) for t in _prompts(2)]
+    conts = [backend.encode_continuation(c) for c in [" the cat sat", " 7 and 10", " quickly"] * 3]
+    alone = [backend.token_logprobs([p], [c])[0] for p, c in zip(prompts, conts)]
+    for budget in (256, 4096):
+        for reuse in (True, False):
+            got = _judge(model, tiny_tokenizer, dtype, token_budget=budget, reuse_prefix=reuse).backend.token_logprobs(
+                prompts, conts
+            )
+            for i, (a, g) in enumerate(zip(alone, got)):
+                assert np.array_equal(a, g), (budget, reuse, i)
+
+
+def test_generations_alone_equal_batched(model_case, tiny_tokenizer):
+    model, dtype = model_case
+    backend = _judge(model, tiny_tokenizer, dtype).backend
+    texts = _prompts(3)
+    alone = [backend.generate([t], 6)[0] for t in texts]
+    for share in (True, False):
+        assert backend.generate(texts[::-1], 6, share_prefix=share)[::-1] == alone
+
+
+def test_records_say_what_ran(tiny_tokenizer):
+    model = tiny_llama(tiny_tokenizer)
+    info = _judge(model, tiny_tokenizer, "float32").info
+    assert info.bitwise and info.batch_invariant and info.grid == 64 and info.fp32_head
+    assert info.gemm and info.gemm != "none" and info.threads == torch.get_num_threads()
+    plain = _judge(tiny_llama(tiny_tokenizer), tiny_tokenizer, "float32", batch_invariant=False).info
+    assert plain.bitwise is False and plain.gemm == "none" and plain.grid == 1
+    dumped = info.model_dump()
+    assert {"bitwise", "gemm", "grid", "threads", "fp32_head", "batch_invariant"} <= dumped.keys()
+
+
+def test_a_failed_probe_is_not_claimed_bitwise(tiny_tokenizer, monkeypatch):
+    from localjudge.engine import invariant
+
+    monkeypatch.setattr(invariant, "probe", lambda *a, **k: False)  # no candidate plan passes
+    info = _judge(tiny_llama(tiny_tokenizer), tiny_tokenizer, "float32").info
+    assert info.bitwise is False and info.gemm == "none"
+
+
+def test_probe_catches_a_row_dependent_kernel():
+    from localjudge.engine.invariant import probe
+
+    def gemm(x: torch.Tensor) -> torch.Tensor:  # a kernel whose rows depend on their companions
+        return x @ torch.ones(x.shape[1], 4) + x.sum() * 1e-3
+
+    assert not probe(gemm, 8, torch.float32, torch.device("cpu"), 32, 8)
+    assert probe(lambda x: x @ torch.ones(x.shape[1], 4), 8, torch.float32, torch.device("cpu"), 32, 8)
