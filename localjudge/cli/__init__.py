@@ -49,8 +49,20 @@ def _register() -> None:
     from localjudge.cli.calibrate import calibrate
     from localjudge.cli.commands import eval_cmd, metrics_cmd, models_cmd, score_cmd, steps_cmd
     from localjudge.cli.demo import demo_cmd
+    from localjudge.cli.inspection import inspect_cmd
 
-    for cmd in (models_cmd, metrics_cmd, score_cmd, eval_cmd, steps_cmd, calibrate, generate_cmd, bias_cmd, demo_cmd):
+    for cmd in (
+        models_cmd,
+        metrics_cmd,
+        inspect_cmd,
+        score_cmd,
+        eval_cmd,
+        steps_cmd,
+        calibrate,
+        generate_cmd,
+        bias_cmd,
+        demo_cmd,
+    ):
         main.add_command(cmd)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.options import judge_inputs, judge_options, load_from_options
+from localjudge.cli.options import judge_inputs, judge_options, load_from_options, read_scale
 from localjudge.cli.output import print_table
 
 
@@ -71,7 +71,6 @@ def metrics_cmd() -> None:
 def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
     """Print exact score distributions at the end of already-rendered prompts."""
     from localjudge.errors import ConfigError
-    from localjudge.scoring.trie import label_spellings, validate_scale
 
     prompts = list(texts) + (_read_prompts(Path(file)) if file else [])
     if not prompts:
@@ -79,21 +78,12 @@ def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
     empty = [k for k, p in enumerate(prompts, 1) if not p.strip()]
     if empty:
         raise ConfigError(f"prompt {empty[0]} is empty; give every prompt some text to score")
-    # every check that needs no model comes before the (slow) load
-    if labels is not None:
-        if low is not None or high is not None:
-            raise ConfigError("give either a scale (--low, --high) or --labels, not both")
-        label_list = [s.strip() for s in labels.split(",")]
-        label_spellings(label_list)
-    elif low is None or high is None:
-        raise ConfigError("give a scale with --low and --high, or labels with --labels")
-    else:
-        validate_scale(low, high)
+    scale = read_scale(low, high, labels)  # every check that needs no model comes before the (slow) load
     judge = load_from_options(**judge_kw, progress=not no_progress)
-    if labels is not None:
-        dists = judge.score_labels(prompts, label_list)
+    if scale.labels is not None:
+        dists = judge.score_labels(prompts, scale.labels)
     else:
-        dists = judge.score_texts(prompts, low, high)
+        dists = judge.score_texts(prompts, scale.low, scale.high)
     for p, d in zip(prompts, dists):
         click.echo(json.dumps({"prompt": p[-60:], **d.model_dump(mode="json")}, default=str))
 
