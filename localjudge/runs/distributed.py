@@ -143,9 +143,9 @@ def evaluate_distributed(
 
 
 def write_records(result, out, overwrite: bool = False) -> None:
-    """Writes gathered records to a results file (rank 0)."""
-    from localjudge.runs.results_file import open_results
+    """Writes gathered records to a results file (rank 0), atomically: the old file or the new one."""
+    from localjudge.runs.results_file import open_results, replace_results
 
-    with open_results(out, "overwrite" if overwrite else "new") as writer:
-        for r in result.records:
-            writer.write(r)
+    if not overwrite:
+        open_results(out, "new").close()  # refuses a file that holds something
+    replace_results(out, result.records)

@@ -18,7 +18,7 @@ from localjudge.metrics.steps import resolve_steps
 from localjudge.runs.chunk import MetricContext, missing_fields, record_base, score_chunk, unscored_record
 from localjudge.runs.hybrid import hybrid_records
 from localjudge.runs.records import ResultRecord
-from localjudge.runs.results_file import open_results, read_results
+from localjudge.runs.results_file import open_results, read_results, replace_results
 
 log = logging.getLogger("localjudge")
 
@@ -140,7 +140,8 @@ def evaluate(
         metrics: G-Eval, likelihood, pairwise or hybrid metrics (names unique); a hybrid's
             components are judged too, before it.
         judge: a loaded judge (`load_judge`).
-        out: JSONL file to stream records to as they complete.
+        out: JSONL file to stream records to as they complete; once the run finishes, the file is
+            rewritten atomically with its records in input order (cases × metrics).
         resume: continue an existing `out`, skipping (case, metric) pairs already there.
         overwrite: replace an existing `out`.
         hardened: fence content and restate instructions after it (default; see prompts.py).
@@ -182,6 +183,12 @@ def evaluate(
     mode: Literal["new", "overwrite", "resume"] = "resume" if resume else ("overwrite" if overwrite else "new")
     writer = open_results(out, mode) if out is not None else None  # resuming, it cuts a torn last record
     fresh: dict[tuple[str, str], ResultRecord] = {}
+
+    def emit(rec: ResultRecord) -> None:
+        fresh[(rec.case_id, rec.metric)] = rec
+        if writer:
+            writer.write(rec)
+
     try:
         for metric in metrics:
             pending = [c for c in cases if (c.id, metric.name) not in done]
@@ -190,19 +197,14 @@ def evaluate(
             ctx = contexts[metric.name]
             if isinstance(metric, HybridMetric):  # its components come before it and are all judged
                 for rec in hybrid_records(metric, pending, {**done, **fresh}, partial(record_base, ctx, judge)):
-                    fresh[(rec.case_id, rec.metric)] = rec
-                    if writer:
-                        writer.write(rec)
+                    emit(rec)
                 bar.update(len(pending))
                 continue
             ready = []
             for case in pending:
                 lacking = missing_fields(metric, case)
                 if lacking:
-                    rec = unscored_record(ctx, judge, case, f"case has no {', '.join(lacking)}")
-                    fresh[(case.id, metric.name)] = rec
-                    if writer:
-                        writer.write(rec)
+                    emit(unscored_record(ctx, judge, case, f"case has no {', '.join(lacking)}"))
                     bar.update(1)
                 else:
                     ready.append(case)
@@ -211,9 +213,7 @@ def evaluate(
             ready.sort(key=lambda c: tuple(str(c.get(f) or "") for f in _fields(metric)))
             for start in range(0, len(ready), chunk):
                 for rec in score_chunk(judge, ctx, ready[start : start + chunk]):
-                    fresh[(rec.case_id, rec.metric)] = rec
-                    if writer:
-                        writer.write(rec)
+                    emit(rec)
                 bar.update(len(ready[start : start + chunk]))
             if writer:
                 writer.sync()
@@ -223,7 +223,23 @@ def evaluate(
             writer.close()
     allrec = {**done, **fresh}
     records = [allrec[(c.id, m.name)] for c in cases for m in metrics]
+    if out is not None:
+        _put_in_input_order(out, records, done, fresh)
     return EvaluationResult(records=records, summaries=summarize(records, names))
+
+
+def _put_in_input_order(out, records: list[ResultRecord], done: dict, fresh: dict) -> None:
+    """Rewrites the finished results file with its records in input order (cases × metrics).
+
+    Records of the file that this run did not ask for (a resume with fewer cases or metrics)
+    are kept, after the others, in the order they were in.
+    """
+    on_disk = [*done, *fresh]  # the file's order: what was there, then what was appended
+    wanted = [(r.case_id, r.metric) for r in records]
+    asked = set(wanted)
+    if on_disk[: len(wanted)] == wanted:
+        return  # already in order: the file stays as written
+    replace_results(out, records + [r for k, r in done.items() if k not in asked])
 
 
 def with_components(metrics: Sequence[Metric]) -> list[Metric]:
