@@ -9,6 +9,7 @@ import click
 
 from localjudge.cli.options import judge_inputs, judge_options, load_from_options
 from localjudge.cli.output import print_table
+from localjudge.cli.reading import field_label_option, min_valid_mass_option, min_valid_mass_or_default
 
 
 @click.command("models")
@@ -66,9 +67,10 @@ def metrics_cmd() -> None:
 @click.option("--low", type=int, default=None, help="Lowest score of the scale.")
 @click.option("--high", type=int, default=None, help="Highest score of the scale.")
 @click.option("--labels", default=None, help="Comma-separated label scale instead of scores, e.g. A,B.")
+@min_valid_mass_option
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @judge_options
-def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
+def score_cmd(texts, file, low, high, labels, min_valid_mass, no_progress, **judge_kw) -> None:
     """Print exact score distributions at the end of already-rendered prompts."""
     from localjudge.errors import ConfigError
     from localjudge.scoring.trie import label_spellings, validate_scale
@@ -89,13 +91,16 @@ def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
         raise ConfigError("give a scale with --low and --high, or labels with --labels")
     else:
         validate_scale(low, high)
+    threshold = min_valid_mass_or_default(min_valid_mass)
     judge = load_from_options(**judge_kw, progress=not no_progress)
     if labels is not None:
-        dists = judge.score_labels(prompts, label_list)
+        dists = judge.score_labels(prompts, label_list, min_valid_mass=threshold)
     else:
-        dists = judge.score_texts(prompts, low, high)
+        dists = judge.score_texts(prompts, low, high, min_valid_mass=threshold)
     for p, d in zip(prompts, dists):
-        click.echo(json.dumps({"prompt": p[-60:], **d.model_dump(mode="json")}, default=str))
+        click.echo(
+            json.dumps({"prompt": p[-60:], "min_valid_mass": threshold, **d.model_dump(mode="json")}, default=str)
+        )
 
 
 def _read_prompts(path: Path) -> list[str]:
@@ -181,6 +186,8 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
 @click.option(
     "--truncate", is_flag=True, help="Cut content longer than the judge's context (recorded) instead of failing."
 )
+@min_valid_mass_option
+@field_label_option
 @click.option("--skip-invalid", is_flag=True, help="Skip malformed rows of DATA, listing each one.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
@@ -200,6 +207,8 @@ def eval_cmd(
     reasoning,
     style_guide,
     truncate,
+    min_valid_mass,
+    field_labels,
     skip_invalid,
     limit,
     as_json,
@@ -208,6 +217,7 @@ def eval_cmd(
     **judge_kw,
 ) -> None:
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
+    from localjudge.cli.summary import print_run
     from localjudge.errors import ConfigError, repeated
     from localjudge.io.cases import load_cases
     from localjudge.io.files import read_text, refuse_overwriting
@@ -243,6 +253,7 @@ def eval_cmd(
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
+    threshold = min_valid_mass_or_default(min_valid_mass)
     if distributed:
         from localjudge.runs.distributed import evaluate_distributed, local_device, write_records
 
@@ -251,7 +262,9 @@ def eval_cmd(
         judge = load_from_options(
             **{**judge_kw, "device": judge_kw.get("device") or local_device()}, progress=not no_progress
         )
-        result = evaluate_distributed(cases, metrics, judge, truncate=truncate, progress=not no_progress)
+        result = evaluate_distributed(
+            cases, metrics, judge, truncate=truncate, progress=not no_progress, min_valid_mass=threshold
+        )
         if result is None:  # not rank 0: rank 0 prints and writes everything
             return
         if out:
@@ -267,6 +280,7 @@ def eval_cmd(
             overwrite=overwrite,
             truncate=truncate,
             progress=not no_progress,
+            min_valid_mass=threshold,
         )
     for r in result.records:
         if r.truncated:
@@ -284,32 +298,7 @@ def eval_cmd(
             )
         )
         return
-    rows = []
-    for r in result.records:
-        score = "unscored" if r.score is None else f"{r.score:.3f}"
-        raw = "" if r.raw_score is None else f"{r.raw_score:.2f}"
-        rows.append(
-            (
-                r.case_id,
-                r.metric,
-                score,
-                raw,
-                "" if r.passed is None else ("pass" if r.passed else "FAIL"),
-                (r.unscored_reason or "")[:60],
-            )
-        )
-    print_table(["case", "metric", "score", "raw", "verdict", "note"], rows)
-    click.echo("")
-    print_table(
-        ["metric", "n", "mean score", "pass rate", "unscored", "valid mass"],
-        [
-            (s.metric, s.n, _f(s.mean_score), _f(s.pass_rate), s.unscored, _f(s.mean_valid_mass))
-            for s in result.summaries
-        ],
-    )
-    for s in result.summaries:
-        for note in s.notes:
-            click.echo(f"\nNote on {s.metric}: {note}.")
+    print_run(result)
     if out:
         click.echo(f"\nresults: {out}")
 
@@ -318,7 +307,3 @@ def _file_or_none(path: str) -> str | None:
     from localjudge.io.files import is_file
 
     return path if is_file(path) else None
-
-
-def _f(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"

@@ -111,8 +111,12 @@ class PairwiseMetric(BaseModel):
         default=("output_1", "output_2"), description="The two case fields compared."
     )
     allow_tie: bool = Field(default=False, description="Offer a third label, a tie.")
-    threshold: float = Field(
-        default=0.5, ge=0, le=1, description="P(first output better) at or above which it 'passes'."
+    threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="P(output 1 better) at or above which output 1 'passes'; none: no pass/fail (a comparison "
+        "reports output 1's win rate instead).",
     )
 
 

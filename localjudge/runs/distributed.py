@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics.spec import Metric
+from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 
 class Rank(NamedTuple):
@@ -94,6 +95,7 @@ def evaluate_distributed(
     chunk_size: int | None = None,
     progress: bool | None = None,
     steps_cache: Path | None = None,
+    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
 ):
     """`evaluate` over all launched processes; rank 0 gets the `EvaluationResult`, others None.
 
@@ -103,7 +105,8 @@ def evaluate_distributed(
     """
     import torch.distributed as dist
 
-    from localjudge.runs.evaluate import EvaluationResult, evaluate, summarize
+    from localjudge.runs.evaluate import EvaluationResult, evaluate
+    from localjudge.runs.summary import summarize
 
     rank, world, _ = current_rank()
 
@@ -117,6 +120,7 @@ def evaluate_distributed(
             chunk_size=chunk_size,
             progress=show if progress is None else progress,
             steps_cache=steps_cache,
+            min_valid_mass=min_valid_mass,
         )
 
     if world == 1:

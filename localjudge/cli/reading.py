@@ -1,0 +1,30 @@
+"""Options on how cases are shown to the judge and how its scores are read: --field-label, --min-valid-mass."""
+
+from __future__ import annotations
+
+import click
+
+min_valid_mass_option = click.option(
+    "--min-valid-mass",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Probability the judge must put on the valid scores (labels) for a case to be scored; below it the "
+    "case is unscored, with the reason [default: 0.1]. Recorded in every record.",
+)
+
+field_label_option = click.option(
+    "--field-label",
+    "field_labels",
+    multiple=True,
+    metavar="FIELD=LABEL",
+    help="Name a field in the prompts as what it is, e.g. actual_output=Reply or input=Dialogue; repeatable. "
+    "Sets the heading of FIELD in every metric shown it, and built-in G-Eval metrics also name it so in "
+    "their instructions.",
+)
+
+
+def min_valid_mass_or_default(value: float | None) -> float:
+    """The option's value, or the library's default threshold when it was not given."""
+    from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
+
+    return DEFAULT_MIN_VALID_MASS if value is None else value
