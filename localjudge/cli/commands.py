@@ -9,7 +9,12 @@ import click
 
 from localjudge.cli.options import judge_inputs, judge_options, load_from_options
 from localjudge.cli.output import print_table
-from localjudge.cli.reading import field_label_option, min_valid_mass_option, min_valid_mass_or_default
+from localjudge.cli.reading import (
+    field_label_option,
+    labelled_metrics,
+    min_valid_mass_option,
+    min_valid_mass_or_default,
+)
 
 
 @click.command("models")
@@ -221,7 +226,6 @@ def eval_cmd(
     from localjudge.errors import ConfigError, repeated
     from localjudge.io.cases import load_cases
     from localjudge.io.files import read_text, refuse_overwriting
-    from localjudge.metrics import resolve_metric
     from localjudge.metrics.builtin import with_reasoning
     from localjudge.runs.evaluate import evaluate
 
@@ -249,7 +253,7 @@ def eval_cmd(
             click.echo(f"skipped: {msg}", err=True)
     cases = cases[:limit] if limit else cases
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
-    metrics = [with_reasoning(resolve_metric(n, style_guide=guide), reasoning) for n in metric_names]
+    metrics = [with_reasoning(m, reasoning) for m in labelled_metrics(metric_names, guide, field_labels)]
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import click
+
+if TYPE_CHECKING:
+    from localjudge.metrics.spec import Metric
 
 min_valid_mass_option = click.option(
     "--min-valid-mass",
@@ -28,3 +34,23 @@ def min_valid_mass_or_default(value: float | None) -> float:
     from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
     return DEFAULT_MIN_VALID_MASS if value is None else value
+
+
+def labelled_metrics(names: Sequence[str], style_guide: str | None, specs: Sequence[str]) -> list[Metric]:
+    """The metrics named by --metric, with the --field-label labels; a label no metric takes is an error."""
+    from localjudge.errors import ConfigError
+    from localjudge.metrics import resolve_metric
+    from localjudge.metrics.labels import parse_field_labels
+
+    labels = parse_field_labels(specs)
+    metrics = [resolve_metric(n, style_guide=style_guide, field_labels=labels) for n in names]
+    if labels:
+        plain = [resolve_metric(n, style_guide=style_guide) for n in names]
+        for field, label in labels.items():
+            alone = [resolve_metric(n, style_guide=style_guide, field_labels={field: label}) for n in names]
+            if alone == plain:
+                raise ConfigError(
+                    f"--field-label {field}={label}: no metric of this run shows or names {field} "
+                    "(pairwise, reference and hybrid metrics take no labels); drop it or add a metric that reads it"
+                )
+    return metrics
