@@ -125,3 +125,32 @@ def test_rewrite_keeps_permissions_and_symlinks(tmp_path):
     evaluate(shuffled_cases(), METRICS, judge(), out=link, resume=True, progress=False)
     assert link.is_symlink() and keys(real) == INPUT_ORDER
     assert stat.S_IMODE(real.stat().st_mode) == 0o640
+
+
+def test_printed_table_follows_input_order(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    import localjudge.judges.loading
+    from localjudge.cli import main
+
+    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: judge())
+    data = tmp_path / "cases.jsonl"
+    data.write_text(
+        "".join(json.dumps(c.model_dump(exclude_none=True, exclude={"extra"})) + "\n" for c in shuffled_cases())
+    )
+    out = tmp_path / "r.jsonl"
+    args = [
+        "eval",
+        str(data),
+        "--metric",
+        "correctness",
+        "--metric",
+        "completeness",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    rows = [line.split()[:2] for line in result.stdout.splitlines()[2 : 2 + len(INPUT_ORDER)]]
+    assert [tuple(r) for r in rows] == INPUT_ORDER == keys(out)

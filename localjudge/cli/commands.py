@@ -176,7 +176,12 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
 @click.option(
     "--metric", "metric_names", multiple=True, required=True, help="Built-in metric name or metric file; repeatable."
 )
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Stream result records to this JSONL file.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Stream result records to this JSONL file (in input order once the run ends).",
+)
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out without redoing finished items.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 @click.option(

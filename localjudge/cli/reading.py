@@ -24,7 +24,7 @@ field_label_option = click.option(
     multiple=True,
     metavar="FIELD=LABEL",
     help="Name a field in the prompts as what it is, e.g. actual_output=Reply or input=Dialogue; repeatable. "
-    "Sets the heading of FIELD in every metric shown it, and built-in G-Eval metrics also name it so in "
+    "Sets the heading of FIELD in every metric that shows it; built-in G-Eval metrics also name it so in "
     "their instructions.",
 )
 
