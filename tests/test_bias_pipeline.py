@@ -526,3 +526,34 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
             logits = model(input_ids=torch.tensor([prompt + cont])).logits[0].double()
         logp = torch.log_softmax(logits[len(prompt) - 1 : -1], -1)[torch.arange(len(cont)), torch.tensor(cont)]
         assert nll == pytest.approx(float(-logp.mean()), abs=1e-5)
+
+
+def test_min_valid_mass_reaches_every_verdict_and_unscored_pairs_give_none(responses_file):
+    """The fake judges put 0.95 of their probability on the valid scores and labels."""
+    responses = [r for r in read_responses(responses_file) if r.id in ("p00", "p01")]  # 2 items × 3 families
+    metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
+    default = judge_responses(_judge("j-alpha", "alpha"), responses, metric, pairwise, progress=False)
+    assert all(p.score is not None for p in default.pointwise)
+    assert default.pairwise and all(p.p_a_first is not None for p in default.pairwise)
+    strict = judge_responses(
+        _judge("j-alpha", "alpha"), responses, metric, pairwise, progress=False, min_valid_mass=0.96
+    )
+    assert all(p.score is None for p in strict.pointwise)
+    # an unscored pair keeps its readings in its result record, but gives the analysis no verdict
+    assert all(p.p_a_first is None and p.p_a_second is None for p in strict.pairwise)
+
+
+def test_cli_bias_min_valid_mass_is_recorded_and_refused_without_judges(responses_file, tmp_path, fake_loader):
+    from localjudge.cli import main
+    from localjudge.runs.results_file import read_results
+
+    report = tmp_path / "report"
+    args = ["bias", str(responses_file), "--out-dir", str(report), "--resamples", "50", "--no-progress"]
+    res = CliRunner().invoke(main, [*args, "--judge", "j-alpha", *JUDGE_FAMILIES[:2], "--min-valid-mass", "0.5"])
+    assert res.exit_code == 0, res.output
+    records = read_results(report / "records" / "j-alpha.correctness.jsonl")
+    assert records and all(r.min_valid_mass == 0.5 for r in records)
+    again = CliRunner().invoke(
+        main, [*args[:3], str(tmp_path / "r2"), "--verdicts", str(report), "--min-valid-mass", "0.5"]
+    )
+    assert again.exit_code == 2 and "--min-valid-mass applies when judges run" in again.output

@@ -401,7 +401,8 @@ def test_pairwise_content_preference_is_order_free(one, two, expected):
     (r,) = evaluate([pair(1, one, two)], [PAIRWISE], fake_judge(keyword_policy), progress=False).records
     assert r.score == pytest.approx(expected)
     assert r.pairwise.flipped is False and r.pairwise.disagreement == pytest.approx(0)
-    assert r.passed is (expected >= 0.5) and r.mode == ("output_1" if expected > 0.5 else "output_2")
+    assert r.passed is None and r.threshold is None  # a comparison, not a pass mark
+    assert r.mode == ("output_1" if expected > 0.5 else "output_2")
 
 
 def test_pairwise_allow_tie():
@@ -422,7 +423,8 @@ def test_pairwise_unscored():
         progress=False,
     )
     low_mass, missing = result.records
-    assert low_mass.score is None and low_mass.unscored_reason.startswith("pairwise: too little")
+    assert low_mass.score is None
+    assert low_mass.unscored_reason.startswith("pairwise (output 1 shown second): too little")
     assert missing.score is None and missing.unscored_reason == "case has no output_2"
 
 

@@ -46,6 +46,7 @@ N_CASES = 160  # × 2 metrics = 20 chunks of 16: enough work to land several kil
 
 
 def _cases(seed: int = 0) -> list[dict]:
+    """Random cases, so the engine's grouping by content scores them out of input order."""
     rng = random.Random(seed)
     return [
         {
@@ -56,6 +57,9 @@ def _cases(seed: int = 0) -> list[dict]:
         }
         for i in range(N_CASES)
     ]
+
+
+INPUT_ORDER = [(c["id"], m) for c in _cases() for m in ("five", "ten")]
 
 
 @pytest.fixture(scope="module")
@@ -176,6 +180,7 @@ def test_sigkill_at_random_points_then_resume(workdir, reference):
     done = subprocess.run(_cmd(workdir, out, True), env=_env(workdir), capture_output=True, timeout=900)
     assert done.returncode == 0, done.stderr.decode()
     _same(_final(out), reference)
+    assert list(_final(out)) == INPUT_ORDER  # the finished file is rewritten in input order
 
 
 def _default_sigint() -> None:
@@ -207,6 +212,7 @@ def test_sigint_exits_130_and_is_resumable(workdir, reference):
     done = subprocess.run(_cmd(workdir, out, True), env=_env(workdir), capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode()
     _same(_final(out), want)
+    assert list(_final(out)) == INPUT_ORDER
 
 
 # -- in-process: the results file -------------------------------------------------------------------

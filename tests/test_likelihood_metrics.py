@@ -226,10 +226,10 @@ def test_cli_eval_resume_and_provenance(judges, data, tmp_path):
     assert first.exit_code == 0, first.output
     assert "likelihood" in first.stdout and "faithfulness_pmi" in first.stdout
     recs = read_results(out)
-    assert [(r.case_id, r.metric) for r in recs] == [
+    assert [(r.case_id, r.metric) for r in recs] == [  # input order: cases × metrics
         ("ok", "likelihood"),
-        ("bad", "likelihood"),
         ("ok", "faithfulness_pmi"),
+        ("bad", "likelihood"),
         ("bad", "faithfulness_pmi"),
     ]
     assert all(r.judge["name"] == "fake" and r.extra["human"] in (0, 1) for r in recs)
@@ -256,7 +256,7 @@ def test_cli_metrics_lists_likelihood_kinds():
 
 
 def test_reading_notes_say_what_scores_cannot_tell():
-    from localjudge.runs.evaluate import reading_notes
+    from localjudge.runs.summary import reading_notes
 
     flat = reading_notes("geval", [0.55, 0.57, 0.61], 0.95, True)
     assert len(flat) == 1 and "0.55-0.61 (6% of the 0-1 scale) over 3 cases" in flat[0]

@@ -34,6 +34,7 @@ from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.runs.records import ResultRecord
+from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 _SEP = "|"  # joins item id and generator names into case ids
 
@@ -156,11 +157,19 @@ def _records_file(records_dir: Path | None, judge: Judge, metric_name: str) -> P
     return None if records_dir is None else records_path(records_dir, judge.info.name, metric_name)
 
 
-def _evaluate(cases, metric, judge, out: Path | None, resume: bool, truncate: bool, progress: bool):
+def _evaluate(cases, metric, judge, out: Path | None, resume: bool, truncate: bool, progress: bool, min_mass: float):
     again = resume and out is not None and out.exists()  # continue the records file, else start it afresh
     overwrite = out is not None and not again
     return evaluate(
-        cases, [metric], judge, out=out, resume=again, overwrite=overwrite, truncate=truncate, progress=progress
+        cases,
+        [metric],
+        judge,
+        out=out,
+        resume=again,
+        overwrite=overwrite,
+        truncate=truncate,
+        progress=progress,
+        min_valid_mass=min_mass,
     ).records
 
 
@@ -175,6 +184,7 @@ def judge_responses(
     resume: bool = False,
     truncate: bool = False,
     progress: bool = True,
+    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
 ) -> JudgeVerdicts:
     """One judge's pointwise scores, perplexities and (optionally) pairwise verdicts.
 
@@ -188,6 +198,7 @@ def judge_responses(
         resume: Continue result files in `records_dir` instead of starting them afresh.
         truncate: Cut over-long content to fit the judge's context (recorded).
         progress: Show progress bars.
+        min_valid_mass: Below this probability on the valid scores (labels) a verdict is unscored.
 
     Returns:
         The judge's verdicts; unscored items have score None (skipped by the analysis).
@@ -211,6 +222,7 @@ def judge_responses(
             resume,
             truncate,
             progress,
+            min_valid_mass,
         )
         logppl = judge_logppl(judge, responses)
         for r, res, lp in zip(responses, results, logppl):
@@ -239,6 +251,7 @@ def judge_responses(
                 resume,
                 truncate,
                 progress,
+                min_valid_mass,
             )
             pair = [_pairwise_record(info, a, b, res, human_field) for (a, b), res in zip(pairs, results)]
     return JudgeVerdicts(judge=info, pointwise=tuple(point), pairwise=tuple(pair))
@@ -247,7 +260,7 @@ def judge_responses(
 def _pairwise_record(
     info: JudgeInfo, a: ResponseRecord, b: ResponseRecord, res: ResultRecord, human_field: str | None
 ) -> PairwiseRecord:
-    d = res.pairwise
+    d = res.pairwise if res.score is not None else None  # an unscored pair keeps its readings, not a verdict
     ha, hb = human_score(a, human_field), human_score(b, human_field)
     preferred: Literal["a", "b"] | None = None if ha is None or hb is None or ha == hb else ("a" if ha > hb else "b")
     return PairwiseRecord(
@@ -281,6 +294,7 @@ def run_bias(
     resume: bool = False,
     truncate: bool = False,
     progress: bool = True,
+    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
 ) -> list[JudgeVerdicts]:
     """Loads each judge in turn, collects its verdicts and frees it before loading the next.
 
@@ -293,7 +307,7 @@ def run_bias(
         dtype: Compute dtype for every judge (`load_judge`'s default when None).
         families: Model family of judges loaded by path or hub id (`load_judge(family=...)`).
         registry_path: A models.yaml other than the bundled one.
-        human_field, records_dir, resume, truncate, progress: as for `judge_responses`.
+        human_field, records_dir, resume, truncate, progress, min_valid_mass: as for `judge_responses`.
 
     Returns:
         One `JudgeVerdicts` per judge, in the order given.
@@ -324,6 +338,7 @@ def run_bias(
                 resume=resume,
                 truncate=truncate,
                 progress=progress,
+                min_valid_mass=min_valid_mass,
             )
             out.append(verdicts)
         finally:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
+
 _device = click.option("--device", default=None, help="cpu, cuda, cuda:1... (default: CUDA if available).")
 _dtype = click.option(
     "--dtype",
@@ -157,6 +159,7 @@ def generate_cmd(
     "--truncate", is_flag=True, help="Cut content longer than a judge's context (recorded) instead of failing."
 )
 @click.option("--resume", is_flag=True, help="Continue the result records in --out-dir/records.")
+@min_valid_mass_option
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests.")
 @click.option("--resamples", type=click.IntRange(min=1), default=1000, show_default=True, help="Bootstrap resamples.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of the summary.")
@@ -176,6 +179,7 @@ def bias_cmd(
     human_field,
     truncate,
     resume,
+    min_valid_mass,
     seed,
     resamples,
     as_json,
@@ -232,6 +236,7 @@ def bias_cmd(
             "--pairwise": pairwise,
             "--truncate": truncate,
             "--resume": resume,
+            "--min-valid-mass": min_valid_mass is not None,
             "--models": registry,
             "--device": device,
             "--dtype": dtype,
@@ -261,6 +266,7 @@ def bias_cmd(
             progress=not no_progress,
             device=device,
             dtype=dtype,
+            min_valid_mass=min_valid_mass_or_default(min_valid_mass),
         )
     files = write_study(study, verdicts, out_dir)
     if as_json:
@@ -315,6 +321,7 @@ def _judge_and_analyse(
     progress: bool,
     device: str | None,
     dtype: str | None,
+    min_valid_mass: float,
 ):
     """Checks everything that needs no model, then runs the judges one at a time and analyses."""
     from localjudge.bias.families import check_names, fill_families, model_families
@@ -349,6 +356,7 @@ def _judge_and_analyse(
         progress=progress,
         device=device,
         dtype=dtype,
+        min_valid_mass=min_valid_mass,
     )
     study = analyze_verdicts(
         verdicts, records, responses, metric, pair_metric, human_field=human_field, settings=settings

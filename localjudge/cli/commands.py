@@ -9,6 +9,12 @@ import click
 
 from localjudge.cli.options import judge_inputs, judge_options, load_from_options, read_scale
 from localjudge.cli.output import print_table
+from localjudge.cli.reading import (
+    field_label_option,
+    labelled_metrics,
+    min_valid_mass_option,
+    min_valid_mass_or_default,
+)
 
 
 @click.command("models")
@@ -66,9 +72,10 @@ def metrics_cmd() -> None:
 @click.option("--low", type=int, default=None, help="Lowest score of the scale.")
 @click.option("--high", type=int, default=None, help="Highest score of the scale.")
 @click.option("--labels", default=None, help="Comma-separated label scale instead of scores, e.g. A,B.")
+@min_valid_mass_option
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @judge_options
-def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
+def score_cmd(texts, file, low, high, labels, min_valid_mass, no_progress, **judge_kw) -> None:
     """Print exact score distributions at the end of already-rendered prompts."""
     from localjudge.errors import ConfigError
 
@@ -79,13 +86,16 @@ def score_cmd(texts, file, low, high, labels, no_progress, **judge_kw) -> None:
     if empty:
         raise ConfigError(f"prompt {empty[0]} is empty; give every prompt some text to score")
     scale = read_scale(low, high, labels)  # every check that needs no model comes before the (slow) load
+    threshold = min_valid_mass_or_default(min_valid_mass)
     judge = load_from_options(**judge_kw, progress=not no_progress)
     if scale.labels is not None:
-        dists = judge.score_labels(prompts, scale.labels)
+        dists = judge.score_labels(prompts, scale.labels, min_valid_mass=threshold)
     else:
-        dists = judge.score_texts(prompts, scale.low, scale.high)
+        dists = judge.score_texts(prompts, scale.low, scale.high, min_valid_mass=threshold)
     for p, d in zip(prompts, dists):
-        click.echo(json.dumps({"prompt": p[-60:], **d.model_dump(mode="json")}, default=str))
+        click.echo(
+            json.dumps({"prompt": p[-60:], "min_valid_mass": threshold, **d.model_dump(mode="json")}, default=str)
+        )
 
 
 def _read_prompts(path: Path) -> list[str]:
@@ -156,7 +166,12 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
 @click.option(
     "--metric", "metric_names", multiple=True, required=True, help="Built-in metric name or metric file; repeatable."
 )
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="Stream result records to this JSONL file.")
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Stream result records to this JSONL file (in input order once the run ends).",
+)
 @click.option("--resume", is_flag=True, help="Continue an interrupted run in --out without redoing finished items.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 @click.option(
@@ -171,6 +186,8 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
 @click.option(
     "--truncate", is_flag=True, help="Cut content longer than the judge's context (recorded) instead of failing."
 )
+@min_valid_mass_option
+@field_label_option
 @click.option("--skip-invalid", is_flag=True, help="Skip malformed rows of DATA, listing each one.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
@@ -190,6 +207,8 @@ def eval_cmd(
     reasoning,
     style_guide,
     truncate,
+    min_valid_mass,
+    field_labels,
     skip_invalid,
     limit,
     as_json,
@@ -198,10 +217,10 @@ def eval_cmd(
     **judge_kw,
 ) -> None:
     """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
+    from localjudge.cli.summary import print_run
     from localjudge.errors import ConfigError, repeated
     from localjudge.io.cases import load_cases
     from localjudge.io.files import read_text, refuse_overwriting
-    from localjudge.metrics import resolve_metric
     from localjudge.metrics.builtin import with_reasoning
     from localjudge.runs.evaluate import evaluate
 
@@ -229,10 +248,11 @@ def eval_cmd(
             click.echo(f"skipped: {msg}", err=True)
     cases = cases[:limit] if limit else cases
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
-    metrics = [with_reasoning(resolve_metric(n, style_guide=guide), reasoning) for n in metric_names]
+    metrics = [with_reasoning(m, reasoning) for m in labelled_metrics(metric_names, guide, field_labels)]
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
+    threshold = min_valid_mass_or_default(min_valid_mass)
     if distributed:
         from localjudge.runs.distributed import evaluate_distributed, local_device, write_records
 
@@ -241,7 +261,9 @@ def eval_cmd(
         judge = load_from_options(
             **{**judge_kw, "device": judge_kw.get("device") or local_device()}, progress=not no_progress
         )
-        result = evaluate_distributed(cases, metrics, judge, truncate=truncate, progress=not no_progress)
+        result = evaluate_distributed(
+            cases, metrics, judge, truncate=truncate, progress=not no_progress, min_valid_mass=threshold
+        )
         if result is None:  # not rank 0: rank 0 prints and writes everything
             return
         if out:
@@ -257,6 +279,7 @@ def eval_cmd(
             overwrite=overwrite,
             truncate=truncate,
             progress=not no_progress,
+            min_valid_mass=threshold,
         )
     for r in result.records:
         if r.truncated:
@@ -274,32 +297,7 @@ def eval_cmd(
             )
         )
         return
-    rows = []
-    for r in result.records:
-        score = "unscored" if r.score is None else f"{r.score:.3f}"
-        raw = "" if r.raw_score is None else f"{r.raw_score:.2f}"
-        rows.append(
-            (
-                r.case_id,
-                r.metric,
-                score,
-                raw,
-                "" if r.passed is None else ("pass" if r.passed else "FAIL"),
-                (r.unscored_reason or "")[:60],
-            )
-        )
-    print_table(["case", "metric", "score", "raw", "verdict", "note"], rows)
-    click.echo("")
-    print_table(
-        ["metric", "n", "mean score", "pass rate", "unscored", "valid mass"],
-        [
-            (s.metric, s.n, _f(s.mean_score), _f(s.pass_rate), s.unscored, _f(s.mean_valid_mass))
-            for s in result.summaries
-        ],
-    )
-    for s in result.summaries:
-        for note in s.notes:
-            click.echo(f"\nNote on {s.metric}: {note}.")
+    print_run(result)
     if out:
         click.echo(f"\nresults: {out}")
 
@@ -308,7 +306,3 @@ def _file_or_none(path: str) -> str | None:
     from localjudge.io.files import is_file
 
     return path if is_file(path) else None
-
-
-def _f(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"

@@ -8,6 +8,8 @@ flushed as soon as written, so a killed run leaves whole records and at most one
 `RecordFile` reads such a file back and cuts that torn line before a resume appends to it. Its
 two guarantees: every line is validated before anything is cut, so a refused resume changes
 nothing; and only a torn *record* (the start of one of ours) is cut, anything else is refused.
+`RecordFile.replace` puts a finished file's records in another order (input order) atomically:
+a reader, or a run killed meanwhile, sees the old file or the new one, never a mix.
 
 Examples:
     >>> rows = list(text_rows('{"a": 1}\\n\\n[2]\\n', "x.jsonl"))
@@ -19,6 +21,8 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,6 +162,29 @@ class RecordFile(Generic[M]):
         """An `Appender` for the file; see there for `mode`."""
         return Appender(path, self, mode)
 
+    def replace(self, path: str | Path, records: Iterable[M]) -> None:
+        """Replaces the file's content with `records`, atomically (temp file, fsync, rename).
+
+        The file keeps its permissions; a symlink keeps pointing at it (the file it names is replaced).
+        """
+        target = Path(os.path.realpath(path))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+        # created as open() creates files (0o666 under the umask), not mkstemp's 0o600
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.writelines(dump_line(r, allow_nan=self.allow_nan) for r in records)
+                f.flush()
+                os.fsync(f.fileno())
+            if target.exists():
+                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+            os.replace(tmp, target)
+        except BaseException:  # a Ctrl-C between write and rename included: the old file stays whole
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        _sync_dir(target.parent)
+
     def cut_torn(self, path: str | Path) -> None:
         """Cuts a torn last record so that appended records start on a line of their own."""
         path = Path(path)
@@ -174,6 +201,20 @@ class RecordFile(Generic[M]):
             first = exc.errors()[0]
             why = f"{field_path(first['loc'])}: {first['msg']}" if first["loc"] and self.name_field else first["msg"]
             raise DataError(f"{path}:{n}: not a {self.what} ({why}){self.hint}") from None
+
+
+def _sync_dir(path: Path) -> None:
+    """Makes a rename in the folder durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def torn_tail(raw: bytes, path: str | Path, first_key: str, what: str) -> int:

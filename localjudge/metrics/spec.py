@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
@@ -111,8 +112,12 @@ class PairwiseMetric(BaseModel):
         default=("output_1", "output_2"), description="The two case fields compared."
     )
     allow_tie: bool = Field(default=False, description="Offer a third label, a tie.")
-    threshold: float = Field(
-        default=0.5, ge=0, le=1, description="P(first output better) at or above which it 'passes'."
+    threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="P(output 1 better) at or above which output 1 'passes'; none: no pass/fail (a comparison "
+        "reports output 1's win rate instead).",
     )
 
 
@@ -311,11 +316,19 @@ def metric_from_dict(data: dict, source: str = "<dict>") -> Metric:
         raise ConfigError(f"{source}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
 
 
-def load_metric_file(path: str | Path) -> Metric:
-    """Reads a metric definition from a .yaml/.yml/.json file."""
+def load_metric_file(path: str | Path, field_labels: Mapping[str, str] | None = None) -> Metric:
+    """Reads a metric definition from a .yaml/.yml/.json file, its fields named by `field_labels`.
+
+    The labels become the headings of the fields the metric shows, and replace the words the
+    file lists under `names:` ({field: [words naming it]}) in its task, criteria, steps and rubric
+    (`localjudge.metrics.labels`).
+    """
+    from localjudge.metrics.labels import apply_names, check_labels, relabel  # labels builds on this module
+
     path = Path(path)
-    data = load_yaml(path, "metric file")
-    return metric_from_dict(data, str(path))
+    labels = check_labels(field_labels)
+    data = apply_names(load_yaml(path, "metric file"), labels, str(path))
+    return relabel(metric_from_dict(data, str(path)), labels)
 
 
 def dump_metric(metric: Metric) -> str:

@@ -12,8 +12,10 @@ from localjudge.judges.judge import Judge
 from localjudge.metrics import prompts as P
 from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION
 from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, PairwiseMetric, ReferenceMetric
-from localjudge.runs.records import PairwiseDetail, ResultRecord, clean_float, unscored
+from localjudge.runs.pairwise import score_pairwise
+from localjudge.runs.records import ResultRecord, clean_float, unscored
 from localjudge.runs.reference import REFERENCE_VERSION, score_reference
+from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 HYBRID_VERSION = "hybrid-v1"
 REASONING_TOKENS = 128
@@ -30,6 +32,7 @@ class MetricContext:
         steps_source: "pinned", "cache" or "generated".
         hardened: whether the hardened template is used.
         truncate: cut over-long content to fit the context instead of failing.
+        min_valid_mass: below this probability on valid scores (labels) a case is unscored.
     """
 
     metric: Metric
@@ -37,6 +40,12 @@ class MetricContext:
     steps_source: str | None
     hardened: bool = True
     truncate: bool = False
+    min_valid_mass: float = DEFAULT_MIN_VALID_MASS
+
+    @property
+    def reads_distribution(self) -> bool:
+        """Whether the metric reads a score (label) distribution, to which `min_valid_mass` applies."""
+        return isinstance(self.metric, GEvalMetric | PairwiseMetric)
 
     @property
     def template_version(self) -> str:
@@ -67,6 +76,7 @@ def record_base(ctx: MetricContext, judge: Judge, case: TestCase) -> dict:
         metric=ctx.metric.name,
         kind=ctx.metric.kind,
         threshold=ctx.metric.threshold,
+        min_valid_mass=ctx.min_valid_mass if ctx.reads_distribution else None,
         extra=case.extra,
         judge=judge.info.model_dump(),
         metric_spec=spec,
@@ -110,7 +120,7 @@ def _fit(judge: Judge, ctx: MetricContext, case: TestCase, render) -> tuple[Test
 def score_chunk(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[ResultRecord]:
     """Scores cases that have every field the metric needs; returns records in input order."""
     if isinstance(ctx.metric, PairwiseMetric):
-        return _pairwise(judge, ctx, cases)
+        return score_pairwise(judge, ctx, cases, lambda case: record_base(ctx, judge, case))
     if isinstance(ctx.metric, LikelihoodMetric):
         from localjudge.runs.likelihood import score_likelihood
 
@@ -138,7 +148,7 @@ def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[
         cut_reasoning = [a.split("Score")[0].rstrip() for a in analyses]
         prompts = [p + r + "\n" + P.SCORE_PREFILL for p, r in zip(prompts, cut_reasoning)]
         reasoning = list(cut_reasoning)
-    dists = judge.score_texts(prompts, m.low, m.high)
+    dists = judge.score_texts(prompts, m.low, m.high, min_valid_mass=ctx.min_valid_mass)
     if m.reasoning == "after":
         follow = [p + f" {d.mode}\nExplanation:" for p, d in zip(prompts, dists)]
         explained = judge.generate(follow, EXPLANATION_TOKENS, share_prefix=True)
@@ -159,56 +169,6 @@ def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[
                 reasoning=why,
                 prompt_tokens=judge.count_tokens(prompt),
                 truncated=cut,
-            )
-        )
-    return out
-
-
-def _pairwise(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[ResultRecord]:
-    m = ctx.metric
-    assert isinstance(m, PairwiseMetric)  # score_chunk's dispatch
-    labels = ["A", "B", "Tie"] if m.allow_tie else ["A", "B"]
-    f1, f2 = m.output_fields
-
-    def prompt(case: TestCase, first: str, second: str) -> str:
-        user = P.pairwise_message(m, case, str(case.get(first)), str(case.get(second)), ctx.hardened)
-        return judge.render(P.SYSTEM, user, P.PAIRWISE_PREFILL)
-
-    texts = [prompt(c, f1, f2) for c in cases] + [prompt(c, f2, f1) for c in cases]
-    for c, t in zip(list(cases) * 2, texts):
-        if judge.count_tokens(t) > judge.info.context_length:
-            raise ContextLengthError(f"case {clip(c.id)}: the pairwise prompt is longer than the judge's context")
-    dists = judge.score_labels(texts, labels)
-    n = len(cases)
-    out = []
-    for i, case in enumerate(cases):
-        d1, d2 = dists[i], dists[n + i]
-        if not (d1.scored and d2.scored):
-            reason = d1.unscored_reason or d2.unscored_reason
-            out.append(unscored_record(ctx, judge, case, f"pairwise: {reason}"))
-            continue
-        p1, p2 = d1.probs["A"], d2.probs["B"]  # P(output 1 better) shown first / shown second
-        q1, q2 = d1.probs["B"], d2.probs["A"]
-        tie = (d1.probs["Tie"] + d2.probs["Tie"]) / 2 if m.allow_tie else None
-        win = (p1 + p2) / 2
-        dist = {f1: win, f2: (q1 + q2) / 2} | ({"tie": tie} if tie is not None else {})
-        out.append(
-            ResultRecord(
-                **record_base(ctx, judge, case),
-                score=win,
-                raw_score=None,
-                passed=win >= m.threshold,
-                distribution=dist,
-                valid_mass=min(d1.valid_mass, d2.valid_mass),
-                mode=max(dist, key=dist.__getitem__),
-                pairwise=PairwiseDetail(
-                    p_first_better_shown_first=p1,
-                    p_first_better_shown_second=p2,
-                    p_tie=tie,
-                    disagreement=abs(p1 - p2),
-                    flipped=(p1 > q1) != (p2 > q2),
-                ),
-                prompt_tokens=judge.count_tokens(texts[i]),
             )
         )
     return out

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics.spec import Metric
+from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 
 class Rank(NamedTuple):
@@ -94,6 +95,7 @@ def evaluate_distributed(
     chunk_size: int | None = None,
     progress: bool | None = None,
     steps_cache: Path | None = None,
+    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
 ):
     """`evaluate` over all launched processes; rank 0 gets the `EvaluationResult`, others None.
 
@@ -103,7 +105,8 @@ def evaluate_distributed(
     """
     import torch.distributed as dist
 
-    from localjudge.runs.evaluate import EvaluationResult, evaluate, summarize
+    from localjudge.runs.evaluate import EvaluationResult, evaluate
+    from localjudge.runs.summary import summarize
 
     rank, world, _ = current_rank()
 
@@ -117,6 +120,7 @@ def evaluate_distributed(
             chunk_size=chunk_size,
             progress=show if progress is None else progress,
             steps_cache=steps_cache,
+            min_valid_mass=min_valid_mass,
         )
 
     if world == 1:
@@ -143,9 +147,9 @@ def evaluate_distributed(
 
 
 def write_records(result, out, overwrite: bool = False) -> None:
-    """Writes gathered records to a results file (rank 0)."""
-    from localjudge.runs.results_file import open_results
+    """Writes gathered records to a results file (rank 0), atomically: the old file or the new one."""
+    from localjudge.runs.results_file import open_results, replace_results
 
-    with open_results(out, "overwrite" if overwrite else "new") as writer:
-        for r in result.records:
-            writer.write(r)
+    if not overwrite:
+        open_results(out, "new").close()  # refuses a file that holds something
+    replace_results(out, result.records)

@@ -18,61 +18,11 @@ from localjudge.metrics.steps import resolve_steps
 from localjudge.runs.chunk import MetricContext, missing_fields, record_base, score_chunk, unscored_record
 from localjudge.runs.hybrid import hybrid_records
 from localjudge.runs.records import ResultRecord
-from localjudge.runs.results_file import open_results, read_results
+from localjudge.runs.results_file import open_results, read_results, replace_results
+from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
+from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 log = logging.getLogger("localjudge")
-
-
-class MetricSummary(BaseModel):
-    """Aggregate of one metric over a run."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    metric: str = Field(description="Metric name.")
-    n: int = Field(description="Cases judged.")
-    scored: int = Field(description="Cases with a score.")
-    unscored: int = Field(description="Cases without a score (missing fields, too little valid mass).")
-    mean_score: float | None = Field(description="Mean normalised score over scored cases.")
-    pass_rate: float | None = Field(
-        description="Share of scored cases that passed; null when the metric has no threshold."
-    )
-    mean_valid_mass: float | None = Field(description="Mean probability on valid scores.")
-    score_min: float | None = Field(default=None, description="Lowest score over scored cases.")
-    score_max: float | None = Field(default=None, description="Highest score over scored cases.")
-    notes: list[str] = Field(
-        default_factory=list, description="Warnings on what the scores can tell (see `reading_notes`)."
-    )
-
-
-NARROW_SPREAD = 0.15
-"""Scores of a bounded metric spanning less than this share of the 0-1 scale do not separate cases."""
-
-LOW_VALID_MASS = 0.5
-"""Below this mean valid mass the judge is mostly not answering with a score at all."""
-
-
-def reading_notes(kind: str, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool) -> list[str]:
-    """What a reader must know before taking a metric's scores as verdicts, in plain words."""
-    notes = []
-    if kind in ("geval", "pairwise", "hybrid") and len(scores) >= 3:
-        lo, hi = min(scores), max(scores)
-        if hi - lo < NARROW_SPREAD:
-            notes.append(
-                f"scores span only {lo:.2f}-{hi:.2f} ({hi - lo:.0%} of the 0-1 scale) over {len(scores)} cases: "
-                "the judge does not separate these cases, so do not read them as verdicts; check it on "
-                "labelled cases with `localjudge calibrate`"
-            )
-    if kind == "geval" and mean_valid_mass is not None and mean_valid_mass < LOW_VALID_MASS:
-        notes.append(
-            f"only {mean_valid_mass:.0%} of the judge's probability went to valid scores on average: "
-            "it is mostly not answering with a score"
-        )
-    if kind == "likelihood" and not has_threshold:
-        notes.append(
-            "likelihood scores rank cases against each other (higher: likelier given the source); "
-            "they are not verdicts and have no pass mark"
-        )
-    return notes
 
 
 class EvaluationResult(BaseModel):
@@ -91,34 +41,6 @@ class EvaluationResult(BaseModel):
         raise KeyError((case_id, metric))
 
 
-def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[MetricSummary]:
-    """Per-metric means, pass rates and unscored counts."""
-    out = []
-    for name in metrics:
-        rs = [r for r in records if r.metric == name]
-        scored = [r for r in rs if r.score is not None]
-        masses = [r.valid_mass for r in rs if r.valid_mass is not None]
-        values = [r.score for r in rs if r.score is not None]  # the scores of `scored`
-        judged = [r for r in scored if r.passed is not None]
-        mass = sum(masses) / len(masses) if masses else None
-        kind = rs[0].kind if rs else "geval"
-        out.append(
-            MetricSummary(
-                metric=name,
-                n=len(rs),
-                scored=len(scored),
-                unscored=len(rs) - len(scored),
-                mean_score=sum(values) / len(values) if values else None,
-                pass_rate=sum(bool(r.passed) for r in judged) / len(judged) if judged else None,
-                mean_valid_mass=mass,
-                score_min=min(values, default=None),
-                score_max=max(values, default=None),
-                notes=reading_notes(kind, values, mass, any(r.threshold is not None for r in rs)),
-            )
-        )
-    return out
-
-
 def evaluate(
     cases: Sequence[TestCase],
     metrics: Sequence[Metric],
@@ -132,6 +54,7 @@ def evaluate(
     chunk_size: int | None = None,
     progress: bool = True,
     steps_cache: Path | None = None,
+    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
 ) -> EvaluationResult:
     """Judges every case with every metric.
 
@@ -140,7 +63,8 @@ def evaluate(
         metrics: G-Eval, likelihood, pairwise or hybrid metrics (names unique); a hybrid's
             components are judged too, before it.
         judge: a loaded judge (`load_judge`).
-        out: JSONL file to stream records to as they complete.
+        out: JSONL file to stream records to as they complete; once the run finishes, the file is
+            rewritten atomically with its records in input order (cases × metrics).
         resume: continue an existing `out`, skipping (case, metric) pairs already there.
         overwrite: replace an existing `out`.
         hardened: fence content and restate instructions after it (default; see prompts.py).
@@ -148,6 +72,8 @@ def evaluate(
         chunk_size: cases per scoring call; each chunk is written as soon as it is scored.
         progress: show a progress bar (items/s, ETA).
         steps_cache: directory for generated evaluation steps (default ~/.cache/localjudge).
+        min_valid_mass: G-Eval and pairwise cases whose judge puts less probability than this on
+            the valid scores (labels) are unscored, with the reason; 0..1, recorded in each record.
 
     Examples:
         >>> from localjudge import load_judge
@@ -160,6 +86,8 @@ def evaluate(
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric names repeated: {repeated(names)}; give each metric once")
+    if not 0 <= min_valid_mass <= 1:  # NaN fails too
+        raise ConfigError(f"min_valid_mass {min_valid_mass!r} is not a share of probability; give one in 0..1")
     metrics = with_components(metrics)
     names = [m.name for m in metrics]
     ids = [c.id for c in cases]
@@ -174,7 +102,7 @@ def evaluate(
     contexts = {}
     for metric in metrics:
         if any((c.id, metric.name) not in done for c in cases):
-            contexts[metric.name] = ctx = _context(judge, metric, truncate, hardened, steps_cache)
+            contexts[metric.name] = ctx = _context(judge, metric, truncate, hardened, steps_cache, min_valid_mass)
             _check_same_spec(ctx, judge, [r for (_, name), r in done.items() if name == metric.name], out)
     chunk = chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
     todo = {(c.id, m.name) for c in cases for m in metrics} - set(done)
@@ -182,6 +110,12 @@ def evaluate(
     mode: Literal["new", "overwrite", "resume"] = "resume" if resume else ("overwrite" if overwrite else "new")
     writer = open_results(out, mode) if out is not None else None  # resuming, it cuts a torn last record
     fresh: dict[tuple[str, str], ResultRecord] = {}
+
+    def emit(rec: ResultRecord) -> None:
+        fresh[(rec.case_id, rec.metric)] = rec
+        if writer:
+            writer.write(rec)
+
     try:
         for metric in metrics:
             pending = [c for c in cases if (c.id, metric.name) not in done]
@@ -190,19 +124,14 @@ def evaluate(
             ctx = contexts[metric.name]
             if isinstance(metric, HybridMetric):  # its components come before it and are all judged
                 for rec in hybrid_records(metric, pending, {**done, **fresh}, partial(record_base, ctx, judge)):
-                    fresh[(rec.case_id, rec.metric)] = rec
-                    if writer:
-                        writer.write(rec)
+                    emit(rec)
                 bar.update(len(pending))
                 continue
             ready = []
             for case in pending:
                 lacking = missing_fields(metric, case)
                 if lacking:
-                    rec = unscored_record(ctx, judge, case, f"case has no {', '.join(lacking)}")
-                    fresh[(case.id, metric.name)] = rec
-                    if writer:
-                        writer.write(rec)
+                    emit(unscored_record(ctx, judge, case, f"case has no {', '.join(lacking)}"))
                     bar.update(1)
                 else:
                     ready.append(case)
@@ -211,9 +140,7 @@ def evaluate(
             ready.sort(key=lambda c: tuple(str(c.get(f) or "") for f in _fields(metric)))
             for start in range(0, len(ready), chunk):
                 for rec in score_chunk(judge, ctx, ready[start : start + chunk]):
-                    fresh[(rec.case_id, rec.metric)] = rec
-                    if writer:
-                        writer.write(rec)
+                    emit(rec)
                 bar.update(len(ready[start : start + chunk]))
             if writer:
                 writer.sync()
@@ -223,7 +150,23 @@ def evaluate(
             writer.close()
     allrec = {**done, **fresh}
     records = [allrec[(c.id, m.name)] for c in cases for m in metrics]
+    if out is not None:
+        _put_in_input_order(out, records, done, fresh)
     return EvaluationResult(records=records, summaries=summarize(records, names))
+
+
+def _put_in_input_order(out, records: list[ResultRecord], done: dict, fresh: dict) -> None:
+    """Rewrites the finished results file with its records in input order (cases × metrics).
+
+    Records of the file that this run did not ask for (a resume with fewer cases or metrics)
+    are kept, after the others, in the order they were in.
+    """
+    on_disk = [*done, *fresh]  # the file's order: what was there, then what was appended
+    wanted = [(r.case_id, r.metric) for r in records]
+    asked = set(wanted)
+    if on_disk[: len(wanted)] == wanted:
+        return  # already in order: the file stays as written
+    replace_results(out, records + [r for k, r in done.items() if k not in asked])
 
 
 def with_components(metrics: Sequence[Metric]) -> list[Metric]:
@@ -255,14 +198,16 @@ def _fields(metric: Metric) -> list[str]:
     return list(metric.fields) if isinstance(metric, GEvalMetric) else list(metric.output_fields)
 
 
-def _context(judge: Judge, metric: Metric, truncate: bool, hardened: bool, cache: Path | None) -> MetricContext:
+def _context(
+    judge: Judge, metric: Metric, truncate: bool, hardened: bool, cache: Path | None, min_valid_mass: float
+) -> MetricContext:
     if isinstance(metric, GEvalMetric):
         gaps = metric.rubric_gaps()
         if gaps:
             log.warning("metric %s: rubric covers no range for scores %s", metric.name, gaps)
         steps, source = resolve_steps(judge, metric, cache)
-        return MetricContext(metric, tuple(steps), source, hardened, truncate)
-    return MetricContext(metric, (), None, hardened, truncate)
+        return MetricContext(metric, tuple(steps), source, hardened, truncate, min_valid_mass)
+    return MetricContext(metric, (), None, hardened, truncate, min_valid_mass)
 
 
 def _check_same_run(r: ResultRecord, judge: Judge, out) -> None:
@@ -284,6 +229,13 @@ def _check_same_spec(ctx: MetricContext, judge: Judge, done: list[ResultRecord],
             raise ConfigError(
                 f"{out}: metric {clip(ctx.metric.name)} was defined differently (or with another prompt "
                 "template) when those results were written; write to a new --out"
+            )
+        theirs = valid_mass_threshold(r)
+        if theirs != probe.min_valid_mass:
+            raise ConfigError(
+                f"{out}: metric {clip(ctx.metric.name)} was judged with min_valid_mass {theirs:g} when those "
+                f"results were written, not {probe.min_valid_mass:g}; resume with --min-valid-mass {theirs:g}, "
+                "or write to a new --out"
             )
 
 

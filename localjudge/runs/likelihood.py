@@ -13,21 +13,35 @@ from localjudge.judges.judge import Judge
 from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric
 from localjudge.runs.records import LikelihoodDetail, ResultRecord, TokenStats, unscored
-from localjudge.scoring.likelihood import ContinuationLogprobs
+from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 
 if TYPE_CHECKING:
     from localjudge.runs.chunk import MetricContext
 
 
 @dataclass(frozen=True)
+class _Counts:
+    """What the judge reads for one case, in tokens, each counted as the engine tokenises it."""
+
+    condition: int  # the prompt the target follows (boundary rule applied), the target excluded
+    target: int  # the continuation scored
+    contrast: int | None  # the PMI contrast prompt, the target excluded; None without PMI
+
+    @property
+    def window(self) -> int:
+        """Tokens the longer reading needs in the judge's context: the condition and the target."""
+        return self.condition + self.target
+
+
+@dataclass(frozen=True)
 class _Item:
-    """One case ready to score: its prompts, the continuation read, what --truncate cut."""
+    """One case ready to score: its prompts, the continuation read, token counts, what --truncate cut."""
 
     case: TestCase
     prompt: str
     contrast: str | None
     continuation: str
-    tokens: int
+    counts: _Counts
     cut: str | None
 
 
@@ -50,11 +64,12 @@ def score_likelihood(
     contrast = {id(it): next(lls) for it in live} if m.pmi is not None else {}
     out = []
     for it, b in zip(items, blank):
-        fields = dict(prompt_tokens=it.tokens, truncated=it.cut)
-        if b:
-            out.append(unscored(base(it.case), f"the {m.target} is blank", **fields))
+        fields = dict(prompt_tokens=it.counts.condition, truncated=it.cut)
+        if b:  # nothing was read; the prompt's size still holds
+            detail = _detail(m, it.counts, None, None)
+            out.append(unscored(base(it.case), f"the {m.target} is blank", likelihood=detail, **fields))
             continue
-        out.append(_record(base(it.case), m, given[id(it)], contrast.get(id(it)), fields))
+        out.append(_record(base(it.case), m, it.counts, given[id(it)], contrast.get(id(it)), fields))
     return out
 
 
@@ -63,24 +78,46 @@ def _value(m: LikelihoodMetric, ll: ContinuationLogprobs) -> float:
 
 
 def _stats(ll: ContinuationLogprobs) -> TokenStats:
-    return TokenStats(sum=ll.sum, mean=ll.mean, min=ll.min)
+    return TokenStats(sum=_finite(ll.sum), mean=_finite(ll.mean), min=_finite(ll.min))
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _detail(
+    m: LikelihoodMetric, counts: _Counts, given: ContinuationLogprobs | None, contrast: ContinuationLogprobs | None
+) -> LikelihoodDetail:
+    """The token counts, and the readings of the target under each condition that was read."""
+    return LikelihoodDetail(
+        n_tokens=counts.target,
+        condition_tokens=counts.condition,
+        contrast_tokens=counts.contrast,
+        aggregation=m.aggregation,
+        given_source=_stats(given) if given is not None else None,
+        without_source=_stats(contrast) if contrast is not None else None,
+        pmi_min=(
+            _finite(min(a - b for a, b in zip(given.logprobs, contrast.logprobs)))
+            if given is not None and contrast is not None
+            else None
+        ),
+    )
 
 
 def _record(
-    base: dict, m: LikelihoodMetric, given: ContinuationLogprobs, contrast: ContinuationLogprobs | None, fields: dict
+    base: dict,
+    m: LikelihoodMetric,
+    counts: _Counts,
+    given: ContinuationLogprobs,
+    contrast: ContinuationLogprobs | None,
+    fields: dict,
 ) -> ResultRecord:
     raw = _value(m, given) - (_value(m, contrast) if contrast is not None else 0.0)
+    detail = _detail(m, counts, given, contrast)
     if not math.isfinite(raw):
-        return unscored(base, "a log-probability of the target is not finite", **fields)
+        return unscored(base, "a log-probability of the target is not finite", likelihood=detail, **fields)
     # a log-probability maps to a probability; a PMI to the share of the two conditions' likelihood
     score = 1 / (1 + math.exp(-raw)) if contrast is not None else math.exp(raw)
-    detail = LikelihoodDetail(
-        n_tokens=given.n_tokens,
-        aggregation=m.aggregation,
-        given_source=_stats(given),
-        without_source=_stats(contrast) if contrast is not None else None,
-        pmi_min=min(a - b for a, b in zip(given.logprobs, contrast.logprobs)) if contrast is not None else None,
-    )
     passed = None if m.threshold is None else score >= m.threshold
     return ResultRecord(
         **base,
@@ -94,19 +131,25 @@ def _record(
     )
 
 
-def _measure(judge: Judge, m: LikelihoodMetric, case: TestCase) -> tuple[str, str | None, str, int]:
+def _measure(judge: Judge, m: LikelihoodMetric, case: TestCase) -> tuple[str, str | None, str, _Counts]:
     prompt = L.condition_prompt(judge, m, case)
+    contrast = L.contrast_prompt(judge, m, case)
     cont = L.continuation(prompt, str(case.get(m.target) or ""))
-    n = judge.count_tokens(prompt.rstrip(" \t")) + len(judge.backend.encode_continuation(cont))
-    return prompt, L.contrast_prompt(judge, m, case), cont, n
+    head, scored = split_boundary(prompt, cont)  # as `Judge.loglikelihood` splits them
+    counts = _Counts(
+        condition=judge.count_tokens(head),
+        target=len(judge.backend.encode_continuation(scored)),
+        contrast=None if contrast is None else judge.count_tokens(split_boundary(contrast, cont)[0]),
+    )
+    return prompt, contrast, cont, counts
 
 
 def _fit(judge: Judge, m: LikelihoodMetric, case: TestCase, truncate: bool) -> _Item:
     """The case's prompts, cutting the longest condition field under --truncate, else failing when too long."""
-    prompt, contrast, cont, n = _measure(judge, m, case)
-    limit = judge.info.context_length
+    prompt, contrast, cont, counts = _measure(judge, m, case)
+    limit, n = judge.info.context_length, counts.window
     if n <= limit:
-        return _Item(case, prompt, contrast, cont, n, None)
+        return _Item(case, prompt, contrast, cont, counts, None)
     if not truncate:
         raise ContextLengthError(
             f"case {clip(case.id)}: the {m.name} prompt and {m.target} have {n} tokens, more than the judge's "
@@ -120,9 +163,10 @@ def _fit(judge: Judge, m: LikelihoodMetric, case: TestCase, truncate: bool) -> _
         keep = int(_length(current.get(field)) * min(0.95, limit / n * 0.95))
         notes.append(f"{field} cut from {_length(current.get(field))} to {keep} characters")
         current = current.model_copy(update={field: _cut(current.get(field), keep, field)})
-        prompt, contrast, cont, n = _measure(judge, m, current)
+        prompt, contrast, cont, counts = _measure(judge, m, current)
+        n = counts.window
         if n <= limit:
-            return _Item(current, prompt, contrast, cont, n, "; ".join(notes))
+            return _Item(current, prompt, contrast, cont, counts, "; ".join(notes))
     raise ContextLengthError(f"case {clip(case.id)}: cannot truncate the {m.name} prompt to {limit} tokens")
 
 

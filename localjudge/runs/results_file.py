@@ -1,7 +1,12 @@
-"""The results file: JSON lines, append-only, flushed per record, safe to resume after a kill."""
+"""The results file: JSON lines, flushed per record, safe to resume after a kill, in input order once finished.
+
+While a run goes, records are appended as they are scored (in the order the engine finishes
+them); when it finishes, the file is replaced, atomically, by the same records in input order.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from localjudge.io.jsonl import Appender, Mode, RecordFile
@@ -31,3 +36,11 @@ def open_results(path: str | Path, mode: Mode) -> Appender:
     the file opens, so that appended records start on a line of their own.
     """
     return RESULTS.open(path, mode)
+
+
+def replace_results(path: str | Path, records: Iterable[ResultRecord]) -> None:
+    """Rewrites a results file with `records` (e.g. the finished run's, in input order), atomically.
+
+    Readers, and a run killed meanwhile, see the old file or the new one, never a mix.
+    """
+    RESULTS.replace(path, records)

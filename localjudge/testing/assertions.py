@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase, case_from_row
 from localjudge.judges.judge import Judge
 from localjudge.metrics.builtin import resolve_metric
@@ -51,9 +52,20 @@ def describe(record: ResultRecord, threshold: float) -> str:
     )
 
 
+PREFERRED = 0.5
+"""A pairwise metric without a threshold "passes" when output 1 is preferred: P(output 1 better) >= 0.5."""
+
+
 def _verdict(case, metric, judge, threshold, steps_cache) -> tuple[ResultRecord, float, bool | None]:
     record = judge_case(case, metric, judge, steps_cache)
     threshold = record.threshold if threshold is None else threshold
+    if threshold is None and record.kind == "pairwise":
+        threshold = PREFERRED
+    if threshold is None:
+        raise ConfigError(
+            f"metric {record.metric} has no pass mark ({record.kind} scores rank cases against each other); "
+            "give threshold=... to assert against one"
+        )
     passed = None if record.score is None else record.score >= threshold
     return record, threshold, passed
 
@@ -72,7 +84,8 @@ def assert_passes(
         case: a `TestCase`, or a dict with DeepEval field names.
         metric: a metric, a built-in metric name or a metric file.
         judge: a loaded judge.
-        threshold: on the normalised 0-1 score; default the metric's own.
+        threshold: on the normalised 0-1 score; default the metric's own (a pairwise metric without
+            one: 0.5, i.e. output 1 is preferred).
         steps_cache: directory for generated evaluation steps (default ~/.cache/localjudge).
 
     Returns:
