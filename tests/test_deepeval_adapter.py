@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import math
-import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from deepeval import assert_test, evaluate
@@ -20,7 +18,6 @@ from deepeval.test_case.llm_test_case import RetrievedContextData
 
 from localjudge import LocalJudgeError, TestCase
 from localjudge.errors import ConfigError
-from localjudge.integrations import deepeval as adapter
 from localjudge.integrations.deepeval import GEval, LocalJudgeMetric, MissingFieldsError, shared_judge, to_test_case
 from localjudge.metrics import LikelihoodMetric
 from localjudge.testing import fake_judge
@@ -248,12 +245,6 @@ def test_pairwise_metric_is_refused_with_the_way_out():
 
 
 RUN = """
-import socket
-attempts = []
-def refuse(*args, **kwargs):
-    attempts.append(args[:1])
-    raise OSError("no network in this test")
-socket.socket.connect = socket.getaddrinfo = socket.create_connection = refuse
 from localjudge.integrations.deepeval import LocalJudgeMetric
 from localjudge.testing import fake_judge
 from deepeval import assert_test, evaluate, telemetry
@@ -264,22 +255,50 @@ case = LLMTestCase(input="q", actual_output="a", expected_output="a")
 evaluate([case], [metric], display_config=DisplayConfig(print_results=False, show_indicator=False))
 assert_test(case, [metric])
 telemetry.flush()
-print("attempts:", len(attempts))
 """
 
 
 @pytest.mark.parametrize(("setting", "offline"), [(None, True), ("0", False)])
-def test_no_network_unless_the_user_turns_telemetry_on(tmp_path, setting, offline):
+def test_no_network_unless_the_user_turns_telemetry_on(tmp_path, offline_env, setting, offline):
     # a fresh interpreter: importing the adapter first must opt out before deepeval loads; a user's
     # explicit DEEPEVAL_TELEMETRY_OPT_OUT=0 is respected (and shows that the check sees attempts)
-    env = {k: v for k, v in os.environ.items() if k != "DEEPEVAL_TELEMETRY_OPT_OUT"}
-    env |= {"HOME": str(tmp_path / "home"), "PYTHONPATH": str(Path(adapter.__file__).parents[2])}
-    if setting is not None:
-        env["DEEPEVAL_TELEMETRY_OPT_OUT"] = setting
+    env = offline_env if setting is None else {**offline_env, "DEEPEVAL_TELEMETRY_OPT_OUT": setting}
     out = subprocess.run(
         [sys.executable, "-c", RUN], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    attempts = int(out.stdout.split("attempts:")[-1])
-    assert (attempts == 0) is offline, attempts
-    assert (tmp_path / "home" / ".deepeval" / ".deepeval_telemetry.txt").exists() is not offline
+    attempts = (tmp_path / "attempts.txt").read_text()
+    assert (attempts == "") is offline, attempts
+    assert (tmp_path / "deepeval-home" / ".deepeval_telemetry.txt").exists() is not offline
+
+
+DOCS_STYLE = """
+from deepeval import assert_test
+from deepeval.test_case import LLMTestCase
+
+from localjudge.integrations.deepeval import LocalJudgeMetric
+from localjudge.testing import fake_judge
+
+correctness = LocalJudgeMetric("correctness", judge=fake_judge(lambda prompt: {"4": 0.5, "5": 0.5}))
+
+
+def test_answer():
+    assert_test(LLMTestCase(input="2+2?", actual_output="4", expected_output="4"), [correctness])
+"""
+
+
+def test_docs_style_file_in_a_fresh_pytest_stays_offline(tmp_path, offline_env):
+    # deepeval is imported first here, by its pytest plugin, with telemetry still on: the adapter's
+    # opt-out, imported later with the test file, must still come before anything is sent
+    (tmp_path / "test_answers.py").write_text(DOCS_STYLE, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "test_answers.py"],
+        env=offline_env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, (out.stdout + out.stderr)[-2000:]
+    assert "1 passed" in out.stdout and "Running teardown with pytest sessionfinish" in out.stdout  # its plugin ran
+    assert (tmp_path / "attempts.txt").read_text() == ""

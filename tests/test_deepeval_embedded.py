@@ -7,7 +7,6 @@ score check share one load of the judge (`shared_judge`); the runner is a proces
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -56,31 +55,12 @@ def test_docs_style_file_passes_under_pytest(pytester: pytest.Pytester, judge, a
     assert attempts == []
 
 
-OFFLINE = """
-import atexit, os, socket
-tried = []
-def refuse(*args, **kwargs):
-    tried.append(repr(args[1:2] or args[:1]))
-    raise OSError("no network in this test")
-socket.socket.connect = socket.socket.connect_ex = refuse
-socket.getaddrinfo = socket.create_connection = refuse
-atexit.register(lambda: open(os.environ["NETWORK_ATTEMPTS"], "w").write("\\n".join(tried)))
-"""
-
-
-def test_docs_style_file_passes_under_deepeval_test_run(tmp_path):
-    # a process of its own, as a user runs it (it loads the judge a second time); a sitecustomize
-    # refuses every connection from the interpreter's start, before the CLI imports deepeval
-    (tmp_path / "site").mkdir()
-    (tmp_path / "site" / "sitecustomize.py").write_text(OFFLINE, encoding="utf-8")
+def test_docs_style_file_passes_under_deepeval_test_run(tmp_path, offline_env):
+    # a process of its own, as a user runs it (it loads the judge a second time); nothing reaches
+    # the network from the interpreter's start, before the CLI imports deepeval
     (tmp_path / "test_chatbot.py").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
-    env = dict(os.environ)
-    env |= {
-        "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(EXAMPLE.parents[2])]),
-        "NETWORK_ATTEMPTS": str(tmp_path / "attempts.txt"),
-        "DEEPEVAL_TELEMETRY_OPT_OUT": "1",  # the CLI imports deepeval before the test file: opt out as the README says
-        "DEEPEVAL_HOME": str(tmp_path / "deepeval-home"),
-    }
+    # the CLI imports deepeval before the test file imports the adapter: opt out as the README says
+    env = {**offline_env, "DEEPEVAL_TELEMETRY_OPT_OUT": "1"}
     deepeval = Path(sys.executable).parent / "deepeval"
     out = subprocess.run(
         [str(deepeval), "test", "run", "test_chatbot.py"], env=env, cwd=tmp_path, capture_output=True, text=True
