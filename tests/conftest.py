@@ -8,9 +8,26 @@ the embedded-judge fixtures refuse a test without it, so the fast tier cannot gr
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
+
+# DeepEval's telemetry stays off in this suite whichever module imports deepeval first (its import
+# also creates ./.deepeval when telemetry is on); the tests of the adapter's own opt-out drop it
+os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
+
+OFFLINE_SITE = """
+import atexit, os, socket
+tried = []
+def refuse(*args, **kwargs):
+    tried.append(repr(args[:2]))
+    raise OSError("no network in this test")
+socket.socket.connect = socket.socket.connect_ex = refuse
+socket.getaddrinfo = socket.create_connection = refuse
+atexit.register(lambda: open(os.environ["NETWORK_ATTEMPTS"], "w").write("\\n".join(tried)))
+"""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -27,6 +44,21 @@ def no_load(monkeypatch, tmp_path):
     monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def offline_env(tmp_path) -> dict[str, str]:
+    """The environment of a subprocess that cannot reach the network: a sitecustomize refuses every
+    connection and DNS lookup from the interpreter's start and lists them in tmp_path/attempts.txt
+    at exit. localjudge is imported from this checkout."""
+    site = tmp_path / "offline-site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(OFFLINE_SITE, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "DEEPEVAL_TELEMETRY_OPT_OUT"}
+    env["PYTHONPATH"] = os.pathsep.join([str(site), str(Path(__file__).resolve().parents[1])])
+    env["NETWORK_ATTEMPTS"] = str(tmp_path / "attempts.txt")
+    env["DEEPEVAL_HOME"] = str(tmp_path / "deepeval-home")  # DeepEval's own state, telemetry id included
+    return env
 
 
 REAL_JUDGES = ("smollm_judge", "gemma_judge")
