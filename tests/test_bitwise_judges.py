@@ -1,0 +1,88 @@
+"""Bitwise batch invariance on the embedded judges (SmolLM2-135M, Gemma-3-270M), fp32 and bf16.
+
+The real architectures, vocabularies and weights: scores, likelihoods and greedy generations of
+each item alone against the same items shuffled in batches, two token budgets, prefix reuse on
+and off, compared with `np.array_equal` / `==`. bf16 copies of the session's fp32 models keep the
+load count down; bf16 matmuls are slow on CPUs without native bf16, so the bf16 set is small.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from localjudge import Judge
+
+pytestmark = pytest.mark.slow
+
+ARTICLE = (
+    "The city council voted on Tuesday to expand the bus network by 12 routes, a plan that will cost "
+    "4.5 million dollars over three years. Supporters said the routes would serve 30,000 riders a day; "
+    "critics argued that the money should repair roads first. The mayor, who proposed the plan in 2023, "
+    "said work on the first routes begins in March."
+)
+SUMMARIES = [
+    "The council approved 12 new bus routes costing 4.5 million dollars.",
+    "The mayor cancelled the bus plan after critics complained about roads.",
+    "Bus routes will expand; work starts in March.",
+    "Critics want road repairs first.",
+]
+
+
+def _prompts(judge: Judge) -> list[str]:
+    head = f"Article: {ARTICLE}\n\nSummary: "
+    texts = [f"{head}{s}\n\nRate the summary's consistency from 1 to 10. Score:" for s in SUMMARIES]
+    return texts + ["Is the sky green? Answer Yes or No. Answer:", "Rate this reply from 1 to 10: 'ok'. Score:"]
+
+
+def _rebuild(judge: Judge, dtype: str, **options) -> Judge:
+    opts = judge.options.replace(dtype=dtype, **options)
+    model = judge.backend.model if dtype == judge.info.dtype else _as(judge.backend.model, dtype)
+    return Judge.from_model(model, judge.backend.tokenizer, judge.info.model_copy(update={"dtype": dtype}), opts)
+
+
+_COPIES: dict[tuple[int, str], torch.nn.Module] = {}
+
+
+def _as(model: torch.nn.Module, dtype: str) -> torch.nn.Module:
+    key = (id(model), dtype)
+    if key not in _COPIES:
+        _COPIES[key] = copy.deepcopy(model).to(getattr(torch, dtype))
+    return _COPIES[key]
+
+
+def _check(judge: Judge, dtype: str, budgets: tuple[int, ...]) -> None:
+    base = _rebuild(judge, dtype)
+    assert base.info.bitwise, base.info
+    texts = _prompts(base)
+    alone = [base.score_texts([t], 1, 10)[0] for t in texts]
+    backend = base.backend
+    prompts = [backend.encode(f"Article: {ARTICLE}\n\nSummary:")] * len(SUMMARIES)
+    conts = [backend.encode_continuation(" " + s) for s in SUMMARIES]
+    ll_alone = [backend.token_logprobs([p], [c])[0] for p, c in zip(prompts, conts)]
+    rng = random.Random(0)
+    for budget in budgets:
+        for reuse in (True, False):
+            other = _rebuild(judge, dtype, token_budget=budget, reuse_prefix=reuse)
+            order = rng.sample(range(len(texts)), len(texts))
+            got = other.score_texts([texts[i] for i in order], 1, 10)
+            for i, g in zip(order, got):
+                assert g.probs == alone[i].probs and g.valid_mass == alone[i].valid_mass, (budget, reuse, i)
+            lls = other.backend.token_logprobs(prompts[::-1], conts[::-1])[::-1]
+            assert all(np.array_equal(a, b) for a, b in zip(ll_alone, lls)), (budget, reuse)
+    gen_alone = [backend.generate([t], 5)[0] for t in texts[:4]]
+    assert backend.generate(texts[:4][::-1], 5, share_prefix=True)[::-1] == gen_alone
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_smollm2_bitwise(smollm_judge, dtype):
+    _check(smollm_judge, dtype, (512, 8192) if dtype == "float32" else (8192,))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gemma_bitwise(gemma_judge, dtype):
+    _check(gemma_judge, dtype, (512, 8192) if dtype == "float32" else (8192,))
