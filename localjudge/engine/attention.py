@@ -150,4 +150,4 @@ def use_block_attention(model: torch.nn.Module) -> None:
     if NAME not in AttentionInterface._global_mapping:
         AttentionInterface.register(NAME, invariant_attention)
         ALL_MASK_ATTENTION_FUNCTIONS.register(NAME, sdpa_mask)
-    model.set_attn_implementation(NAME)
+    model.set_attn_implementation(NAME)  # type: ignore[operator]  # a method, typed as a module attribute

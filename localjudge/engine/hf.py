@@ -79,6 +79,11 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         self.threads = torch.get_num_threads()
         self.gemm: GemmPlan | None = None
         """The fixed-shape GEMM plan the probe chose (None: stock layers, not batch-invariant)."""
+        if options.batch_invariant and self.device.type == "cuda":
+            # cuBLAS split-K with reduced-precision reductions changes a row with the row count;
+            # process-wide flags, so set for every judge on CUDA (unchecked until the GPU script runs)
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
         with torch.inference_mode():
             split = split_model(model, self.encode("Score: 5 of 10"))
             if options.batch_invariant:

@@ -134,7 +134,7 @@ def plan_for(linears: list[nn.Linear]) -> GemmPlan | None:
     """The first candidate plan whose probe passes on one layer of every weight shape, else None."""
     shapes: dict[tuple[int, int], nn.Linear] = {}
     for layer in linears:
-        shapes.setdefault(tuple(layer.weight.shape), layer)
+        shapes.setdefault((layer.out_features, layer.in_features), layer)
     if not shapes:
         return None
     packed = can_prepack(next(iter(shapes.values())).weight)

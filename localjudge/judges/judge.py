@@ -27,7 +27,6 @@ from localjudge.scoring.distribution import (
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 from localjudge.scoring.trie import TokenTree, build_label_tree, build_score_tree
 
-
 ENGINE_RECORD = ("batch_invariant", "bitwise", "gemm", "grid", "threads", "fp32_head")
 """JudgeInfo fields the transformers backend fills in from what it probed and ran with."""
 
