@@ -109,18 +109,14 @@ def invariant_attention(
     Returns:
         (B, Q, H, D) outputs (zeros at query slots no block holds: padding) and no weights.
     """
+    softcap = kwargs.pop("softcap", None) or getattr(module, "attn_logit_softcapping", None)
     if localjudge_blocks is None:
-        from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-        return sdpa_attention_forward(
-            module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
-        )
+        return _fallback(module, query, key, value, attention_mask, dropout, scaling, softcap, **kwargs)
     assert attention_mask is not None and attention_mask.dtype == torch.bool, "blocks need a boolean 4D mask"
     b, h, q_len, d = query.shape
     rep = h // key.shape[1]
     qt, kt, vt = query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2)  # (B, L, H*, D)
     out = query.new_zeros(b, q_len, h, value.shape[-1])  # (B, Q, H, Dv)
-    softcap = getattr(module, "attn_logit_softcapping", None)
     for g in localjudge_blocks.groups:
         rows, qs, ks = g.rows.to(query.device), g.queries.to(query.device), g.keys.to(query.device)
         qb = qt[rows[:, None], qs].transpose(1, 2)  # (n, H, q, D)
@@ -136,6 +132,21 @@ def invariant_attention(
             ob = torch.nn.functional.scaled_dot_product_attention(qb, kb, vb, attn_mask=mb, scale=scaling)
         out[rows[:, None], qs] = ob.transpose(1, 2)  # (n, q, H, Dv)
     return out, None
+
+
+def _fallback(module, query, key, value, mask, dropout, scaling, softcap, **kwargs) -> tuple[torch.Tensor, None]:
+    """A forward without blocks (a probe, a benchmark's bare pass): transformers' SDPA, or the model's
+    own eager attention when it soft-caps its scores (Gemma 2), which SDPA cannot do."""
+    if not softcap:
+        from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+        return sdpa_attention_forward(module, query, key, value, mask, dropout=dropout, scaling=scaling, **kwargs)
+    import sys
+
+    eager = sys.modules[type(module).__module__].eager_attention_forward
+    if mask is not None and mask.dtype == torch.bool:  # eager adds its mask to the scores
+        mask = torch.zeros(mask.shape, dtype=query.dtype, device=mask.device).masked_fill_(~mask, float("-inf"))
+    return eager(module, query, key, value, mask, dropout=dropout, scaling=scaling, softcap=softcap, **kwargs)
 
 
 def use_block_attention(model: torch.nn.Module) -> None:
