@@ -81,7 +81,7 @@ def _parse(path: Path, dtype) -> tuple[Any, Any]:
     try:
         with _parse_once():
             tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-            model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=dtype)
+            model: Any = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=dtype)
     except (ValueError, KeyError, NotImplementedError) as exc:
         raise ModelUnavailableError(
             f"transformers cannot load the GGUF {path.name}: {exc}; convert it to safetensors "
