@@ -7,13 +7,8 @@ from pathlib import Path
 
 import click
 
-_device = click.option("--device", default=None, help="cpu, cuda, cuda:1... (default: CUDA if available).")
-_dtype = click.option(
-    "--dtype",
-    default=None,
-    type=click.Choice(["float32", "bfloat16", "float16"]),
-    help="Default: bf16 on CUDA, fp32 on CPU.",
-)
+from localjudge.cli.options import engine_options
+
 _family = click.option(
     "--family",
     "family_specs",
@@ -52,8 +47,7 @@ def _registry(path: str | None):
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @_family
 @_models
-@_device
-@_dtype
+@engine_options
 def generate_cmd(
     prompts,
     models,
@@ -65,8 +59,7 @@ def generate_cmd(
     no_progress,
     family_specs,
     registry,
-    device,
-    dtype,
+    engine,
 ) -> None:
     """Answer the prompts in PROMPTS (JSONL with id, input, optional context/reference) with each --model.
 
@@ -105,7 +98,7 @@ def generate_cmd(
     for k, name in enumerate(models):
         click.echo(f"Loading model {name}...", err=True)
         model = loading.load_judge(
-            name, device=device, dtype=dtype, progress=not no_progress, family=families[name], registry_path=registry
+            name, options=engine, progress=not no_progress, family=families[name], registry_path=registry
         )
         # later models append to the file the first one started
         records = generate_responses(
@@ -163,8 +156,7 @@ def generate_cmd(
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @_family
 @_models
-@_device
-@_dtype
+@engine_options
 def bias_cmd(
     responses,
     judges,
@@ -182,8 +174,7 @@ def bias_cmd(
     no_progress,
     family_specs,
     registry,
-    device,
-    dtype,
+    engine,
 ) -> None:
     """Score every response in RESPONSES with every --judge and report self-preference, length and position bias.
 
@@ -214,6 +205,7 @@ def bias_cmd(
     from localjudge.bias.families import parse_families
     from localjudge.bias.io import STUDY_FILES, summary_lines, write_study
     from localjudge.bias.results import BiasSettings
+    from localjudge.cli.options import given_engine_flags
     from localjudge.errors import ConfigError
     from localjudge.io.files import is_file
 
@@ -233,8 +225,7 @@ def bias_cmd(
             "--truncate": truncate,
             "--resume": resume,
             "--models": registry,
-            "--device": device,
-            "--dtype": dtype,
+            **{flag: True for flag in given_engine_flags(engine)},
         }
         for option, value in judging_only.items():
             if value:
@@ -259,8 +250,7 @@ def bias_cmd(
             resume=resume,
             truncate=truncate,
             progress=not no_progress,
-            device=device,
-            dtype=dtype,
+            engine=engine,
         )
     files = write_study(study, verdicts, out_dir)
     if as_json:
@@ -313,8 +303,7 @@ def _judge_and_analyse(
     resume: bool,
     truncate: bool,
     progress: bool,
-    device: str | None,
-    dtype: str | None,
+    engine,
 ):
     """Checks everything that needs no model, then runs the judges one at a time and analyses."""
     from localjudge.bias.families import check_names, fill_families, model_families
@@ -347,8 +336,7 @@ def _judge_and_analyse(
         resume=resume,
         truncate=truncate,
         progress=progress,
-        device=device,
-        dtype=dtype,
+        options=engine,
     )
     study = analyze_verdicts(
         verdicts, records, responses, metric, pair_metric, human_field=human_field, settings=settings
