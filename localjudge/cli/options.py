@@ -15,7 +15,8 @@ def engine_options(fn):
     The flags are built from the model's fields (name, type, description), so a field added to
     `EngineOptions` is a flag of every command that loads a judge: `token_budget` is
     `--token-budget N`, a bool `reuse_prefix` is `--reuse-prefix/--no-reuse-prefix`, a Literal
-    is a choice. Values are validated by `EngineOptions` itself (a bad one exits 2 naming the field).
+    lists its values. Values are validated by `EngineOptions` itself, one flag at a time, so a bad
+    one exits 2 naming its flag.
     """
     from localjudge.engine.options import EngineOptions
     from localjudge.errors import ConfigError
