@@ -39,6 +39,10 @@ class ContextLengthError(LocalJudgeError):
     """A prompt is longer than the judge's context window."""
 
 
+class CacheError(LocalJudgeError):
+    """The cache folder cannot hold a prepared copy of a judge (disk full, read-only, not a folder)."""
+
+
 CLIP = 80
 """Characters of a user's value that a message quotes; longer values are cut with an ellipsis."""
 

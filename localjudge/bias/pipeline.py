@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
+from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError, DataError, clip
 from localjudge.errors import repeated as _repeated
 from localjudge.io.cases import TestCase
@@ -287,6 +288,7 @@ def run_bias(
     *,
     device: str | None = None,
     dtype: str | None = None,
+    options: EngineOptions | None = None,
     families: Mapping[str, str] | None = None,
     registry_path: str | Path | None = None,
     human_field: str | None = None,
@@ -305,6 +307,7 @@ def run_bias(
         pairwise_metric: Pairwise metric, or None.
         device: Device for every judge (`load_judge`'s default when None).
         dtype: Compute dtype for every judge (`load_judge`'s default when None).
+        options: Engine options for every judge, as for `load_judge` (device and dtype may fill them).
         families: Model family of judges loaded by path or hub id (`load_judge(family=...)`).
         registry_path: A models.yaml other than the bundled one.
         human_field, records_dir, resume, truncate, progress, min_valid_mass: as for `judge_responses`.
@@ -323,6 +326,7 @@ def run_bias(
             name,
             device=device,
             dtype=dtype,
+            options=options,
             progress=progress,
             family=(families or {}).get(name),
             registry_path=registry_path,

@@ -44,13 +44,14 @@ class Pairs:
 def _records(path: Path) -> Iterator[tuple[str, object]]:
     """Yields (location, record) with a 1-based 'line N' or 'item N' location."""
     text = read_text(path, "calibration input")
-    if path.suffix.lower() in (".csv", ".tsv"):
+    suffix = path.suffix.lower()  # labels.TSV is a TSV file too
+    if suffix in (".csv", ".tsv"):
         # not text.splitlines(): it also cuts at U+2028, \x0b... and drops newlines inside quoted cells
-        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if path.suffix == ".tsv" else ",")
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t" if suffix == ".tsv" else ",")
         for row in reader:
             yield f"line {reader.line_num}", row
         return
-    if path.suffix.lower() == ".json":
+    if suffix == ".json":
         whole = parse_json(text, path)
     else:
         try:

@@ -46,6 +46,7 @@ def main(verbose: bool) -> None:
 
 def _register() -> None:
     from localjudge.cli.bias import bias_cmd, generate_cmd
+    from localjudge.cli.cache import cache_group
     from localjudge.cli.calibrate import calibrate
     from localjudge.cli.commands import eval_cmd, metrics_cmd, models_cmd, score_cmd, steps_cmd
     from localjudge.cli.demo import demo_cmd
@@ -62,6 +63,7 @@ def _register() -> None:
         generate_cmd,
         bias_cmd,
         demo_cmd,
+        cache_group,
     ):
         main.add_command(cmd)
 

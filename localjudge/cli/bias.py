@@ -7,15 +7,9 @@ from pathlib import Path
 
 import click
 
+from localjudge.cli.options import engine_options
 from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
 
-_device = click.option("--device", default=None, help="cpu, cuda, cuda:1... (default: CUDA if available).")
-_dtype = click.option(
-    "--dtype",
-    default=None,
-    type=click.Choice(["float32", "bfloat16", "float16"]),
-    help="Default: bf16 on CUDA, fp32 on CPU.",
-)
 _family = click.option(
     "--family",
     "family_specs",
@@ -54,8 +48,7 @@ def _registry(path: str | None):
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @_family
 @_models
-@_device
-@_dtype
+@engine_options
 def generate_cmd(
     prompts,
     models,
@@ -67,8 +60,7 @@ def generate_cmd(
     no_progress,
     family_specs,
     registry,
-    device,
-    dtype,
+    engine,
 ) -> None:
     """Answer the prompts in PROMPTS (JSONL with id, input, optional context/reference) with each --model.
 
@@ -107,7 +99,7 @@ def generate_cmd(
     for k, name in enumerate(models):
         click.echo(f"Loading model {name}...", err=True)
         model = loading.load_judge(
-            name, device=device, dtype=dtype, progress=not no_progress, family=families[name], registry_path=registry
+            name, options=engine, progress=not no_progress, family=families[name], registry_path=registry
         )
         # later models append to the file the first one started
         records = generate_responses(
@@ -166,8 +158,7 @@ def generate_cmd(
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @_family
 @_models
-@_device
-@_dtype
+@engine_options
 def bias_cmd(
     responses,
     judges,
@@ -186,8 +177,7 @@ def bias_cmd(
     no_progress,
     family_specs,
     registry,
-    device,
-    dtype,
+    engine,
 ) -> None:
     """Score every response in RESPONSES with every --judge and report self-preference, length and position bias.
 
@@ -218,6 +208,7 @@ def bias_cmd(
     from localjudge.bias.families import parse_families
     from localjudge.bias.io import STUDY_FILES, summary_lines, write_study
     from localjudge.bias.results import BiasSettings
+    from localjudge.cli.options import given_engine_flags
     from localjudge.errors import ConfigError
     from localjudge.io.files import is_file
 
@@ -238,8 +229,7 @@ def bias_cmd(
             "--resume": resume,
             "--min-valid-mass": min_valid_mass is not None,
             "--models": registry,
-            "--device": device,
-            "--dtype": dtype,
+            **{flag: True for flag in given_engine_flags(engine)},
         }
         for option, value in judging_only.items():
             if value:
@@ -264,9 +254,8 @@ def bias_cmd(
             resume=resume,
             truncate=truncate,
             progress=not no_progress,
-            device=device,
-            dtype=dtype,
             min_valid_mass=min_valid_mass_or_default(min_valid_mass),
+            engine=engine,
         )
     files = write_study(study, verdicts, out_dir)
     if as_json:
@@ -319,9 +308,8 @@ def _judge_and_analyse(
     resume: bool,
     truncate: bool,
     progress: bool,
-    device: str | None,
-    dtype: str | None,
     min_valid_mass: float,
+    engine,
 ):
     """Checks everything that needs no model, then runs the judges one at a time and analyses."""
     from localjudge.bias.families import check_names, fill_families, model_families
@@ -354,9 +342,8 @@ def _judge_and_analyse(
         resume=resume,
         truncate=truncate,
         progress=progress,
-        device=device,
-        dtype=dtype,
         min_valid_mass=min_valid_mass,
+        options=engine,
     )
     study = analyze_verdicts(
         verdicts, records, responses, metric, pair_metric, human_field=human_field, settings=settings

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import click
@@ -93,9 +94,18 @@ def score_cmd(texts, file, low, high, labels, min_valid_mass, no_progress, **jud
     else:
         dists = judge.score_texts(prompts, scale.low, scale.high, min_valid_mass=threshold)
     for p, d in zip(prompts, dists):
-        click.echo(
-            json.dumps({"prompt": p[-60:], "min_valid_mass": threshold, **d.model_dump(mode="json")}, default=str)
-        )
+        # an unscored item's NaN statistics become null (NaN is not JSON); unscored_reason says why
+        record = {"prompt": p[-60:], "min_valid_mass": threshold, **_finite(d.model_dump(mode="json"))}
+        click.echo(json.dumps(record, allow_nan=False))
+
+
+def _finite(value):
+    """`value` with every NaN or infinite number in it, at any depth, replaced by None."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _read_prompts(path: Path) -> list[str]:
@@ -129,9 +139,10 @@ def _read_prompts(path: Path) -> list[str]:
     "--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric)."
 )
 @click.option("--regenerate", is_flag=True, help="Ignore built-in or pinned steps and let the judge write them.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @judge_options
-def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw) -> None:
+def steps_cmd(metric_name, out, style_guide, regenerate, overwrite, no_progress, **judge_kw) -> None:
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
     from localjudge.errors import ConfigError
     from localjudge.io.files import read_text, refuse_overwriting
@@ -147,6 +158,8 @@ def steps_cmd(metric_name, out, style_guide, regenerate, no_progress, **judge_kw
             *judge_inputs(judge_kw["judge_name"], judge_kw["registry"]),
         ],
     )
+    if not overwrite and Path(out).exists() and Path(out).stat().st_size > 0:
+        raise ConfigError(f"{out} already exists; pass --overwrite to replace it")
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metric = resolve_metric(metric_name, style_guide=guide)
     if metric.kind != "geval":
@@ -258,9 +271,9 @@ def eval_cmd(
 
         if resume:
             raise ConfigError("--resume is not supported with --distributed; rerun the whole set")
-        judge = load_from_options(
-            **{**judge_kw, "device": judge_kw.get("device") or local_device()}, progress=not no_progress
-        )
+        engine = judge_kw["engine"]
+        engine = engine if engine.device else engine.replace(device=local_device())
+        judge = load_from_options(**{**judge_kw, "engine": engine}, progress=not no_progress)
         result = evaluate_distributed(
             cases, metrics, judge, truncate=truncate, progress=not no_progress, min_valid_mass=threshold
         )

@@ -2,9 +2,82 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import functools
+from typing import Any, Literal, NamedTuple, get_args, get_origin
 
 import click
+from pydantic.fields import FieldInfo
+
+
+def engine_options(fn):
+    """One flag per `EngineOptions` field, passed to the command as `engine` (only the given ones set).
+
+    The flags are built from the model's fields (name, type, description), so a field added to
+    `EngineOptions` is a flag of every command that loads a judge: `token_budget` is
+    `--token-budget N`, a bool `reuse_prefix` is `--reuse-prefix/--no-reuse-prefix`, a Literal
+    lists its values. Values are validated by `EngineOptions` itself, one flag at a time, so a bad
+    one exits 2 naming its flag.
+    """
+    from localjudge.engine.options import EngineOptions
+    from localjudge.errors import ConfigError
+
+    fields = list(EngineOptions.model_fields)
+
+    @functools.wraps(fn)
+    def command(*args, **kwargs):
+        given = {name: kwargs.pop(_PARAM + name) for name in fields}
+        given = {name: value for name, value in given.items() if value is not None}
+        for name, value in given.items():  # one at a time, so that an error names its flag
+            try:
+                EngineOptions(**{name: value})
+            except ConfigError as exc:
+                raise ConfigError(f"--{name.replace('_', '-')}: {exc}") from None
+        kwargs["engine"] = EngineOptions(**given)
+        return fn(*args, **kwargs)
+
+    for name in reversed(fields):
+        command = _engine_flag(name, EngineOptions.model_fields[name])(command)
+    return command
+
+
+_PARAM = "engine_"
+
+
+def _engine_flag(name: str, field: FieldInfo):
+    """The click option of one `EngineOptions` field."""
+    flag = "--" + name.replace("_", "-")
+    kind = _flag_type(field.annotation)
+    shown = "" if field.default is None else f" [default: {_shown(field.default)}]"
+    # the field docs speak of the Python API, where an omitted option is None
+    help_text = (field.description or "").replace("None: ", "default: ") + shown
+    if kind is bool:
+        return click.option(f"{flag}/--no-{flag[2:]}", _PARAM + name, default=None, help=help_text)
+    if isinstance(kind, tuple):  # a Literal: EngineOptions checks it (and takes its aliases, e.g. bf16)
+        return click.option(flag, _PARAM + name, metavar=f"[{'|'.join(kind)}]", default=None, help=help_text)
+    return click.option(flag, _PARAM + name, type=kind, default=None, help=help_text)
+
+
+def _flag_type(annotation: Any) -> Any:
+    """bool, a Literal's values, or the click type of a field's annotation (None dropped from optional ones)."""
+    args = [a for a in get_args(annotation) if a is not type(None)] if get_origin(annotation) is not Literal else []
+    if args:  # X | None, Optional[X]
+        assert len(args) == 1, f"engine option type {annotation} has no command-line form"
+        return _flag_type(args[0])
+    if get_origin(annotation) is Literal:
+        return tuple(str(v) for v in get_args(annotation))
+    kinds = {bool: bool, int: click.INT, float: click.FLOAT, str: click.STRING}
+    assert annotation in kinds, f"engine option type {annotation} has no command-line form; extend _flag_type"
+    return kinds[annotation]
+
+
+def _shown(value: Any) -> str:
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
+
+
+def given_engine_flags(engine) -> list[str]:
+    """The engine flags a user gave, as typed (for commands that refuse them in some modes)."""
+    return ["--" + name.replace("_", "-") for name in type(engine).model_fields if name in engine.model_fields_set]
+
 
 _JUDGE = click.option(
     "--judge",
@@ -13,13 +86,6 @@ _JUDGE = click.option(
     help="Registry name, model dir, .gguf file or hub id (default: the registry default).",
 )
 _LOAD = [
-    click.option("--device", default=None, help="cpu, cuda, cuda:1... (default: CUDA if available)."),
-    click.option(
-        "--dtype",
-        default=None,
-        type=click.Choice(["float32", "bfloat16", "float16"]),
-        help="Default: bf16 on CUDA, fp32 on CPU.",
-    ),
     click.option(
         "--trust-remote-code",
         is_flag=True,
@@ -38,12 +104,13 @@ _LOAD = [
 
 
 def judge_options(fn):
-    """--judge, --device, --dtype, --trust-remote-code, --allow-pickle, --models."""
+    """--judge, --trust-remote-code, --allow-pickle, --models, and the engine options (`engine_options`)."""
     return _JUDGE(judge_load_options(fn))
 
 
 def judge_load_options(fn):
-    """--device, --dtype, --trust-remote-code, --allow-pickle, --models (for a command naming its judge)."""
+    """The options of `judge_options` but --judge (for a command naming its judge as an argument)."""
+    fn = engine_options(fn)  # innermost: listed after the others in --help
     for opt in reversed(_LOAD):
         fn = opt(fn)
     return fn
@@ -76,11 +143,11 @@ def read_scale(low: int | None, high: int | None, labels: str | None, default: t
     return Scale(low, high, None)
 
 
-def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle, registry, progress=True):
+def load_from_options(judge_name, trust_remote_code, allow_pickle, registry, engine, progress=True):
     """Loads the judge the options name, with a note on stderr (loading takes a while).
 
-    `progress` False (--no-progress) hides the loader's own progress bars; they never show
-    when stderr is not a terminal.
+    `engine` is the `EngineOptions` of the command's flags. `progress` False (--no-progress)
+    hides the loader's own progress bars; they never show when stderr is not a terminal.
     """
     from pathlib import Path
 
@@ -92,8 +159,7 @@ def load_from_options(judge_name, device, dtype, trust_remote_code, allow_pickle
     click.echo(f"Loading judge {judge_name or '(default)'}...", err=True)
     judge = load_judge(
         judge_name,
-        device=device,
-        dtype=dtype,
+        options=engine,
         trust_remote_code=trust_remote_code,
         allow_pickle=allow_pickle,
         registry_path=registry,

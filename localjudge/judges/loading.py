@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import sys
 from contextlib import contextmanager
-from functools import lru_cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
 from localjudge.io.files import is_dir
+from localjudge.judges.gguf_weights import file_sha256, load_gguf
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.judges.registry import (
     REGISTRY_PATH,
@@ -29,6 +29,8 @@ from localjudge.judges.registry import (
 )
 
 log = logging.getLogger("localjudge")
+
+__all__ = ["file_sha256", "load_judge"]
 
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 
@@ -47,6 +49,7 @@ def load_judge(
     registry_path: str | Path | None = None,
     progress: bool = True,
     family: str | None = None,
+    cache: bool | str | Path = True,
 ) -> Judge:
     """Loads a judge model.
 
@@ -69,6 +72,11 @@ def load_judge(
             dequantisation); they show only when stderr is a terminal, and never when False.
         family: the model family to record for a judge loaded by path or hub id (bias studies
             compare it with the generators'); default: the registry entry's, else "unknown".
+        cache: for a GGUF judge, keep a prepared copy of its weights (safetensors, verified on
+            every load) so later loads take seconds: True in the user cache folder
+            ($LOCALJUDGE_CACHE, else $XDG_CACHE_HOME/localjudge, else ~/.cache/localjudge), a
+            folder to use instead, or False to parse the GGUF every time. A folder that cannot
+            hold the copy (disk full, read-only) costs a warning, never the load.
 
     Examples:
         >>> judge = load_judge("smollm2-135m")  # doctest: +SKIP
@@ -98,7 +106,7 @@ def load_judge(
     assert run.device is not None and run.dtype is not None  # resolved
     trust = entry.trust_remote_code if trust_remote_code is None else trust_remote_code
     with _loader_bars(progress and _stderr_is_terminal()):
-        model, tokenizer, provenance = _load_weights(entry, run.dtype, trust, allow_pickle)
+        model, tokenizer, provenance = _load_weights(entry, run.dtype, trust, allow_pickle, cache)
     model.to(run.device).eval()
     use_chat = entry.chat_template == "auto" and bool(getattr(tokenizer, "chat_template", None))
     info = JudgeInfo(
@@ -211,7 +219,7 @@ def _model_context(model) -> int:
     return int(getattr(config, "max_position_embeddings", None) or 8192)
 
 
-def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle: bool):
+def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle: bool, cache: bool | str | Path):
     """Loads model and tokenizer; returns them with a provenance string (file hash or revision)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -222,15 +230,7 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
         path = Path(src.path) if isinstance(src, GGUFFileSource) else package_gguf_path(src)
         if not path.is_file():
             raise ModelUnavailableError(f"GGUF file {path} is missing; reinstall the judge's package")
-        try:
-            tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name, trust_remote_code=trust)
-            model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, **kw)
-        except (ValueError, KeyError, NotImplementedError) as exc:
-            raise ModelUnavailableError(
-                f"transformers cannot load the GGUF {path.name}: {exc}; convert it to safetensors "
-                "or use a GGUF of a supported architecture (llama, mistral, qwen2, gemma3, phi3...)"
-            ) from None
-        return model, tok, f"sha256:{file_sha256(path)}"
+        return load_gguf(path, dtype_name, cache)
     where: Path | str
     if isinstance(src, LocalDirSource):
         where, revision = Path(src.path), None
@@ -281,18 +281,3 @@ def _refuse_pickle_only(directory: Path, allow_pickle: bool) -> None:
             "arbitrary code when loaded; convert them to safetensors, or pass --allow-pickle if you "
             "trust the source"
         )
-
-
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file, remembered per (path, size, mtime) for this process."""
-    st = path.stat()
-    return _sha256(str(path.resolve()), st.st_size, st.st_mtime)
-
-
-@lru_cache(maxsize=16)
-def _sha256(path: str, size: int, mtime: float) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from localjudge.errors import LocalJudgeError, clip
+from localjudge.judges.cache import cache_root
 from localjudge.judges.judge import Judge
 from localjudge.metrics.prompts import TEMPLATE_VERSION, parse_steps, steps_request
 from localjudge.metrics.spec import GEvalMetric
@@ -25,9 +26,8 @@ STEPS_PREFILL = "Evaluation steps:\n1."
 
 
 def cache_dir() -> Path:
-    """Where generated steps live: $LOCALJUDGE_CACHE, else ~/.cache/localjudge."""
-    root = os.environ.get("LOCALJUDGE_CACHE") or Path.home() / ".cache" / "localjudge"
-    return Path(root) / "steps"
+    """Where generated steps live: the `steps/` of the localjudge cache folder (`cache_root`)."""
+    return cache_root() / "steps"
 
 
 def steps_key(judge: Judge, metric: GEvalMetric) -> str:

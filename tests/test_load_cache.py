@@ -1,0 +1,425 @@
+"""Prepared copies of GGUF judges: one parse per cold load, warm loads from a verified copy, the
+same scores and provenance either way, damaged copies rebuilt, a cache that cannot be written
+costing a warning, never the load.
+
+Most tests load a tiny Llama written as a real GGUF (tests/tiny_gguf.py); the slow ones run
+several processes, or load the real SmolLM2.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from conftest import tiny_llama
+from tiny_gguf import write_tiny_gguf
+
+from localjudge import load_judge
+from localjudge.cli import main
+from localjudge.errors import CacheError
+from localjudge.judges.cache import (
+    MANIFEST,
+    CacheKey,
+    cache_root,
+    clear_prepared,
+    find_prepared,
+    list_prepared,
+    store_prepared,
+)
+from localjudge.metrics.steps import cache_dir as steps_dir
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+PROMPTS = ["Score: 1", "the answer is good. Rating", "Total 10 and"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def gguf_path(tmp_path_factory, tiny_tokenizer) -> Path:
+    return write_tiny_gguf(tmp_path_factory.mktemp("gguf") / "tiny.gguf", tiny_tokenizer, tiny_llama(tiny_tokenizer))
+
+
+@pytest.fixture(scope="module")
+def reference(gguf_path, tmp_path_factory):
+    """What the GGUF itself gives, parsed with no cache at all."""
+    return fingerprint(load_judge(str(gguf_path), device="cpu", dtype="float32", cache=False, progress=False))
+
+
+def fingerprint(judge) -> dict:
+    """Everything a judge's numbers depend on, as exact arrays: prompts, score mass, log-likelihoods."""
+    rendered = [judge.render("Judge it.", p, "Score:") for p in PROMPTS]
+    dists = judge.score_texts(rendered, 0, 10, min_valid_mass=0.0)
+    ll = judge.loglikelihood(PROMPTS, [" good", " 10 and 7", " yes"])
+    return {
+        "provenance": judge.info.provenance,
+        "rendered": rendered,
+        "probs": np.array([[d.probs[s] for s in range(11)] for d in dists]),
+        "mass": np.array([d.valid_mass for d in dists]),
+        "raw_mass": np.array([d.valid_mass for d in judge.score_texts(PROMPTS, 0, 10, min_valid_mass=0.0)]),
+        "logprobs": [np.array(x.logprobs) for x in ll],
+        "ids": [x.token_ids for x in ll],
+    }
+
+
+def assert_same(a: dict, b: dict) -> None:
+    assert a["provenance"] == b["provenance"] and a["rendered"] == b["rendered"] and a["ids"] == b["ids"]
+    assert np.array_equal(a["probs"], b["probs"]) and np.array_equal(a["mass"], b["mass"])
+    assert np.array_equal(a["raw_mass"], b["raw_mass"])
+    assert all(np.array_equal(x, y) for x, y in zip(a["logprobs"], b["logprobs"]))
+
+
+def load(path: Path, cache, dtype: str = "float32"):
+    return load_judge(str(path), device="cpu", dtype=dtype, cache=cache, progress=False)
+
+
+def copies(root: Path) -> list[Path]:
+    return sorted((root / "weights").iterdir()) if (root / "weights").is_dir() else []
+
+
+# -- cold and warm ---------------------------------------------------------------------------------
+
+
+def test_cold_then_warm_load_give_bitwise_the_same_judge(gguf_path, reference, tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="localjudge")
+    cold = fingerprint(load(gguf_path, tmp_path))
+    assert "prepared copy of tiny.gguf written" in caplog.text
+    caplog.clear()
+    warm = fingerprint(load(gguf_path, tmp_path))
+    assert "loaded the prepared copy" in caplog.text and "written" not in caplog.text
+    assert_same(cold, reference)
+    assert_same(warm, reference)
+    assert warm["provenance"] == "sha256:" + hashlib.sha256(gguf_path.read_bytes()).hexdigest()
+
+
+def test_a_cold_load_parses_the_gguf_once(gguf_path, tmp_path, monkeypatch):
+    import gguf
+
+    parses = []
+
+    class CountingReader(gguf.GGUFReader):
+        def __init__(self, *args, **kwargs):
+            parses.append(args[0])
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(gguf, "GGUFReader", CountingReader)
+    load(gguf_path, False)
+    assert len(parses) == 1  # transformers alone reads it three times: two configs and the weights
+    assert gguf.GGUFReader is CountingReader  # restored after the load
+    load(gguf_path, tmp_path)
+    parses.clear()
+    load(gguf_path, tmp_path)
+    assert parses == []  # warm: the GGUF is hashed, not parsed
+
+
+def test_copy_is_keyed_by_gguf_hash_transformers_version_and_dtype(gguf_path, tmp_path):
+    import transformers
+
+    load(gguf_path, tmp_path)
+    load(gguf_path, tmp_path, dtype="bfloat16")
+    sha = hashlib.sha256(gguf_path.read_bytes()).hexdigest()
+    names = [p.name for p in copies(tmp_path)]
+    assert names == sorted(f"{sha[:16]}-{d}-transformers{transformers.__version__}" for d in ("bfloat16", "float32"))
+    manifest = json.loads((copies(tmp_path)[1] / MANIFEST).read_text())
+    assert manifest["gguf_sha256"] == sha and manifest["dtype"] == "float32" and manifest["gguf_file"] == "tiny.gguf"
+    assert {"model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"} <= set(manifest["files"])
+    for name, entry in manifest["files"].items():
+        data = (copies(tmp_path)[1] / name).read_bytes()
+        assert entry == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+# -- damaged and partial copies ----------------------------------------------------------------------
+
+
+def _flip_byte(folder: Path) -> None:
+    path = folder / "model.safetensors"
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0x01  # a weight's bit: same size, still a valid safetensors file
+    path.write_bytes(bytes(data))
+
+
+def _edit_manifest(folder: Path, **changes) -> None:
+    manifest = json.loads((folder / MANIFEST).read_text())
+    (folder / MANIFEST).write_text(json.dumps({**manifest, **changes}))
+
+
+DAMAGE = {
+    "flipped weight bit": _flip_byte,
+    "truncated weights": lambda f: os.truncate(f / "model.safetensors", 1000),
+    "missing tokenizer": lambda f: (f / "tokenizer.json").unlink(),
+    "extra file": lambda f: (f / "tokenizer.model").write_bytes(b"not the tokenizer"),
+    "no manifest (interrupted)": lambda f: (f / MANIFEST).unlink(),
+    "garbage manifest": lambda f: (f / MANIFEST).write_text("{not json"),
+    "manifest of another dtype": lambda f: _edit_manifest(f, dtype="bfloat16"),
+    "manifest of another layout": lambda f: _edit_manifest(f, format=0),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE.values(), ids=DAMAGE.keys())
+def test_a_damaged_copy_is_rebuilt_never_used(gguf_path, reference, tmp_path, caplog, damage):
+    load(gguf_path, tmp_path)
+    (folder,) = copies(tmp_path)
+    damage(folder)
+    caplog.set_level(logging.INFO, logger="localjudge")
+    judge = load(gguf_path, tmp_path)
+    assert "is damaged" in caplog.text and "rebuilding it from the GGUF" in caplog.text
+    assert "loaded the prepared copy" not in caplog.text
+    assert_same(fingerprint(judge), reference)
+    assert copies(tmp_path) == [folder]  # rebuilt in place, nothing else left
+    caplog.clear()
+    assert_same(fingerprint(load(gguf_path, tmp_path)), reference)
+    assert "loaded the prepared copy" in caplog.text
+
+
+def test_an_interrupted_build_leaves_nothing(tmp_path):
+    key = CacheKey("ab" * 32, "9.9", "float32")
+
+    def write(folder: Path) -> None:
+        (folder / "model.safetensors").write_bytes(b"x" * 100)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        store_prepared(key, "j.gguf", write, tmp_path)
+    assert copies(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "failure, message",
+    [
+        (OSError(errno.ENOSPC, "No space left on device"), "no space for a prepared copy"),
+        # safetensors reports the OS error only in its message
+        (RuntimeError("Error while serializing: I/O error: No space left on device (os error 28)"), "no space"),
+        (OSError(errno.EROFS, "Read-only file system"), "read-only or not yours"),
+        (OSError(errno.EACCES, "Permission denied"), "read-only or not yours"),
+    ],
+)
+def test_a_failed_write_is_a_cache_error_and_leaves_nothing(tmp_path, failure, message):
+    def write(folder: Path) -> None:
+        (folder / "model.safetensors").write_bytes(b"x" * 100)
+        raise failure
+
+    with pytest.raises(CacheError, match=message) as err:
+        store_prepared(CacheKey("ab" * 32, "9.9", "float32"), "j.gguf", write, tmp_path, size_hint=3 * 2**20)
+    assert "LOCALJUDGE_CACHE" in str(err.value)
+    assert copies(tmp_path) == []
+
+
+def test_a_bug_in_the_writer_is_not_hidden_as_a_cache_error(tmp_path):
+    def write(folder: Path) -> None:
+        raise ValueError("a bug")
+
+    with pytest.raises(ValueError, match="a bug"):
+        store_prepared(CacheKey("ab" * 32, "9.9", "float32"), "j.gguf", write, tmp_path)
+    assert copies(tmp_path) == []
+
+
+def _write_marker(text: str):
+    def write(folder: Path) -> None:
+        (folder / "config.json").write_text(text)
+
+    return write
+
+
+def test_of_two_builders_the_first_rename_wins(tmp_path):
+    key = CacheKey("cd" * 32, "9.9", "float32")
+    first = store_prepared(key, "j.gguf", _write_marker("first"), tmp_path)
+    second = store_prepared(key, "j.gguf", _write_marker("second"), tmp_path)
+    assert first == second and (first / "config.json").read_text() == "first"
+    assert copies(tmp_path) == [first]  # the loser's temporary folder is gone
+    assert find_prepared(key, tmp_path) == first
+
+
+def test_a_builder_replaces_a_damaged_copy_it_finds_in_place(tmp_path):
+    key = CacheKey("cd" * 32, "9.9", "float32")
+    folder = store_prepared(key, "j.gguf", _write_marker("first"), tmp_path)
+    (folder / "config.json").write_text("changed")
+    again = store_prepared(key, "j.gguf", _write_marker("second"), tmp_path)
+    assert again == folder and (folder / "config.json").read_text() == "second"
+    assert find_prepared(key, tmp_path) == folder
+
+
+def test_copies_left_by_killed_loaders_are_removed_on_the_next_build(tmp_path):
+    import socket
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = socket.gethostname()
+    weights = tmp_path / "weights"
+    stale = weights / f".tmp-k-float32-transformers1.0.{host}.{dead.stdout.strip()}.abc"
+    live = weights / f".tmp-k-float32-transformers1.0.{host}.{os.getpid()}.abc"
+    trash = weights / ".trash-k.123.ab"
+    for folder in (stale, live, trash):
+        folder.mkdir(parents=True)
+        (folder / "model.safetensors").write_bytes(b"x")
+    assert {e.state for e in list_prepared(tmp_path)} == {"incomplete"}
+    store_prepared(CacheKey("ef" * 32, "9.9", "float32"), "j.gguf", _write_marker("x"), tmp_path)
+    assert not stale.exists() and not trash.exists() and live.exists()
+
+
+# -- where the cache lives; listing and clearing ----------------------------------------------------------
+
+
+def test_cache_root_follows_the_argument_then_localjudge_cache_then_xdg(monkeypatch, tmp_path):
+    monkeypatch.delenv("LOCALJUDGE_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_root() == tmp_path / "home" / ".cache" / "localjudge"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # the XDG spec: relative paths are ignored
+    assert cache_root() == tmp_path / "home" / ".cache" / "localjudge"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_root() == tmp_path / "xdg" / "localjudge"
+    assert steps_dir() == tmp_path / "xdg" / "localjudge" / "steps"
+    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "lj"))
+    assert cache_root() == tmp_path / "lj" and steps_dir() == tmp_path / "lj" / "steps"
+    assert cache_root(tmp_path / "arg") == tmp_path / "arg"
+
+
+def test_load_judge_uses_localjudge_cache_by_default(gguf_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "env"))
+    load(gguf_path, True)
+    assert len(copies(tmp_path / "env")) == 1
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_cache_list_and_clear_commands(gguf_path, tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path))
+    result = run("cache", "list")
+    assert result.exit_code == 0 and f"no prepared judges in {tmp_path / 'weights'}" in result.output
+    load(gguf_path, tmp_path)
+    load(gguf_path, tmp_path, dtype="bfloat16")
+    os.truncate(copies(tmp_path)[0] / "model.safetensors", 10)  # the bf16 copy
+    result = run("cache", "list")
+    assert result.exit_code == 0, result.output
+    rows = [line.split() for line in result.output.splitlines() if line.startswith("tiny.gguf")]
+    assert [(r[1], r[-1]) for r in rows] == [("bfloat16", "damaged"), ("float32", "ok")]
+    assert f"2 in {tmp_path / 'weights'}" in result.output
+    result = run("cache", "clear")
+    assert result.exit_code == 0 and "removed 2 prepared judges" in result.output
+    assert copies(tmp_path) == [] and list_prepared(tmp_path) == []
+    assert clear_prepared(tmp_path) == (0, 0)
+
+
+def test_cache_commands_take_a_folder(gguf_path, tmp_path):
+    load(gguf_path, tmp_path / "other")
+    result = run("cache", "list", "--cache-dir", tmp_path / "other")
+    assert result.exit_code == 0 and "tiny.gguf" in result.output and "ok" in result.output
+    assert "removed 1 prepared judge " in run("cache", "clear", "--cache-dir", tmp_path / "other").output
+
+
+# -- a cache that cannot be written; concurrent loaders (several processes) -------------------------------
+
+
+LOAD_AND_SCORE = """
+import json
+from localjudge import load_judge
+judge = load_judge({path!r}, device="cpu", dtype="float32", progress=False)
+print(json.dumps([d.valid_mass for d in judge.score_texts({prompts!r}, 0, 10, min_valid_mass=0.0)]))
+"""
+
+
+def _env(**extra: str) -> dict:
+    return {**os.environ, "PYTHONPATH": str(REPO), "TRANSFORMERS_VERBOSITY": "error", **extra}
+
+
+def _can_mount() -> bool:
+    return shutil.which("unshare") is not None and subprocess.run(["unshare", "-rm", "true"]).returncode == 0
+
+
+READ_ONLY_SCRIPT = """
+import json, os, subprocess, sys
+from localjudge import load_judge
+from localjudge.errors import CacheError
+from localjudge.judges.cache import clear_prepared
+
+full, shared = sys.argv[1:]
+
+
+def scores(cache):
+    judge = load_judge({path!r}, device="cpu", dtype="float32", progress=False, cache=cache)
+    return [d.valid_mass for d in judge.score_texts({prompts!r}, 0, 10, min_valid_mass=0.0)]
+
+
+out = {{"full": scores(full), "left_on_full": os.listdir(os.path.join(full, "weights")), "build": scores(shared)}}
+subprocess.run(["mount", "-o", "remount,ro", shared], check=True)  # as a cache shared read-only would be
+out["warm_read_only"] = scores(shared)
+out["cold_read_only"] = scores(os.path.join(shared, "new"))
+try:
+    clear_prepared(shared)
+except CacheError as exc:
+    out["clear"] = str(exc)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not _can_mount(), reason="needs `unshare -rm` (user namespaces) to mount a small tmpfs")
+def test_disk_full_or_read_only_cache_warns_once_and_still_loads(gguf_path, reference, tmp_path):
+    full, shared = tmp_path / "full", tmp_path / "shared"
+    full.mkdir()
+    shared.mkdir()
+    script = tmp_path / "load.py"
+    script.write_text(READ_ONLY_SCRIPT.format(path=str(gguf_path), prompts=PROMPTS))
+    # in a private mount namespace: a 64 KiB tmpfs (the copy needs ~500 KiB), and one that gets a copy
+    shell = (
+        f"mount -t tmpfs -o size=64k tmpfs {full} && mount -t tmpfs tmpfs {shared} && "
+        f"{sys.executable} {script} {full} {shared}"
+    )
+    result = subprocess.run(["unshare", "-rm", "sh", "-c", shell], capture_output=True, text=True, env=_env())
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout)
+    for case in ("full", "build", "warm_read_only", "cold_read_only"):
+        assert np.array_equal(np.array(out[case]), reference["raw_mass"]), case
+    assert out["left_on_full"] == []  # the copy that filled the disk was removed
+    warnings = [line for line in result.stderr.splitlines() if "loaded from the GGUF" in line]
+    assert len(warnings) == 2, result.stderr[-3000:]  # none for the build, none for the warm read-only load
+    assert warnings[0].startswith("no space for a prepared copy of the judge in ")
+    assert "read-only or not yours" in warnings[1]
+    assert "read-only or not yours" in out["clear"] and "LOCALJUDGE_CACHE" in out["clear"]
+
+
+@pytest.mark.slow
+def test_concurrent_cold_loads_share_one_copy(gguf_path, reference, tmp_path):
+    import transformers
+
+    code = LOAD_AND_SCORE.format(path=str(gguf_path), prompts=PROMPTS)
+    env = _env(LOCALJUDGE_CACHE=str(tmp_path))
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(3)
+    ]
+    outs = [p.communicate() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [err[-2000:] for _, err in outs]
+    for out, _ in outs:
+        assert np.array_equal(np.array(json.loads(out)), reference["raw_mass"])
+    (folder,) = copies(tmp_path)  # one copy; no temporary or trash folder left
+    key = CacheKey(reference["provenance"].removeprefix("sha256:"), transformers.__version__, "float32")
+    assert find_prepared(key, tmp_path) == folder
+
+
+# -- the real default judge -------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_smollm2_cold_and_warm_scores_are_bitwise_identical(tmp_path):
+    from localjudge.judges.registry import load_registry, package_gguf_path
+
+    cold = load_judge("smollm2-135m", device="cpu", dtype="float32", cache=tmp_path, progress=False)
+    warm = load_judge("smollm2-135m", device="cpu", dtype="float32", cache=tmp_path, progress=False)
+    assert len(copies(tmp_path)) == 1
+    sha = hashlib.sha256(package_gguf_path(load_registry().get("smollm2-135m").source).read_bytes()).hexdigest()
+    assert cold.info == warm.info and cold.info.provenance == f"sha256:{sha}"
+    a, b = fingerprint(cold), fingerprint(warm)
+    assert_same(a, b)
+    assert a["mass"].min() > 0.5  # a real judge reading real scores, not an empty comparison
