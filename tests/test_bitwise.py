@@ -126,3 +126,11 @@ def test_probe_catches_a_row_dependent_kernel():
 
     assert not probe(gemm, 8, torch.float32, torch.device("cpu"), 32, 8)
     assert probe(lambda x: x @ torch.ones(x.shape[1], 4), 8, torch.float32, torch.device("cpu"), 32, 8)
+
+
+def test_weights_outside_linear_layers_are_not_claimed_bitwise(tiny_tokenizer):
+    # fused mixture-of-experts weights (3D tensors) run their own matmuls, which no probe covers
+    model = tiny_llama(tiny_tokenizer)
+    model.model.layers[0].mlp.experts = torch.nn.Parameter(torch.zeros(2, 4, 4))
+    info = _judge(model, tiny_tokenizer, "float32").info
+    assert info.bitwise is False and info.gemm != "none"

@@ -79,6 +79,8 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         self.threads = torch.get_num_threads()
         self.gemm: GemmPlan | None = None
         """The fixed-shape GEMM plan the probe chose (None: stock layers, not batch-invariant)."""
+        self.uncovered = any(p.dim() > 2 for p in model.parameters())
+        """Weights the fixed-shape layers do not cover (fused mixture-of-experts tensors): no bitwise claim."""
         if options.batch_invariant and self.device.type == "cuda":
             # cuBLAS split-K with reduced-precision reductions changes a row with the row count;
             # process-wide flags, so set for every judge on CUDA (unchecked until the GPU script runs)
@@ -109,7 +111,9 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         The invariant options, a passed GEMM probe, and a device where the block attention was
         verified end to end: the CPU (the tests); CUDA only once the GPU script has checked it.
         """
-        return self.options.batch_invariant and self.gemm is not None and self.device.type == "cpu"
+        return (
+            self.options.batch_invariant and self.gemm is not None and self.device.type == "cpu" and not self.uncovered
+        )
 
     def record(self) -> dict[str, Any]:
         """What the engine probed and runs with, for `JudgeInfo` (so every result records it)."""
