@@ -27,15 +27,8 @@ from tiny_gguf import write_tiny_gguf
 from localjudge import load_judge
 from localjudge.cli import main
 from localjudge.errors import CacheError
-from localjudge.judges.cache import (
-    MANIFEST,
-    CacheKey,
-    cache_root,
-    clear_prepared,
-    find_prepared,
-    list_prepared,
-    store_prepared,
-)
+from localjudge.judges.cache import MANIFEST, CacheKey, cache_root, find_prepared, store_prepared
+from localjudge.judges.cache_list import clear_prepared, list_prepared
 from localjudge.metrics.steps import cache_dir as steps_dir
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -389,7 +382,7 @@ READ_ONLY_SCRIPT = """
 import json, os, subprocess, sys
 from localjudge import load_judge
 from localjudge.errors import CacheError
-from localjudge.judges.cache import clear_prepared
+from localjudge.judges.cache_list import clear_prepared
 
 full, shared = sys.argv[1:]
 
