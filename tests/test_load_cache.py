@@ -27,15 +27,8 @@ from tiny_gguf import write_tiny_gguf
 from localjudge import load_judge
 from localjudge.cli import main
 from localjudge.errors import CacheError
-from localjudge.judges.cache import (
-    MANIFEST,
-    CacheKey,
-    cache_root,
-    clear_prepared,
-    find_prepared,
-    list_prepared,
-    store_prepared,
-)
+from localjudge.judges.cache import MANIFEST, CacheKey, cache_root, find_prepared, store_prepared
+from localjudge.judges.cache_list import clear_prepared, list_prepared
 from localjudge.metrics.steps import cache_dir as steps_dir
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -134,6 +127,56 @@ def test_copy_is_keyed_by_gguf_hash_transformers_version_and_dtype(gguf_path, tm
     for name, entry in manifest["files"].items():
         data = (copies(tmp_path)[1] / name).read_bytes()
         assert entry == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+TOKENIZER_TEXTS = ["Score: 10", "  the answer is\tgood\n\nRating 7/10", "héllo wörld", "", "<|endoftext|>yes"]
+
+
+def assert_same_tokenizer(a, b) -> None:
+    """Same tokens for every text, the same text for every token, the same special tokens and template."""
+    for text in TOKENIZER_TEXTS:
+        assert a(text)["input_ids"] == b(text)["input_ids"], text
+        assert a(text, add_special_tokens=False)["input_ids"] == b(text, add_special_tokens=False)["input_ids"], text
+    ids = [[i] for i in range(len(a))]
+    assert len(a) == len(b) and a.batch_decode(ids) == b.batch_decode(ids)
+    assert a.batch_decode(ids, skip_special_tokens=True) == b.batch_decode(ids, skip_special_tokens=True)
+    assert a.all_special_tokens == b.all_special_tokens and a.all_special_ids == b.all_special_ids
+    assert (a.bos_token_id, a.eos_token_id, a.pad_token_id, a.padding_side) == (
+        b.bos_token_id,
+        b.eos_token_id,
+        b.pad_token_id,
+        b.padding_side,
+    )
+    assert a.chat_template == b.chat_template
+    if a.chat_template:
+        messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+        assert a.apply_chat_template(messages, tokenize=False) == b.apply_chat_template(messages, tokenize=False)
+
+
+@pytest.mark.parametrize("name", ["GemmaTokenizer", "LlamaTokenizer", "Qwen2Tokenizer", "GPT2Tokenizer"])
+def test_a_saved_tokenizer_loads_as_the_one_saved(tiny_tokenizer, tmp_path, name):
+    """Classes with their own __init__ rebuild their pipeline in from_pretrained; the copy reads it as saved."""
+    import transformers
+    from tiny_gguf import CHAT_TEMPLATE
+
+    from localjudge.judges.gguf_weights import _load_tokenizer
+
+    spec = json.loads(tiny_tokenizer.backend_tokenizer.to_str())
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in spec["model"]["merges"]]
+    specials = {"unk_token": "<|endoftext|>", "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>"}
+    saved = getattr(transformers, name)(vocab=spec["model"]["vocab"], merges=merges, **specials)
+    saved.chat_template = CHAT_TEMPLATE
+    saved.save_pretrained(tmp_path)
+    loaded = _load_tokenizer(tmp_path)
+    assert_same_tokenizer(saved, loaded)
+    assert_same_tokenizer(transformers.AutoTokenizer.from_pretrained(tmp_path), loaded)
+
+
+def test_the_warm_tokenizer_is_the_cold_one(gguf_path, tmp_path):
+    cold = load(gguf_path, tmp_path).backend.tokenizer
+    warm = load(gguf_path, tmp_path).backend.tokenizer
+    assert_same_tokenizer(cold, warm)
+    assert cold.backend_tokenizer.to_str() == warm.backend_tokenizer.to_str()
 
 
 # -- damaged and partial copies ----------------------------------------------------------------------
@@ -339,7 +382,7 @@ READ_ONLY_SCRIPT = """
 import json, os, subprocess, sys
 from localjudge import load_judge
 from localjudge.errors import CacheError
-from localjudge.judges.cache import clear_prepared
+from localjudge.judges.cache_list import clear_prepared
 
 full, shared = sys.argv[1:]
 

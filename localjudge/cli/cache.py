@@ -29,7 +29,8 @@ def cache_group() -> None:
 @_folder
 def list_cmd(folder: str | None) -> None:
     """List the prepared copies: judge file, dtype, transformers version, size and state."""
-    from localjudge.judges.cache import cache_root, list_prepared, weights_dir
+    from localjudge.judges.cache import cache_root, weights_dir
+    from localjudge.judges.cache_list import list_prepared
 
     where = weights_dir(cache_root(folder))
     entries = list_prepared(folder)
@@ -58,7 +59,8 @@ def list_cmd(folder: str | None) -> None:
 @_folder
 def clear_cmd(folder: str | None) -> None:
     """Delete every prepared copy (generated evaluation steps are kept)."""
-    from localjudge.judges.cache import cache_root, clear_prepared, weights_dir
+    from localjudge.judges.cache import cache_root, weights_dir
+    from localjudge.judges.cache_list import clear_prepared
 
     count, size = clear_prepared(folder)
     where = weights_dir(cache_root(folder))

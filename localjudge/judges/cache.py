@@ -19,8 +19,8 @@ drop theirs.
 Examples:
     >>> cache_root("/tmp/lj")
     PosixPath('/tmp/lj')
-    >>> [e.state for e in list_prepared()]  # doctest: +SKIP
-    ['ok']
+
+Listing and clearing them: `localjudge.judges.cache_list`.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -48,7 +47,7 @@ log = logging.getLogger("localjudge")
 FORMAT = 1
 """Layout of a prepared copy; a change makes older copies unusable (they are rebuilt)."""
 MANIFEST = "manifest.json"
-_TMP, _TRASH = ".tmp-", ".trash-"
+TMP_PREFIX, TRASH_PREFIX = ".tmp-", ".trash-"
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 _READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
 
@@ -118,16 +117,6 @@ class Manifest(BaseModel):
         return CacheKey(self.gguf_sha256, self.transformers, self.dtype)
 
 
-@dataclass(frozen=True)
-class CacheEntry:
-    """A folder under `weights/`, as `list_prepared` sees it without hashing (loads verify in full)."""
-
-    path: Path
-    state: Literal["ok", "incomplete", "damaged"]
-    size: int
-    manifest: Manifest | None
-
-
 def weights_dir(root: Path) -> Path:
     return root / "weights"
 
@@ -193,9 +182,9 @@ def store_prepared(
     try:
         parent.mkdir(parents=True, exist_ok=True)
         _remove_stale(parent)
-        tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP}{key.name}.{socket.gethostname()}.{os.getpid()}.", dir=parent))
+        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{key.name}.{socket.gethostname()}.{os.getpid()}.", dir=parent))
     except OSError as exc:
-        raise _cache_error(exc, parent, size_hint) from None
+        raise cache_error(exc, parent, size_hint) from None
     try:
         write(tmp)
         files = {p.name: FileEntry(size=p.stat().st_size, sha256=sha256_file(p)) for p in sorted(tmp.iterdir())}
@@ -215,7 +204,7 @@ def store_prepared(
         code = _errno(exc)
         if code is None:
             raise
-        raise _cache_error(OSError(code, os.strerror(code)), parent, size_hint) from None
+        raise cache_error(OSError(code, os.strerror(code)), parent, size_hint) from None
     except BaseException:  # interrupted: leave no partial copy
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -244,7 +233,7 @@ def _errno(exc: BaseException) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _cache_error(exc: OSError, folder: Path, size_hint: int) -> CacheError:
+def cache_error(exc: OSError, folder: Path, size_hint: int) -> CacheError:
     where = cut(folder, 160)
     if exc.errno in _FULL:
         need = f" (the copy takes {size_hint / 2**20:.0f} MiB)" if size_hint else ""
@@ -265,7 +254,7 @@ def _cache_error(exc: OSError, folder: Path, size_hint: int) -> CacheError:
 
 def discard(folder: Path) -> None:
     """Removes a folder under `weights/`; renamed aside first, so no reader meets it half removed."""
-    trash = folder.with_name(f"{_TRASH}{folder.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    trash = folder.with_name(f"{TRASH_PREFIX}{folder.name}.{os.getpid()}.{os.urandom(4).hex()}")
     try:
         os.rename(folder, trash)
     except FileNotFoundError:
@@ -280,9 +269,9 @@ def _remove_stale(parent: Path) -> None:
     """Removes copies left half-built by a killed loader on this host, and trash left by a killed remover."""
     host = socket.gethostname()
     for path in parent.iterdir():
-        if path.name.startswith(_TRASH):
+        if path.name.startswith(TRASH_PREFIX):
             shutil.rmtree(path, ignore_errors=True)
-        elif path.name.startswith(_TMP):
+        elif path.name.startswith(TMP_PREFIX):
             parts = path.name.split(".")
             # .tmp-<key>.<host>.<pid>.<random>; the key holds dots too, so read from the end
             if len(parts) >= 4 and parts[-3] == host and parts[-2].isdigit() and not _alive(int(parts[-2])):
@@ -297,56 +286,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True  # another user's process
     return True
-
-
-def list_prepared(root: str | Path | None = None) -> list[CacheEntry]:
-    """Every folder under the cache's `weights/`, with its state (sizes checked, not hashes).
-
-    Args:
-        root: The cache folder; default `cache_root()`.
-
-    Examples:
-        >>> for e in list_prepared():  # doctest: +SKIP
-        ...     print(e.manifest.gguf_file, e.manifest.dtype, e.size, e.state)
-    """
-    parent = weights_dir(cache_root(root))
-    if not parent.is_dir():
-        return []
-    entries = []
-    for path in sorted(parent.iterdir()):
-        if not path.is_dir():
-            continue
-        size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
-        try:
-            manifest: Manifest | None = Manifest.model_validate_json((path / MANIFEST).read_bytes())
-        except (OSError, ValueError):
-            manifest = None
-        if path.name.startswith((_TMP, _TRASH)) or manifest is None:
-            entries.append(CacheEntry(path, "incomplete", size, None))
-            continue
-        sizes_ok = all((path / n).is_file() and (path / n).stat().st_size == e.size for n, e in manifest.files.items())
-        entries.append(CacheEntry(path, "ok" if sizes_ok else "damaged", size, manifest))
-    return entries
-
-
-def clear_prepared(root: str | Path | None = None) -> tuple[int, int]:
-    """Removes every prepared copy (generated evaluation steps stay); returns (folders, bytes) removed.
-
-    Raises:
-        CacheError: The folder is read-only.
-
-    Examples:
-        >>> clear_prepared()  # doctest: +SKIP
-        (2, 1620000000)
-    """
-    entries = list_prepared(root)
-    removed = 0
-    for entry in entries:
-        try:
-            shutil.rmtree(entry.path)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise _cache_error(exc, entry.path.parent, 0) from None
-        removed += entry.size
-    return len(entries), removed

@@ -1,0 +1,223 @@
+"""Judge load times: transformers' own GGUF path, a cold `load_judge` (one parse, copy written), a warm one.
+
+Every measurement runs in a fresh Python process, as a CLI call would: the import of torch and
+transformers is timed apart from the load on top of it. Per embedded judge and dtype:
+
+- `transformers`: `AutoTokenizer` + `AutoModelForCausalLM.from_pretrained(gguf_file=...)`, the
+  path localjudge used before (it parses the GGUF three times);
+- `cold`: `load_judge` with an empty cache folder (parses once, writes the prepared copy);
+- `warm`: `load_judge` again (hashes the GGUF, verifies the copy, loads safetensors);
+- `verify`: the hashing alone (the GGUF's sha256, the key, and every file of the copy), the price
+  of trusting the copy.
+
+Then `localjudge demo --out ...` twice in fresh processes on an empty cache: `make demo`'s first
+and second run. Wall seconds are the result; CPU seconds (user + system) are printed beside
+them because the machine is shared and its load moves wall times.
+
+Usage: `python benchmarks/load.py [--repeats 2] [--judges smollm2-135m gemma3-270m]`; `--report`
+rewrites the results file from `load_results.json` without measuring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import EMBEDDED_JUDGES, HERE, kept_section, machine
+
+REPO = HERE.parent
+RESULTS = HERE / "load_results.md"
+TARGETS = {"smollm2-135m": 3.0, "gemma3-270m": 6.0}  # warm load on top of the import, seconds
+DEMO_TARGET = 15.0
+
+
+def child(mode: str, judge: str, dtype: str, cache: str) -> None:
+    """One measurement in this (fresh) process; prints its timings as JSON."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    import torch
+    import transformers
+
+    t1, c1 = time.perf_counter(), time.process_time()
+    # every from_pretrained imports transformers' modeling stack (~as long as torch itself): timed apart
+    import transformers.modeling_utils
+
+    t_stack, c_stack = time.perf_counter() - t1, time.process_time() - c1
+    t1, c1 = time.perf_counter(), time.process_time()
+    if mode == "transformers":
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from localjudge.judges.registry import load_registry, package_gguf_path
+
+        path = package_gguf_path(load_registry().get(judge).source)
+        AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+        AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=getattr(torch, dtype))
+    elif mode in ("cold", "warm"):
+        from localjudge import load_judge
+
+        load_judge(judge, device="cpu", dtype=dtype, cache=cache, progress=False)
+    elif mode == "verify":
+        from localjudge.judges.cache import CacheKey, find_prepared
+        from localjudge.judges.gguf_weights import file_sha256
+        from localjudge.judges.registry import load_registry, package_gguf_path
+
+        path = package_gguf_path(load_registry().get(judge).source)
+        t1, c1 = time.perf_counter(), time.process_time()  # the package lookup is not verification
+        key = CacheKey(file_sha256(path), transformers.__version__, dtype)
+        assert find_prepared(key, Path(cache)) is not None, "verify runs after a warm load"
+    t2, c2 = time.perf_counter(), time.process_time()
+    print(
+        json.dumps(
+            {"import": [t1 - t0 - t_stack, c1 - c0 - c_stack], "stack": [t_stack, c_stack], "load": [t2 - t1, c2 - c1]}
+        )
+    )
+
+
+def measure(mode: str, judge: str, dtype: str, cache: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", mode, judge, dtype, str(cache)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if out.returncode:
+        raise RuntimeError(f"{mode} {judge} {dtype} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def demo_run(cache: Path, out: Path) -> list[float]:
+    """Wall and CPU seconds of one `localjudge demo --out OUT` process."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "LOCALJUDGE_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    cmd = [sys.executable, "-m", "localjudge", "demo", "--out", str(out), "--no-progress"]
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t
+    if result.returncode:
+        raise RuntimeError(f"demo failed:\n{result.stderr[-3000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return [wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)]
+
+
+def run(judges: list[str], dtypes: list[str], repeats: int) -> dict:
+    rows: dict = {"loadavg_start": os.getloadavg(), "repeats": repeats, "rows": {}, "import": [], "stack": []}
+    with tempfile.TemporaryDirectory(prefix="lj-load-") as tmp:
+        for judge in judges:
+            for dtype in dtypes:
+                key = f"{judge}/{dtype}"
+                row = rows["rows"][key] = {"transformers": [], "cold": [], "warm": [], "verify": []}
+                print(key, flush=True)
+                row["transformers"].append(measure("transformers", judge, dtype, Path(tmp)))  # slow: once
+                for rep in range(repeats):
+                    cache = Path(tmp) / f"{judge}-{dtype}-{rep}"
+                    row["cold"].append(measure("cold", judge, dtype, cache))
+                    for _ in range(2):
+                        row["warm"].append(measure("warm", judge, dtype, cache))
+                    row["verify"].append(measure("verify", judge, dtype, cache))
+                    rows["import"] += [m["import"] for m in row["warm"][-2:]]
+                    rows["stack"] += [m["stack"] for m in row["warm"][-2:]]
+                print(json.dumps(row), flush=True)
+        demo_cache = Path(tmp) / "demo-cache"
+        rows["demo"] = [demo_run(demo_cache, Path(tmp) / f"demo{k}.jsonl") for k in range(1 + repeats)]
+    rows["loadavg_end"] = os.getloadavg()
+    return rows
+
+
+def _cell(pairs: list[list[float]]) -> str:
+    """Median wall seconds (median CPU seconds), over the runs."""
+    if not pairs:
+        return "–"
+    return f"{statistics.median(p[0] for p in pairs):.2f} ({statistics.median(p[1] for p in pairs):.2f})"
+
+
+def _med(pairs: list[list[float]]) -> float:
+    return statistics.median(p[0] for p in pairs)
+
+
+def _ratio(a: list[list[float]], b: list[list[float]]) -> str:
+    """Ratio of the medians, wall (CPU)."""
+    cpu = statistics.median(p[1] for p in a) / statistics.median(p[1] for p in b)
+    return f"{_med(a) / _med(b):.3f} ({cpu:.3f})"
+
+
+def report(res: dict, repeats: int) -> str:
+    info = machine("torch_threads", "torch", "transformers", "python")
+    lines = [
+        "# Judge load results",
+        "",
+        f"Machine: {info['cpu']}, {info['cores']} cores ({info['torch_threads']} torch threads), "
+        f"torch {info['torch']}, transformers {info['transformers']}, Python {info['python']}; "
+        "shared with other jobs: load average "
+        f"{res['loadavg_start'][0]:.1f} at the start, {res['loadavg_end'][0]:.1f} at the end (1-minute, "
+        "on 2 cores). Made by `benchmarks/load.py`.",
+        "",
+        f"Each figure is the median over fresh processes: wall seconds, CPU seconds in brackets. {repeats} cold "
+        f"loads per row, each followed by 2 warm loads and a hashing run; transformers' own path once. "
+        "Every load column is on top of `import torch, transformers` and of the import of transformers' "
+        "modeling stack (`transformers.modeling_utils`, which any `from_pretrained` pays first; timed apart "
+        "below). The page cache holds the files throughout (a first read from a cold disk adds its transfer time).",
+        "",
+        "| judge/dtype | transformers (3 parses) | cold load_judge | warm load_judge | of which hashing | "
+        "cold / transformers | warm / transformers | warm / cold |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    verdicts = []
+    for key, row in res["rows"].items():
+        load = {mode: [m["load"] for m in runs] for mode, runs in row.items()}
+        base = load["transformers"]
+        lines.append(
+            f"| {key} | {_cell(base)} | {_cell(load['cold'])} | {_cell(load['warm'])} | {_cell(load['verify'])} | "
+            f"{_ratio(load['cold'], base)} | {_ratio(load['warm'], base)} | {_ratio(load['warm'], load['cold'])} |"
+        )
+        target = TARGETS[key.split("/")[0]]
+        warm, stack = _med(load["warm"]), _med(res["stack"])
+        verdicts.append(
+            f"warm {key} ≤ {target:.0f} s: {warm:.2f} s on top of the modeling stack "
+            f"({'met' if warm <= target else 'NOT met'}), {warm + stack:.2f} s on top of the bare import "
+            f"({'met' if warm + stack <= target else 'NOT met'})"
+        )
+    demo = res["demo"]
+    lines += [
+        "",
+        f"`import torch, transformers`: {_cell(res['import'])} s; then `import transformers.modeling_utils`: "
+        f"{_cell(res['stack'])} s (medians over the warm runs).",
+        "",
+        "`localjudge demo --out ...` (whole process, import, load and the 48 likelihood items):",
+        f"first run (cold cache) {_cell(demo[:1])} s, later runs {_cell(demo[1:])} s "
+        f"(runs: {', '.join(f'{w:.1f}' for w, _ in demo)}).",
+        "",
+        "Targets (median wall seconds): "
+        + "; ".join(verdicts)
+        + f"; demo second run ≤ {DEMO_TARGET:.0f} s: median {_med(demo[1:]):.2f} s, "
+        f"{'met' if _med(demo[1:]) <= DEMO_TARGET else 'NOT met'}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--child", nargs=4, metavar=("MODE", "JUDGE", "DTYPE", "CACHE"), help=argparse.SUPPRESS)
+    parser.add_argument("--repeats", type=int, default=2, help="Cold loads per judge and dtype (2 warm after each).")
+    parser.add_argument("--judges", nargs="+", default=list(EMBEDDED_JUDGES))
+    parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"])
+    parser.add_argument("--report", action="store_true", help="Rewrite the results file from load_results.json.")
+    args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    if args.report:
+        res = json.loads((HERE / "load_results.json").read_text(encoding="utf-8"))
+    else:
+        res = run(args.judges, args.dtypes, args.repeats)
+        (HERE / "load_results.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
+    RESULTS.write_text(report(res, res.get("repeats", args.repeats)) + kept_section(RESULTS), encoding="utf-8")
+    print(RESULTS.read_text(encoding="utf-8"))
+
+
+if __name__ == "__main__":
+    main()
