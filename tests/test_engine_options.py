@@ -93,7 +93,7 @@ def test_load_judge_records_the_options_that_ran(model_dir, tmp_path):
     judge = load_judge(str(model_dir), device="cpu", token_budget=1234, reuse_prefix=False, tree_tolerance=0.0)
     assert judge.options == judge.backend.options
     assert judge.backend.options == EngineOptions(
-        device="cpu", dtype="float32", token_budget=1234, tree_tolerance=0.0, reuse_prefix=False, grid=64
+        device="cpu", dtype="float32", token_budget=1234, tree_tolerance=0.0, reuse_prefix=False, grid=32
     )
     assert (judge.info.token_budget, judge.info.reuse_prefix, judge.info.tree_tolerance) == (1234, False, 0.0)
     out = tmp_path / "r.jsonl"

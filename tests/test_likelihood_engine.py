@@ -41,7 +41,7 @@ def _info(context_length: int = 1024) -> JudgeInfo:
 
 
 def _judge(model, tokenizer, budget: int = 4096, reuse: bool = True, context: int = 1024) -> Judge:
-    # grid 16: these prompts share fewer than 64 tokens, which the default grid would not cache
+    # grid 16: these prompts share fewer than 32 tokens, which the default grid would not cache
     options = EngineOptions(device="cpu", dtype="float32", token_budget=budget, reuse_prefix=reuse, grid=16)
     judge = Judge.from_model(model, tokenizer, _info(context), options)
     return judge

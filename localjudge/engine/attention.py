@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -45,6 +45,9 @@ class Blocks:
     """Every query block of a forward, grouped by shape."""
 
     groups: tuple[Group, ...]
+    masks: dict = field(default_factory=dict, compare=False, repr=False)
+    """Each group's (n, 1, rep * q, k) mask, gathered once per mask and head ratio (every layer of a
+    type shares its mask)."""
 
 
 def plan_blocks(
@@ -117,12 +120,21 @@ def invariant_attention(
     rep = h // key.shape[1]
     qt, kt, vt = query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2)  # (B, L, H*, D)
     out = query.new_zeros(b, q_len, h, value.shape[-1])  # (B, Q, H, Dv)
-    for g in localjudge_blocks.groups:
+    hkv = key.shape[1]
+    for k, g in enumerate(localjudge_blocks.groups):
         rows, qs, ks = g.rows.to(query.device), g.queries.to(query.device), g.keys.to(query.device)
-        qb = qt[rows[:, None], qs].transpose(1, 2)  # (n, H, q, D)
-        kb = kt[rows[:, None], ks].transpose(1, 2).repeat_interleave(rep, dim=1)  # (n, H, k, D)
-        vb = vt[rows[:, None], ks].transpose(1, 2).repeat_interleave(rep, dim=1)
-        mb = attention_mask[rows[:, None, None], 0, qs[:, :, None], ks[:, None, :]].unsqueeze(1)  # (n, 1, q, k)
+        n, q = qs.shape
+        # grouped-query attention without copying keys per head: the `rep` query heads that share
+        # a key head (heads h = j * rep + r read key head j) go into one call as rep * q queries
+        qb = qt[rows[:, None], qs].view(n, q, hkv, rep, d).permute(0, 2, 3, 1, 4).reshape(n, hkv, rep * q, d)
+        kb = kt[rows[:, None], ks].transpose(1, 2)  # (n, Hkv, k, D)
+        vb = vt[rows[:, None], ks].transpose(1, 2)
+        memo = (k, attention_mask.data_ptr(), tuple(attention_mask.shape), rep)
+        mb = localjudge_blocks.masks.get(memo)
+        if mb is None:
+            mb = attention_mask[rows[:, None, None], 0, qs[:, :, None], ks[:, None, :]]  # (n, q, k)
+            mb = mb[:, None, None].expand(n, 1, rep, q, mb.shape[-1]).reshape(n, 1, rep * q, mb.shape[-1])
+            localjudge_blocks.masks[memo] = mb
         if softcap:
             scores = torch.matmul(qb, kb.transpose(-1, -2)) * (scaling if scaling is not None else d**-0.5)
             scores = torch.tanh(scores / softcap) * softcap
@@ -130,7 +142,8 @@ def invariant_attention(
             ob = torch.matmul(torch.softmax(scores.float(), dim=-1).to(vb.dtype), vb)
         else:
             ob = torch.nn.functional.scaled_dot_product_attention(qb, kb, vb, attn_mask=mb, scale=scaling)
-        out[rows[:, None], qs] = ob.transpose(1, 2)  # (n, q, H, Dv)
+        dv = ob.shape[-1]
+        out[rows[:, None], qs] = ob.view(n, hkv, rep, q, dv).permute(0, 3, 1, 2, 4).reshape(n, q, h, dv)
     return out, None
 
 

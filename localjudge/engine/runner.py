@@ -15,6 +15,7 @@ score by ~0.1; in fp32 the rows read cost little next to the body.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -24,6 +25,7 @@ import torch
 
 from localjudge.engine import masks
 from localjudge.engine.attention import plan_blocks
+from localjudge.engine.invariant import live_rows
 from localjudge.engine.prefix import expand_cache
 
 ROW_BYTES = 256 * 2**20
@@ -182,7 +184,8 @@ class Runner:
         if self.blocks:
             kw["localjudge_blocks"] = plan_blocks(lengths, width, t, shared, self.grid)
         positions = kpos[:, shared:].to(self.device)  # (B, W + T)
-        with torch.inference_mode():
+        live = self._live(lengths, width, t) if self.blocks else contextlib.nullcontext()
+        with torch.inference_mode(), live:
             if self.decoder is not None:
                 out = self.decoder(input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions, **kw)
                 states = out.last_hidden_state
@@ -190,6 +193,14 @@ class Runner:
                 states = self.model(input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions, **kw)
                 states = states.logits
         return Forward(states, width, cache if keep_cache else None)
+
+    def _live(self, lengths: Sequence[int], width: int, tail: int):
+        """Only the real slots of a right-padded batch go through the (invariant) linear layers."""
+        if all(n == width for n in lengths):
+            return contextlib.nullcontext()
+        real = np.arange(width + tail)[None, :] < np.asarray(lengths)[:, None]  # (B, W + T)
+        real[:, width:] = True
+        return live_rows(real.size, torch.from_numpy(np.flatnonzero(real)).to(self.device))
 
     def prefill(self, prefix: Sequence[int]) -> Any:
         """KV cache of a shared prefix (batch of one; its length is a multiple of the grid)."""
