@@ -1,6 +1,6 @@
 # Quick start: `make demo` runs an evaluation on the embedded default judge; `make test` runs the
 # whole test suite. Both create .venv/ and install everything on first use (CPU-only torch).
-# Developer loop: `make test-fast` (unit tiers, no real judge, under a minute) and `make lint`.
+# Developer loop: `make test-fast` (unit tiers, no real judge, about 3 minutes on 2 cores) and `make lint`.
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -8,6 +8,8 @@ TEST_STAMP := $(VENV)/.installed-test
 LINT_STAMP := $(VENV)/.installed-lint
 # The CPU build of torch; GPU users: `make TORCH_SPEC=torch test` or install torch yourself first.
 TORCH_SPEC ?= torch==2.13.0
+# pytest-xdist workers of `make test` (each takes its share of the cores)
+TEST_WORKERS ?= 2
 PIP   := $(PY) -m pip install -q --disable-pip-version-check
 
 .PHONY: demo demo-rag test test-fast lint install clean
@@ -44,7 +46,7 @@ demo-rag: $(STAMP)
 		--metric correctness --metric faithfulness --out out/demo_rag_results.jsonl --overwrite
 
 test: $(TEST_STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # pure maths, the scripted fake judge and tiny in-memory models; no real judge, no extra processes
 test-fast: $(TEST_STAMP)

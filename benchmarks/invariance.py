@@ -109,10 +109,11 @@ def _deviation(name: str, docs: int) -> dict:
     return out
 
 
-def _bitwise(name: str, dtype: str, docs: int) -> dict:
-    """Items alone against the same items batched (two budgets, prefix reuse on and off)."""
+def _bitwise(name: str, dtype: str, docs: int, items: int) -> dict:
+    """Items alone against the same items batched (two budgets, prefix reuse on and off), reversed order."""
     judge = load_judge(name, options=EngineOptions(dtype=dtype, device="cpu"))
     prompts, conts, questions = _items(judge, docs)
+    prompts, conts, questions = prompts[:items], conts[:items], questions[:items]
     alone = [judge.score_texts([q], 1, 10)[0].probs for q in questions]
     ll_alone = [judge.backend.token_logprobs([p], [c])[0] for p, c in zip(prompts, conts)]
     same, total = 0, 0
@@ -125,7 +126,143 @@ def _bitwise(name: str, dtype: str, docs: int) -> dict:
                 np.array_equal(a, b) for a, b in zip(ll_alone, lls)
             )
             total += 2 * len(questions)
-    return {"dtype": dtype, "equal": int(same), "compared": total}
+    return {"judge": name, "dtype": dtype, "items": len(questions), "equal": int(same), "compared": total}
+
+
+def _summeval(name: str, docs: int) -> dict:
+    """Avg ρ (4 dimensions) of ll-mean and ll-sum on the first SummEval dev articles, fp32 and bf16."""
+    from _common import DIMENSIONS, SUMMEVAL_DATA, load_summeval
+    from summeval import agreement
+    from summeval_likelihood import likelihood_metric
+
+    from localjudge.metrics import likelihood as L
+
+    cases = load_summeval(SUMMEVAL_DATA, docs)
+    docs_of = [c.extra["doc_id"] for c in cases]
+    out: dict = {"articles": docs, "summaries": len(cases)}
+    for label, opts in (
+        ("float32", EngineOptions(dtype="float32", device="cpu")),
+        ("bfloat16", EngineOptions(dtype="bfloat16", device="cpu")),
+    ):
+        judge = load_judge(name, options=opts)
+        prompts, conts = [], []
+        for dim in DIMENSIONS:
+            m = likelihood_metric(dim)
+            for c in cases:
+                p = L.condition_prompt(judge, m, c)
+                prompts.append(p)
+                conts.append(L.continuation(p, c.actual_output))
+        t0 = time.perf_counter()
+        lls = judge.loglikelihood(prompts, conts)
+        seconds = time.perf_counter() - t0
+        n = len(cases)
+        rho: dict = {"ll-mean": {}, "ll-sum": {}}
+        for k, dim in enumerate(DIMENSIONS):
+            part = lls[k * n : (k + 1) * n]
+            human = [c.extra[f"human_{dim}"] for c in cases]
+            rho["ll-mean"][dim] = agreement([r.mean for r in part], human, docs_of)["spearman"]
+            rho["ll-sum"][dim] = agreement([r.sum for r in part], human, docs_of)["spearman"]
+        out[label] = {
+            "seconds": seconds,
+            "rho": rho,
+            "avg_rho": {s: float(np.mean(list(v.values()))) for s, v in rho.items()},
+        }
+    lo, hi = out["bfloat16"]["avg_rho"], out["float32"]["avg_rho"]
+    out["avg_rho_delta"] = {s: lo[s] - hi[s] for s in ("ll-mean", "ll-sum")}
+    return out
+
+
+SECTIONS = ("speed", "deviation", "bitwise", "summeval")
+
+
+def render(results: dict) -> str:
+    """The measured part of invariance_results.md (the notes below it are kept by hand)."""
+    from _common import cell
+
+    lines = ["# Batch-invariant engine: price and bf16 deviation (`benchmarks/invariance.py`)", ""]
+    for judge, r in results.items():
+        m = r.get("machine", {})
+        lines += [f"## {judge}", "", f"- Command: `{r.get('command', '?')}`", f"- Machine: {m}", ""]
+        speeds = [r[k] for k in ("speed_float32", "speed_bfloat16") if k in r]
+        if speeds:
+            lines += [
+                "Seconds (best of the repetitions) and ratios to the floor (floor seconds / method seconds; "
+                "> 1 is faster than the bare forward), in one run:",
+                "",
+                "| dtype | items | tokens | floor s | likelihood stock / invariant s | ×floor stock / invariant "
+                "| invariant ÷ stock | scoring stock / invariant s | ×floor stock / invariant | invariant ÷ stock "
+                "| GEMM plan | bitwise |",
+                "|---|---|---|---|---|---|---|---|---|---|---|---|",
+            ]
+            for sp in speeds:
+                t, ll, sc, iv = (
+                    sp["seconds"],
+                    sp["likelihood_vs_floor"],
+                    sp["scoring_vs_floor"],
+                    sp["invariant_vs_stock"],
+                )
+                lines.append(
+                    f"| {sp['dtype']} | {sp['items']} | {sp['tokens']} | {t['floor']:.1f} "
+                    f"| {t['stock_ll']:.1f} / {t['inv_ll']:.1f} | {ll['stock']:.2f} / {ll['invariant']:.2f} "
+                    f"| **{iv['likelihood']:.2f}** | {t['stock_score']:.1f} / {t['inv_score']:.1f} "
+                    f"| {sc['stock']:.2f} / {sc['invariant']:.2f} | **{iv['scoring']:.2f}** | {sp['gemm']} "
+                    f"| {sp['bitwise']} |"
+                )
+            lines.append("")
+        if "bf16_vs_fp32" in r:
+            d = r["bf16_vs_fp32"]
+            lines += [
+                f"bf16 against fp32 on the same {d['items']} items (max over items):",
+                "",
+                "| output layer | normalised expected score (1-10) | per-token log-prob (nat) | item mean log-prob |",
+                "|---|---|---|---|",
+            ]
+            for key, label in (("fp32_head", "fp32 (default)"), ("bf16_head", "bf16")):
+                x = d[key]
+                lines.append(
+                    f"| {label} | {x['max_normalized_delta']:.4f} | {x['max_token_logprob_delta']:.3f} "
+                    f"| {x['max_mean_logprob_delta']:.4f} |"
+                )
+            lines.append("")
+        bits = [r[k] for k in ("bitwise_float32", "bitwise_bfloat16") if k in r]
+        if bits:
+            lines += [
+                "Bit checks: each item alone against the same items in reverse order, token budgets 1024 and 8192, "
+                "prefix reuse on and off; score distributions (`==`) and per-token log-probabilities "
+                "(`np.array_equal`):",
+                "",
+            ]
+            lines += [f"- {b['dtype']}: {b['equal']}/{b['compared']} identical ({b['items']} items)" for b in bits]
+            lines.append("")
+        if "summeval" in r:
+            se = r["summeval"]
+            lines += [
+                f"SummEval dev, first {se['articles']} articles ({se['summaries']} summaries), avg ρ over the 4 "
+                "dimensions (per-article Spearman, averaged):",
+                "",
+                "| scorer | fp32 | bf16 (fp32 output layer) | bf16 − fp32 |",
+                "|---|---|---|---|",
+            ]
+            for s in ("ll-mean", "ll-sum"):
+                lines.append(
+                    f"| {s} | {cell(se['float32']['avg_rho'][s])} | {cell(se['bfloat16']['avg_rho'][s])} "
+                    f"| {se['avg_rho_delta'][s]:+.4f} |"
+                )
+            lines += [
+                "",
+                f"Likelihood pass: fp32 {se['float32']['seconds']:.1f} s, bf16 {se['bfloat16']['seconds']:.1f} s "
+                f"(bf16 ÷ fp32 throughput {se['float32']['seconds'] / se['bfloat16']['seconds']:.2f}).",
+                "",
+            ]
+    return "\n".join(lines) + "\n"
+
+
+def write_md(results: dict) -> None:
+    """invariance_results.md: the tables from the JSON, then the hand-written notes kept."""
+    from _common import kept_section
+
+    kept = kept_section(RESULTS_MD) if RESULTS_MD.exists() else ""
+    RESULTS_MD.write_text(render(results) + kept)
 
 
 def main() -> None:
@@ -133,21 +270,38 @@ def main() -> None:
     parser.add_argument("--judge", default="smollm2-135m")
     parser.add_argument("--docs", type=int, default=2, help="SummEval articles (16 summaries each) for fp32 speed")
     parser.add_argument("--bf16-docs", type=int, default=1, help="articles for bf16 speed, deviation and bit checks")
+    parser.add_argument("--bit-items", type=int, default=16, help="items of the bit checks (first of --bf16-docs)")
+    parser.add_argument("--summeval-docs", type=int, default=4, help="SummEval dev articles for the ρ comparison")
     parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=SECTIONS)
+    parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"], help="dtypes of the bit checks")
+    parser.add_argument("--report", action="store_true", help="only rebuild the markdown from the JSON")
     args = parser.parse_args()
     torch.manual_seed(0)
-    result = {
-        "machine": machine("torch_threads", "torch", "transformers"),
-        "when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "speed": [
-            _speed(args.judge, "float32", args.docs, args.reps),
-            _speed(args.judge, "bfloat16", args.bf16_docs, 1),
-        ],
-        "bf16_vs_fp32": _deviation(args.judge, args.bf16_docs),
-        "bitwise": [_bitwise(args.judge, d, args.bf16_docs) for d in ("float32", "bfloat16")],
-    }
-    RESULTS_JSON.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    results = json.loads(RESULTS_JSON.read_text()) if RESULTS_JSON.exists() else {}
+    if args.report:
+        write_md(results)
+        return
+    result = results.setdefault(args.judge, {})
+    result["machine"] = machine("torch_threads", "torch", "transformers")
+    result["command"] = " ".join(["benchmarks/invariance.py", *sys.argv[1:]])
+
+    def save(key: str, value) -> None:  # after every section: a run cut short keeps what it measured
+        result[key] = value | {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        RESULTS_JSON.write_text(json.dumps(results, indent=2) + "\n")
+        write_md(results)
+        print(json.dumps({key: result[key]}, indent=2), flush=True)
+
+    if "speed" in args.sections:
+        save("speed_float32", _speed(args.judge, "float32", args.docs, args.reps))
+        save("speed_bfloat16", _speed(args.judge, "bfloat16", args.bf16_docs, 1))
+    if "deviation" in args.sections:
+        save("bf16_vs_fp32", _deviation(args.judge, args.bf16_docs))
+    if "bitwise" in args.sections:
+        for d in args.dtypes:
+            save(f"bitwise_{d}", _bitwise(args.judge, d, args.bf16_docs, args.bit_items))
+    if "summeval" in args.sections:
+        save("summeval", _summeval(args.judge, args.summeval_docs))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,11 @@ atexit.register(lambda: open(os.environ["NETWORK_ATTEMPTS"], "w").write("\\n".jo
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: loads a real (embedded) judge or runs several processes; minutes on CPU")
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers and "OMP_NUM_THREADS" not in os.environ:
+        # `make test` runs two pytest-xdist workers: each takes its share of the cores (torch reads this
+        # when it is first imported, and the worker's subprocesses inherit it), not all of them each
+        os.environ["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // int(workers)))
 
 
 @pytest.fixture
