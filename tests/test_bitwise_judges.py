@@ -82,10 +82,11 @@ def _check(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int = 6) -
 
 
 def test_gemma3_bitwise_fp32(gemma_judge):
-    # 4 texts: two summaries of one article (a shared prefix), the Yes/No and the short rating
-    _check(gemma_judge, "float32", (1024,), texts=4)
+    # 3 texts: a summary after the article, the Yes/No and the short rating
+    _check(gemma_judge, "float32", (1024,), texts=3)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_smollm2_bitwise(smollm_judge, dtype):
-    _check(smollm_judge, dtype, (512, 8192) if dtype == "float32" else (8192,))
+    # bf16 runs 4-5x slower than fp32 on CPUs without native bf16: 4 texts (2 summaries of the article)
+    _check(smollm_judge, dtype, (512, 8192) if dtype == "float32" else (8192,), texts=6 if dtype == "float32" else 4)
