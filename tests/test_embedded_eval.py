@@ -107,7 +107,9 @@ def _records(path: Path) -> list[tuple[str, str, float]]:
 def test_cli_killed_and_resumed_matches_uninterrupted_run(smollm_judge, tmp_path):
     data = tmp_path / "six.jsonl"
     data.write_text("".join(DEMO.read_text(encoding="utf-8").splitlines(keepends=True)[:6]), encoding="utf-8")
-    env = {**os.environ, "LOCALJUDGE_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1"}
+    # the user's prepared-weights cache, as a user's CLI runs would (the session's judge filled it):
+    # a private cache made both processes pay a cold load, ~20 s each, for nothing this test checks
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     run = dict(cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     # the uninterrupted run, in this process with the same judge, device and dtype as the CLI's
