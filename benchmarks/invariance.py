@@ -109,6 +109,15 @@ def _deviation(name: str, docs: int) -> dict:
     return out
 
 
+def _precision(name: str, docs: int) -> dict:
+    """One rounding to bf16 at a time in the fp32 judge's linear layers (`_bf16_sources`)."""
+    from _bf16_sources import deviations
+
+    ref = load_judge(name, options=EngineOptions(dtype="float32", device="cpu"))
+    low = load_judge(name, options=EngineOptions(dtype="bfloat16", device="cpu"))
+    return deviations(ref, low, *_items(ref, docs))
+
+
 def _bitwise(name: str, dtype: str, docs: int, items: int) -> dict:
     """Items alone against the same items batched (two budgets, prefix reuse on and off), reversed order."""
     judge = load_judge(name, options=EngineOptions(dtype=dtype, device="cpu"))
@@ -172,7 +181,7 @@ def _summeval(name: str, docs: int) -> dict:
     return out
 
 
-SECTIONS = ("speed", "deviation", "bitwise", "summeval")
+SECTIONS = ("speed", "deviation", "precision", "bitwise", "summeval")
 
 
 def render(results: dict) -> str:
@@ -224,6 +233,10 @@ def render(results: dict) -> str:
                     f"| {x['max_mean_logprob_delta']:.4f} |"
                 )
             lines.append("")
+        if "precision" in r:
+            from _bf16_sources import render as render_precision
+
+            lines += render_precision(r["precision"])
         bits = [r[k] for k in ("bitwise_float32", "bitwise_bfloat16") if k in r]
         if bits:
             lines += [
@@ -297,6 +310,8 @@ def main() -> None:
         save("speed_bfloat16", _speed(args.judge, "bfloat16", args.bf16_docs, 1))
     if "deviation" in args.sections:
         save("bf16_vs_fp32", _deviation(args.judge, args.bf16_docs))
+    if "precision" in args.sections:
+        save("precision", _precision(args.judge, args.bf16_docs))
     if "bitwise" in args.sections:
         for d in args.dtypes:
             save(f"bitwise_{d}", _bitwise(args.judge, d, args.bf16_docs, args.bit_items))

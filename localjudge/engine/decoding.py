@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from localjudge.engine import masks
 from localjudge.engine.batching import plan_batches
 from localjudge.engine.core import BackendCore
 from localjudge.engine.oom import run_with_backoff
@@ -75,13 +74,11 @@ class GreedyDecoding(BackendCore):
         behind, as in a run of the row alone.
         """
         torch = self._torch
-        b, lengths = len(rows), [len(r) for r in rows]
         fwd = self.runner.forward(rows, cache=prefix_cache, shared=shared, keep_cache=True)
-        lens = torch.tensor(lengths)  # (B,)
-        kpos, kreal = masks.layout(lengths, fwd.width, np.zeros(0, dtype=int), shared)  # (B, S + W) each
+        last = torch.from_numpy(fwd.starts + np.array([len(r) for r in rows]) - 1)  # (B,) each row's last token
         with torch.inference_mode():
-            state = fwd.states[torch.arange(b, device=fwd.states.device), (lens - 1).to(fwd.states.device)]  # (B, H)
-            new, done = [], torch.zeros(b, dtype=torch.bool)
+            state = fwd.states[last.to(fwd.states.device)]  # (B, H)
+            new, done = [], torch.zeros(len(rows), dtype=torch.bool)
             for step in range(max_new_tokens):
                 token = self.runner.argmax_at(state).cpu()  # (B,)
                 token = torch.where(done, torch.full_like(token, self._pad_id), token)
@@ -89,9 +86,7 @@ class GreedyDecoding(BackendCore):
                 done |= torch.tensor([int(t) in eos for t in token])
                 if bool(done.all()) or step == max_new_tokens - 1:
                     break
-                kpos = torch.cat([kpos, (shared + lens + step).unsqueeze(1)], 1)  # the new token's position
-                kreal = torch.cat([kreal, torch.ones((b, 1), dtype=torch.bool)], 1)
-                state = self.runner.step(token, fwd.cache, kpos, kreal, fwd, lengths, shared)
+                state = self.runner.step(token, fwd, step)
         tokens = torch.stack(new, 1).tolist()  # (B, steps)
         return [row[: next((j + 1 for j, t in enumerate(row) if t in eos), len(row))] for row in tokens]
 

@@ -24,7 +24,7 @@ from localjudge.engine.likelihood import ContinuationScoring
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.options import EngineOptions
 from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
-from localjudge.engine.runner import Runner
+from localjudge.engine.runner import HEAD_ROWS, Runner
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.engine.vocab import token_surfaces
 from localjudge.errors import ContextLengthError, DataError, ModelUnavailableError, clip
@@ -99,7 +99,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
             else:
                 decoder = split.decoder
                 read_head = split.head(read_layer(split.layer, options.fp32_head, invariant))
-        chunks = (self.gemm.big, self.gemm.small) if self.gemm is not None else None
+        chunks = (HEAD_ROWS, HEAD_ROWS) if self.gemm is not None else None
         self.runner = Runner(
             model, decoder, read_head, options.row_grid, chunks, self._pad_id, self._logit_width, invariant
         )
@@ -223,9 +223,11 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         """Logits at the root and every tree node for a batch, optionally after a cached prefix."""
         torch = self._torch
         fwd = self.runner.forward(rows, tree.token_ids[1:], tree.depths[1:], ancestry, prefix_cache, shared)
-        last = torch.tensor([len(r) - 1 for r in rows], device=fwd.states.device)  # (B,) each row's last token
-        root = fwd.states[torch.arange(len(rows), device=last.device), last]  # (B, H)
-        states = torch.cat([root[:, None], fwd.states[:, fwd.width :]], 1)  # (B, N, H)
+        lengths = np.array([len(r) for r in rows])
+        root = fwd.starts + lengths - 1  # (B,) each row's last token
+        nodes = fwd.tails[:, None] + np.arange(tree.n_nodes - 1)[None]  # (B, T)
+        index = torch.from_numpy(np.concatenate([root[:, None], nodes], 1)).to(fwd.states.device)  # (B, N)
+        states = fwd.states[index]  # (B, N, H)
         with torch.inference_mode():
             read = read_tree(states, self.runner.head, tree, ends_mask, self.options.tree_tolerance, self.runner.chunks)
         self.head_rows += read.rows

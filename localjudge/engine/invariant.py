@@ -15,9 +15,7 @@ bf16 needs AVX-512 or AVX-NE-CONVERT): stock `F.linear` reorders them on every c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -107,24 +105,6 @@ def probe(gemm: Gemm, n_in: int, dtype: torch.dtype, device: torch.device, big: 
     return torch.equal(gemm(lone)[:1], ref[:1])
 
 
-_LIVE: ContextVar[tuple[int, torch.Tensor] | None] = ContextVar("localjudge_live_rows", default=None)
-
-
-@contextmanager
-def live_rows(total: int, index: torch.Tensor) -> Iterator[None]:
-    """Within it, invariant layers given `total` rows compute only the rows of `index` (zeros elsewhere).
-
-    The runner marks a forward's real tokens this way: the padding after each row is neither read
-    nor attended to, so its projections are not worth their GEMMs. A row's outputs stay the same
-    whichever rows run with it (the chunked GEMM does not let rows interact).
-    """
-    token = _LIVE.set((total, index))
-    try:
-        yield
-    finally:
-        _LIVE.reset(token)
-
-
 class InvariantLinear(nn.Module):
     """A drop-in `nn.Linear` whose rows do not depend on the other rows of the call."""
 
@@ -142,14 +122,7 @@ class InvariantLinear(nn.Module):
         if self._gemm is None or key != self._packed_for:
             packed = self.plan.packed and can_prepack(self.weight)
             self._gemm, self._packed_for = gemm_for(self.weight, self.bias, packed, self.plan.big), key
-        live = _LIVE.get()
-        if live is None or x.numel() != live[0] * x.shape[-1]:
-            return chunked(self._gemm, x, self.plan.big, self.plan.small, self.out_features)
-        index = live[1]
-        rows = x.reshape(-1, x.shape[-1]).index_select(0, index)  # (n, in)
-        part = chunked(self._gemm, rows, self.plan.big, self.plan.small, self.out_features)  # (n, out)
-        out = part.new_zeros(live[0], self.out_features).index_copy_(0, index, part)
-        return out.reshape(*x.shape[:-1], self.out_features)
+        return chunked(self._gemm, x, self.plan.big, self.plan.small, self.out_features)
 
 
 PROBE_ROWS = 2048

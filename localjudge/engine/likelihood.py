@@ -19,9 +19,11 @@ from localjudge.engine.batching import BatchPlan, plan_batches
 from localjudge.engine.core import BackendCore
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
-from localjudge.engine.runner import ROW_BYTES
 
 Progress = Callable[[int], None]
+
+PLAIN_LOGIT_BYTES = 256 * 2**20
+"""Logits a plain forward (a model whose output layer cannot be applied apart) keeps at every slot, at most."""
 
 
 class ContinuationScoring(BackendCore):
@@ -85,7 +87,7 @@ class ContinuationScoring(BackendCore):
         budget = (
             self.token_budget
             if self.runner.decoder is not None
-            else max(64, min(self.token_budget, ROW_BYTES // (4 * self._logit_width)))
+            else max(64, min(self.token_budget, PLAIN_LOGIT_BYTES // (4 * self._logit_width)))
         )
         # what a batch may share: the prompt but its last token, whose hidden state reads the
         # first continuation token; unique placeholders stand for the rest of the row
@@ -98,13 +100,13 @@ class ContinuationScoring(BackendCore):
         """Continuation log-probabilities of right-padded rows, optionally after a cached prefix."""
         torch = self._torch
         fwd = self.runner.forward(rows, cache=prefix_cache, shared=shared)
-        lengths = [len(r) for r in rows]
-        # the state at slot t predicts token t + 1: each row reads its last len(cont) + 1 .. last - 1
-        row_idx = torch.cat([torch.full((c,), i) for i, c in enumerate(cont_lens)])  # (K,)
-        pos_idx = torch.cat([torch.arange(n - c - 1, n - 1) for n, c in zip(lengths, cont_lens)])  # (K,)
+        # the state at token t predicts token t + 1: each row reads its tokens n - c - 1 .. n - 2
+        index = np.concatenate(
+            [np.arange(s + len(r) - c - 1, s + len(r) - 1) for s, r, c in zip(fwd.starts, rows, cont_lens)]
+        )
         targets = torch.cat([torch.tensor(r[len(r) - c :]) for r, c in zip(rows, cont_lens)])  # (K,)
         with torch.inference_mode():
-            picked = fwd.states[row_idx.to(self.device), pos_idx.to(self.device)]  # (K, H)
+            picked = fwd.states[torch.from_numpy(index).to(fwd.states.device)]  # (K, H)
             logp = self.runner.logprobs_at(picked, targets).cpu().numpy()
         self.head_rows += len(targets)
         return list(np.split(logp, np.cumsum(cont_lens)[:-1]))

@@ -1,12 +1,14 @@
-"""The one place that builds a forward pass: canonical layout, masks, prefix cache, output layer.
+"""The one place that builds a forward pass: layout, masks, prefix cache, output layer.
 
-Every forward of the engine (tree scoring, likelihood, greedy decoding, prefix prefill) has the
-layout of `masks.layout`: [cached prefix S | row, right-padded to W | appended tokens T], with W a
-multiple of the grid and S a multiple of it too (`prefix.shared_prefix_len`). A row's real tokens
-then sit at the same key slots, in the same attention blocks, whatever its batch companions are,
-and the slots they do not use are masked keys that add exact zeros. Together with linear layers
-that only ever run fixed GEMM shapes (`engine.invariant`), that makes an item's results bitwise
-the same alone, in any batch, under any token budget and prefix plan.
+Two layouts, one interface (`Forward`):
+
+- **packed** (the batch-invariant engine): every row's tokens back to back with no padding,
+  attention in query blocks planned from the layout (`engine.packing`, `engine.attention`), and
+  linear layers that only ever run fixed GEMM shapes (`engine.invariant`). An item's results are
+  then bitwise the same alone, in any batch, under any token budget and prefix plan.
+- **padded** (stock): rows right-padded to a common width W, each followed by the appended tokens,
+  [cached prefix S | row, pad to W | appended T], under a 4D mask (`engine.masks`) with the model's
+  own attention and layers: results agree with a row alone to float rounding.
 
 The output layer is applied apart from the decoder, only at the positions that are read, and in
 fp32 (`fp32_head`): one bf16 step of a logit near 16 is 0.06, which alone moves a 1-5 expected
@@ -15,7 +17,6 @@ score by ~0.1; in fp32 the rows read cost little next to the body.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
@@ -24,31 +25,33 @@ import numpy as np
 import torch
 
 from localjudge.engine import masks
-from localjudge.engine.attention import plan_blocks
-from localjudge.engine.invariant import live_rows
+from localjudge.engine.packing import Packing, plan_forward, plan_step, round_up
 from localjudge.engine.prefix import expand_cache
 
-ROW_BYTES = 256 * 2**20
-"""Logit rows computed at once are capped near this many bytes (rows × V × 4)."""
+ROW_BYTES = 8 * 2**20
+"""Logit rows computed at once are capped near this many bytes (rows × V × 4) when rows run in no fixed
+chunks: the log-sum-exp over the vocabulary then reads its rows from the cache, not from memory."""
+HEAD_ROWS = 16
+"""Rows per output-layer call of the batch-invariant engine (one fixed shape: 3 MB of fp32 logits for
+a 49k vocabulary, 16 MB for 262k; a multiple of every GEMM plan's remainder chunk)."""
 
 Head = Callable[[torch.Tensor], torch.Tensor]
 """(K, H) final hidden states -> (K, V) fp32 logits."""
 
 
 class Forward(NamedTuple):
-    """What a forward pass returns."""
+    """What a forward pass returns: final states of every slot, and where each row's tokens are."""
 
     states: torch.Tensor
-    """(B, W + T, H) final hidden states; the model's logits when it cannot be split."""
-    width: int
-    """W, the padded row width (a multiple of the grid)."""
+    """(R, H) final hidden states of every slot, rows flattened; the model's logits when it cannot be split."""
+    starts: np.ndarray
+    """(B,) index in `states` of each row's first token (token i of row b: starts[b] + i)."""
+    tails: np.ndarray
+    """(B,) index in `states` of each row's first appended token."""
     cache: Any
     """The KV cache after the pass (prefix included), when asked for; else None."""
-
-
-def round_up(n: int, grid: int) -> int:
-    """n rounded up to a multiple of grid."""
-    return -(-n // grid) * grid
+    layout: Any
+    """The packed layout (`Packing`), or the padded one's (lengths, width, shared); decoding steps read it."""
 
 
 def row_chunks(m: int, big: int, small: int) -> Iterator[tuple[int, int, int]]:
@@ -152,7 +155,7 @@ class Runner:
         shared: int = 0,
         keep_cache: bool = False,
     ) -> Forward:
-        """One forward over rows (right-padded to the grid), each followed by the same tail tokens.
+        """One forward over rows, each followed by the same tail tokens, after a cached prefix.
 
         Args:
             rows: token ids of each row after the cached prefix.
@@ -160,11 +163,32 @@ class Runner:
             depths: (T,) depth of each tail token below its row's last token.
             ancestry: (T, T) bool, which tail tokens each tail token sees (itself included).
             cache: KV cache of a prefix of `shared` tokens that every row follows (batch of one).
-            shared: its length.
+            shared: its length (a multiple of the grid).
             keep_cache: return the cache after the pass (prefill, decoding).
         """
         from transformers import DynamicCache
 
+        if cache is not None:
+            cache = expand_cache(cache, 1 if self.blocks else len(rows))
+        elif keep_cache:
+            cache = DynamicCache()  # no config: sliding layers keep every key, our masks apply windows
+        kw: dict[str, Any] = {"use_cache": cache is not None}
+        if cache is not None:
+            kw[self.cache_kw] = cache
+        t = 0 if tail is None else len(tail)
+        if self.blocks:
+            pack = Packing.of([len(r) for r in rows], t, shared, self.grid)
+            ids, positions = pack.ids(rows, tail, self.pad_id), pack.positions(depths)
+            kw["localjudge_blocks"] = blocks = plan_forward(pack, ancestry, depths, self.device)
+            attn = self.attention(lambda w: blocks.marker(w, self.device))
+            fwd = Forward(torch.empty(0), pack.starts, pack.tails, None, pack)
+        else:
+            ids, positions, attn, fwd = self._padded(rows, tail, depths, ancestry, shared)
+        states = self._run(ids, attn, positions, kw)
+        return fwd._replace(states=states.reshape(-1, states.shape[-1]), cache=cache if keep_cache else None)
+
+    def _padded(self, rows, tail, depths, ancestry, shared: int):
+        """Inputs of a padded forward: (B, W + T) ids and positions, its 4D mask, where rows sit."""
         b, lengths = len(rows), [len(r) for r in rows]
         width = round_up(max(lengths), self.grid)
         t = 0 if tail is None else len(tail)
@@ -174,51 +198,42 @@ class Runner:
         kpos, kreal = masks.layout(lengths, width, np.zeros(0, int) if depths is None else depths, shared)
         anc = np.zeros((t, t), dtype=bool) if ancestry is None else ancestry
         attn = self.attention(lambda w: masks.tree_mask(lengths, width, anc, kpos, kreal, w, shared))
-        if cache is not None:
-            cache = expand_cache(cache, b)
-        elif keep_cache:
-            cache = DynamicCache()  # no config: sliding layers keep every key, our masks apply windows
-        kw: dict[str, Any] = {"use_cache": cache is not None}
-        if cache is not None:
-            kw[self.cache_kw] = cache
-        if self.blocks:
-            kw["localjudge_blocks"] = plan_blocks(lengths, width, t, shared, self.grid)
-        positions = kpos[:, shared:].to(self.device)  # (B, W + T)
-        live = self._live(lengths, width, t) if self.blocks else contextlib.nullcontext()
-        with torch.inference_mode(), live:
-            if self.decoder is not None:
-                out = self.decoder(input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions, **kw)
-                states = out.last_hidden_state
-            else:
-                states = self.model(input_ids=ids.to(self.device), attention_mask=attn, position_ids=positions, **kw)
-                states = states.logits
-        return Forward(states, width, cache if keep_cache else None)
+        starts = np.arange(b, dtype=np.int64) * (width + t)
+        layout = (lengths, width, shared)
+        return ids, kpos[:, shared:], attn, Forward(torch.empty(0), starts, starts + width, None, layout)
 
-    def _live(self, lengths: Sequence[int], width: int, tail: int):
-        """Only the real slots of a right-padded batch go through the (invariant) linear layers."""
-        if all(n == width for n in lengths):
-            return contextlib.nullcontext()
-        real = np.arange(width + tail)[None, :] < np.asarray(lengths)[:, None]  # (B, W + T)
-        real[:, width:] = True
-        return live_rows(real.size, torch.from_numpy(np.flatnonzero(real)).to(self.device))
+    def _run(self, ids: torch.Tensor, attn: Any, positions: torch.Tensor, kw: dict[str, Any]) -> torch.Tensor:
+        """The model (or its decoder) over (B, L) ids: (B, L, H) final states, or logits."""
+        with torch.inference_mode():
+            ids, positions = ids.to(self.device), positions.to(self.device)
+            if self.decoder is not None:
+                return self.decoder(input_ids=ids, attention_mask=attn, position_ids=positions, **kw).last_hidden_state
+            return self.model(input_ids=ids, attention_mask=attn, position_ids=positions, **kw).logits
 
     def prefill(self, prefix: Sequence[int]) -> Any:
         """KV cache of a shared prefix (batch of one; its length is a multiple of the grid)."""
         return self.forward([list(prefix)], keep_cache=True).cache
 
-    def step(
-        self, tokens: torch.Tensor, cache: Any, kpos: torch.Tensor, kreal: torch.Tensor, rows: Forward, lengths, shared
-    ) -> torch.Tensor:
-        """One decoding step: (B,) new tokens at the last key slot -> (B, H) final states.
+    def step(self, tokens: torch.Tensor, rows: Forward, fed: int) -> torch.Tensor:
+        """One decoding step: (B,) new tokens, one per row, after `fed` decoded before -> (B, H) final states.
 
         Args:
-            tokens: (B,) the token each row adds.
-            cache: the KV cache of every slot before it.
-            kpos: (B, K) position of every key slot, the new one last.
-            kreal: (B, K) whether each key slot holds a real token.
-            rows: the forward over the rows that the decoding follows (its width).
-            lengths: real length of each row; shared: the cached prefix before them.
+            tokens: (B,) the token each row adds, at position S + n_b + fed.
+            rows: the forward over the rows that the decoding follows (its cache holds every key
+                slot before these tokens).
+            fed: tokens each row was given in earlier steps.
         """
+        kw: dict[str, Any] = {"use_cache": True, self.cache_kw: rows.cache}
+        if self.blocks:
+            pack: Packing = rows.layout
+            kw["localjudge_blocks"] = blocks = plan_step(pack, fed, self.device)
+            attn = self.attention(lambda w: blocks.marker(w, self.device))
+            positions = (pack.shared + torch.tensor(pack.lengths) + fed)[None]  # (1, B)
+            return self._run(tokens[None], attn, positions, kw)[0]  # (B, H)
+        lengths, width, shared = rows.layout
+        kpos, kreal = masks.layout(lengths, width, np.zeros(0, dtype=int), shared)  # (B, S + W) each
+        new = shared + torch.tensor(lengths)[:, None] + torch.arange(fed + 1)[None]  # (B, fed + 1) decoded tokens
+        kpos, kreal = torch.cat([kpos, new], 1), torch.cat([kreal, torch.ones_like(new, dtype=torch.bool)], 1)
         qpos = kpos[:, -1]  # (B,)
 
         def build(window: int | None) -> torch.Tensor:
@@ -227,15 +242,7 @@ class Runner:
                 m &= (qpos.unsqueeze(1) - kpos) < window
             return m[:, None, None, :]  # (B, 1, 1, K)
 
-        attn = self.attention(build)
-        kw = {"use_cache": True, self.cache_kw: cache, "position_ids": qpos.unsqueeze(1).to(self.device)}
-        if self.blocks:
-            generated = kpos.shape[1] - shared - rows.width - 1
-            kw["localjudge_blocks"] = plan_blocks(lengths, rows.width, 1, shared, self.grid, generated)
-        with torch.inference_mode():
-            if self.decoder is not None:
-                return self.decoder(input_ids=tokens.unsqueeze(1).to(self.device), attention_mask=attn, **kw)[0][:, -1]
-            return self.model(input_ids=tokens.unsqueeze(1).to(self.device), attention_mask=attn, **kw).logits[:, -1]
+        return self._run(tokens.unsqueeze(1), self.attention(build), qpos.unsqueeze(1), kw)[:, -1]
 
     def attention(self, build: Callable[[int | None], torch.Tensor]) -> Any:
         """`build(window)` as the model takes it: one mask, or one per attention layer type."""

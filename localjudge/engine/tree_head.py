@@ -25,16 +25,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from localjudge.engine.runner import map_rows
+from localjudge.engine.runner import ROW_BYTES, map_rows
 from localjudge.scoring.trie import TokenTree
 
 log = logging.getLogger("localjudge")
 
 Head = Callable[[torch.Tensor], torch.Tensor]
 """(K, H) final hidden states -> (K, V) logits."""
-
-ROW_BYTES = 256 * 2**20
-"""Logit rows computed at once are capped at this many bytes (K × V × 4)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,105 @@
+"""Where bf16's distance from fp32 comes from: one rounding at a time, on the fp32 judge's own layers.
+
+`invariance.py --sections precision` runs the fp32 judge with its linear layers swapped for
+kernels that round one thing to bf16 (the weights, the GEMM inputs, the GEMM outputs, or all three,
+with the residual stream, norms, attention and output layer left in fp32) and compares each with
+plain fp32 and with the engine's bf16 judge (every op in bf16, output layer in fp32). If rounding a
+single one of them already moves scores by more than the tolerance, no bf16 variant can meet it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from localjudge.engine.invariant import InvariantLinear
+
+Kernel = Callable[[torch.Tensor], torch.Tensor]
+
+VARIANTS = {
+    "weights": "weights rounded to bf16, fp32 GEMM",
+    "inputs": "GEMM inputs rounded to bf16, fp32 GEMM",
+    "outputs": "GEMM outputs rounded to bf16, fp32 GEMM",
+    "gemm": "bf16 GEMM (inputs, weights, outputs bf16), all else fp32",
+}
+
+
+def _pack(weight: torch.Tensor) -> Kernel:
+    packed = torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), 256)
+    return lambda x: torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+
+
+def _kernel(variant: str, weight: torch.Tensor) -> Kernel:
+    """x (C, in) fp32 -> (C, out) fp32 with one rounding to bf16, as `variant` names it."""
+    w = weight.detach().float()
+    if variant == "weights":
+        return _pack(w.bfloat16().float())
+    fp32 = _pack(w)
+    if variant == "inputs":
+        return lambda x: fp32(x.bfloat16().float())
+    if variant == "outputs":
+        return lambda x: fp32(x).bfloat16().float()
+    low = _pack(w.bfloat16())
+    return lambda x: low(x.bfloat16()).float()
+
+
+def swap_kernels(model: torch.nn.Module, variant: str | None) -> None:
+    """Every fixed-shape linear layer of the fp32 model computes with `variant`'s kernel (None: its own)."""
+    for m in model.modules():
+        if not isinstance(m, InvariantLinear):
+            continue
+        if variant is None:
+            m._gemm, m._packed_for = None, None  # rebuilt from the weights on the next call
+            continue
+        assert m.bias is None, "the embedded judges' layers have no bias"
+        m._gemm = _kernel(variant, m.weight)
+        m._packed_for = (m.weight.dtype, m.weight.device, m.weight.data_ptr())
+
+
+def deviations(fp32_judge, bf16_judge, prompts, conts, questions) -> dict:
+    """Each variant (and the bf16 judge) against fp32: max normalised-score and token log-prob changes, seconds."""
+
+    def read(judge) -> tuple[list, list, float]:
+        start = time.perf_counter()
+        scores = judge.score_texts(questions, 1, 10)
+        lls = judge.backend.token_logprobs(prompts, conts)
+        return scores, lls, time.perf_counter() - start
+
+    want, want_ll, seconds = read(fp32_judge)
+    out: dict = {"items": len(questions), "fp32_seconds": seconds, "variants": {}}
+    runs = [(name, fp32_judge, name) for name in VARIANTS] + [("bf16 judge", bf16_judge, None)]
+    for name, judge, variant in runs:
+        if variant is not None:
+            swap_kernels(judge.backend.model, variant)
+        got, got_ll, seconds = read(judge)
+        if variant is not None:
+            swap_kernels(judge.backend.model, None)
+        out["variants"][name] = {
+            "what": VARIANTS.get(name, "every op in bf16, output layer fp32 (dtype=bfloat16)"),
+            "max_normalized_delta": float(max(abs(a.normalized - b.normalized) for a, b in zip(want, got))),
+            "max_token_logprob_delta": float(max(np.abs(a - b).max() for a, b in zip(want_ll, got_ll))),
+            "max_mean_logprob_delta": float(max(abs(a.mean() - b.mean()) for a, b in zip(want_ll, got_ll))),
+            "seconds": seconds,
+        }
+    return out
+
+
+def render(d: dict) -> list[str]:
+    """Markdown lines of the precision section."""
+    lines = [
+        f"Where the bf16 distance comes from ({d['items']} items; fp32 judge with one rounding at a time in "
+        "its linear layers, the rest fp32; max over items against plain fp32):",
+        "",
+        "| variant | normalised expected score (1-10) | per-token log-prob (nat) | item mean log-prob | seconds |",
+        "|---|---|---|---|---|",
+        f"| fp32 | 0 | 0 | 0 | {d['fp32_seconds']:.1f} |",
+    ]
+    for name, v in d["variants"].items():
+        lines.append(
+            f"| {name}: {v['what']} | {v['max_normalized_delta']:.4f} | {v['max_token_logprob_delta']:.3f} "
+            f"| {v['max_mean_logprob_delta']:.4f} | {v['seconds']:.1f} |"
+        )
+    return [*lines, ""]
