@@ -4,9 +4,7 @@ The real architectures, vocabularies and weights: scores, likelihoods and greedy
 each item alone against the same items shuffled in batches, two token budgets, prefix reuse on
 and off, compared with `np.array_equal` / `==`. bf16 copies of the session's fp32 models keep the
 load count down; bf16 matmuls are slow on CPUs without native bf16, so the bf16 set is small.
-Gemma-3-270M (262k vocabulary, sliding-window layers) runs a smaller set in fp32 here; its bf16 check
-runs in `benchmarks/invariance.py --judge gemma3-270m --sections bitwise` (minutes on 2 cores without
-native bf16; the result is in `benchmarks/invariance_results.md`).
+Gemma-3-270M (262k vocabulary, sliding-window layers) runs a smaller set, in fp32 and bf16.
 """
 
 from __future__ import annotations
@@ -81,9 +79,10 @@ def _check(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int = 6) -
     assert backend.generate(texts[:4][::-1], 5, share_prefix=True)[::-1] == gen_alone
 
 
-def test_gemma3_bitwise_fp32(gemma_judge):
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_gemma3_bitwise(gemma_judge, dtype):
     # 3 texts: a summary after the article, the Yes/No and the short rating
-    _check(gemma_judge, "float32", (1024,), texts=3)
+    _check(gemma_judge, dtype, (1024,), texts=3)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
