@@ -5,13 +5,15 @@ for scoring the same text followed by a 1-10 question). In one run, repetitions 
 
   floor        a bare batched forward of the stock model over the likelihood rows (no prefix
                reuse, last-position logits only), as in `throughput_likelihood.py`
-  stock        `batch_invariant=False`: stock linear layers and SDPA, grid 1, fp32 output layer
-  invariant    the default: block attention, fixed-shape GEMMs, grid 64, fp32 output layer
+  stock        `batch_invariant=False`: rows right-padded, transformers' SDPA and `nn.Linear`, grid 1,
+               fp32 output layer (the engine before batch invariance)
+  invariant    the default: packed rows, block attention, fixed-shape GEMMs, grid 32, fp32 output layer
 
 for likelihood (prefix reuse on) and for score reading (1-10). Ratios are floor seconds / method
-seconds. Then, per dtype, whether items alone and batched agree to the bit, and bf16 against fp32:
-the largest change of a normalised expected score and of a per-token log-probability, with the
-output layer in fp32 (the default) and in bf16.
+seconds. Then bf16 against fp32 throughput on the SummEval dev summaries (article by article, with and
+without prefix reuse); per dtype, whether items alone and batched agree to the bit; bf16 against
+fp32: the largest change of a normalised expected score and of a per-token log-probability, with the
+output layer in fp32 (the default) and in bf16, and with one rounding to bf16 at a time (precision).
 
     .venv/bin/python benchmarks/invariance.py --judge smollm2-135m --docs 2
 """
@@ -63,6 +65,9 @@ def _speed(name: str, dtype: str, docs: int, reps: int) -> dict:
 
     plan = plan_batches([len(r) for r in rows], stock.backend.token_budget)
     times: dict[str, list[float]] = {k: [] for k in ("floor", "stock_ll", "inv_ll", "stock_score", "inv_score")}
+    for judge in (stock, inv):  # first calls build kernels and caches: not what a long run pays
+        judge.backend.token_logprobs(prompts[:2], conts[:2])
+        judge.score_texts(questions[:2], 1, 10)
     for _ in range(reps):
         times["floor"].append(_timed(lambda: floor_pass(stock.backend, rows, plan)))
         times["stock_ll"].append(_timed(lambda: stock.backend.token_logprobs(prompts, conts)))
@@ -106,6 +111,33 @@ def _deviation(name: str, docs: int) -> dict:
             "max_token_logprob_delta": float(max(np.abs(a - b).max() for a, b in zip(want_ll, got_ll))),
             "max_mean_logprob_delta": float(max(abs(a.mean() - b.mean()) for a, b in zip(want_ll, got_ll))),
         }
+    return out
+
+
+def _bf16_throughput(name: str, docs: int | None, plain_docs: int) -> dict:
+    """bf16 against fp32 likelihood throughput on SummEval dev articles, interleaved article by article.
+
+    With prefix reuse (the default: an article once for its 16 summaries) on `docs` articles (None:
+    all 50, 800 summaries), and without it on the first `plain_docs`, where every row is a full
+    forward as in a plain prefill.
+    """
+    judges = {d: load_judge(name, options=EngineOptions(dtype=d, device="cpu")) for d in ("float32", "bfloat16")}
+    groups = _articles(judges["float32"], docs)
+    out: dict = {"articles": len(groups), "summaries": sum(len(p) for p, _ in groups), "plain_articles": plain_docs}
+    for mode, reuse, n in (("prefix_reuse", True, len(groups)), ("no_prefix_reuse", False, plain_docs)):
+        seconds = {"float32": 0.0, "bfloat16": 0.0}
+        for k, (ps, cs) in enumerate(groups[:n]):
+            pairs = [split_boundary(p, c) for p, c in zip(ps, cs)]
+            order = ("float32", "bfloat16") if k % 2 == 0 else ("bfloat16", "float32")
+            for d in order:
+                b = judges[d].backend
+                if b.options.reuse_prefix != reuse:
+                    judges[d] = load_judge(name, options=judges[d].options.replace(reuse_prefix=reuse))
+                    b = judges[d].backend
+                prompts = [b.encode(p) for p, _ in pairs]
+                conts = [b.encode_continuation(c) for _, c in pairs]
+                seconds[d] += _timed(lambda b=b, prompts=prompts, conts=conts: b.token_logprobs(prompts, conts))
+        out[mode] = {"seconds": seconds, "bf16_speedup": seconds["float32"] / seconds["bfloat16"]}
     return out
 
 
@@ -181,7 +213,7 @@ def _summeval(name: str, docs: int) -> dict:
     return out
 
 
-SECTIONS = ("speed", "deviation", "precision", "bitwise", "summeval")
+SECTIONS = ("speed", "bf16_throughput", "deviation", "precision", "bitwise", "summeval")
 
 
 def render(results: dict) -> str:
@@ -231,6 +263,22 @@ def render(results: dict) -> str:
                 lines.append(
                     f"| {label} | {x['max_normalized_delta']:.4f} | {x['max_token_logprob_delta']:.3f} "
                     f"| {x['max_mean_logprob_delta']:.4f} |"
+                )
+            lines.append("")
+        if "bf16_throughput" in r:
+            bt = r["bf16_throughput"]
+            lines += [
+                "bf16 against fp32 likelihood throughput, SummEval dev (`consistency_likelihood`), interleaved "
+                "article by article in one run:",
+                "",
+                "| pass | articles | fp32 s | bf16 s | bf16 ÷ fp32 throughput |",
+                "|---|---|---|---|---|",
+            ]
+            for mode, n in (("prefix_reuse", bt["articles"]), ("no_prefix_reuse", bt["plain_articles"])):
+                x = bt[mode]
+                lines.append(
+                    f"| {mode.replace('_', ' ')} | {n} | {x['seconds']['float32']:.1f} "
+                    f"| {x['seconds']['bfloat16']:.1f} | **{x['bf16_speedup']:.2f}** |"
                 )
             lines.append("")
         if "precision" in r:
@@ -286,6 +334,8 @@ def main() -> None:
     parser.add_argument("--bit-items", type=int, default=16, help="items of the bit checks (first of --bf16-docs)")
     parser.add_argument("--summeval-docs", type=int, default=4, help="SummEval dev articles for the ρ comparison")
     parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--throughput-docs", type=int, default=None, help="bf16_throughput: articles (default all 50)")
+    parser.add_argument("--plain-docs", type=int, default=5, help="bf16_throughput: articles without prefix reuse")
     parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=SECTIONS)
     parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"], help="dtypes of the bit checks")
     parser.add_argument("--report", action="store_true", help="only rebuild the markdown from the JSON")
@@ -307,7 +357,9 @@ def main() -> None:
 
     if "speed" in args.sections:
         save("speed_float32", _speed(args.judge, "float32", args.docs, args.reps))
-        save("speed_bfloat16", _speed(args.judge, "bfloat16", args.bf16_docs, 1))
+        save("speed_bfloat16", _speed(args.judge, "bfloat16", args.bf16_docs, args.reps))
+    if "bf16_throughput" in args.sections:
+        save("bf16_throughput", _bf16_throughput(args.judge, args.throughput_docs, args.plain_docs))
     if "deviation" in args.sections:
         save("bf16_vs_fp32", _deviation(args.judge, args.bf16_docs))
     if "precision" in args.sections:

@@ -49,16 +49,18 @@ def invariant_attention(
     _, h, q_len, d = query.shape
     hkv = key.shape[1]
     rep = h // hkv
-    qt, kt, vt = query[0].transpose(0, 1), key[0].transpose(0, 1), value[0].transpose(0, 1)  # (L, H*, D)
     out = query.new_zeros(q_len, h, value.shape[-1])  # (Q, H, Dv)
     for k, g in enumerate(localjudge_blocks.groups):
         qs, ks = g.queries, g.keys
         n, q = qs.shape
         # grouped-query attention without copying keys per head: the `rep` query heads that share
         # a key head (heads h = j * rep + r read key head j) go into one call as rep * q queries
-        qb = qt[qs].view(n, q, hkv, rep, d).permute(0, 2, 3, 1, 4).reshape(n, hkv, rep * q, d)
-        kb = kt[ks].transpose(1, 2)  # (n, Hkv, k, D)
-        vb = vt[ks].transpose(1, 2)
+        # (index_select along the slots of each head copies whole D-vectors: several times faster
+        # than indexing a (L, H, D) transposed view)
+        qb = query[0].index_select(1, qs.flatten()).view(hkv, rep, n, q, d)
+        qb = qb.permute(2, 0, 1, 3, 4).reshape(n, hkv, rep * q, d)
+        kb = key[0].index_select(1, ks.flatten()).view(hkv, n, -1, d).transpose(0, 1)  # (n, Hkv, k, D)
+        vb = value[0].index_select(1, ks.flatten()).view(hkv, n, -1, value.shape[-1]).transpose(0, 1)
         mb = localjudge_blocks.mask(k, window, rep)  # (n, 1, rep * q, k)
         if softcap:
             scores = torch.matmul(qb, kb.transpose(-1, -2)) * (scaling if scaling is not None else d**-0.5)
