@@ -24,7 +24,7 @@ NOTES = "## Notes (hand-written)"
 def machine(*extras: str) -> dict:
     """The CPU model and core count (lscpu), then each of `extras` in the order given.
 
-    Extras: `torch_threads`, `torch`, `transformers`, `python`, `gpu` (None without CUDA). Each
+    Extras: `torch_threads`, `torch`, `transformers`, `python`, `gpu` (None without CUDA), `simd`. Each
     script names the ones its results files have always recorded, so those files keep their keys;
     torch and transformers are imported only when asked for.
 
@@ -57,6 +57,16 @@ def _gpu() -> str | None:
     return torch.cuda.get_device_name() if torch.cuda.is_available() else None
 
 
+def _simd() -> str:
+    """The vector extensions that decide bf16 speed: AMX, AVX-512 BF16, AVX-512, or AVX2 (Linux flags)."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split("flags", 2)[1].split("\n", 1)[0].split())
+    except (OSError, IndexError):
+        return "unknown"
+    names = [("amx_bf16", "AMX"), ("avx512_bf16", "AVX-512 BF16"), ("avx512f", "AVX-512"), ("avx2", "AVX2")]
+    return ", ".join(label for flag, label in names if flag in flags) or "none of AVX2/AVX-512/AMX"
+
+
 def _transformers_version() -> str:
     import transformers
 
@@ -69,6 +79,7 @@ _EXTRAS = {
     "transformers": _transformers_version,
     "python": platform.python_version,
     "gpu": _gpu,
+    "simd": _simd,
 }
 
 

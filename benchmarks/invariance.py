@@ -223,7 +223,13 @@ def render(results: dict) -> str:
     lines = ["# Batch-invariant engine: price and bf16 deviation (`benchmarks/invariance.py`)", ""]
     for judge, r in results.items():
         m = r.get("machine", {})
-        lines += [f"## {judge}", "", f"- Command: `{r.get('command', '?')}`", f"- Machine: {m}", ""]
+        runs: dict[str, list[str]] = {}  # command -> the sections it measured here
+        for key, v in r.items():
+            if isinstance(v, dict) and "command" in v:
+                runs.setdefault(v["command"], []).append(f"{key} ({v['when']})")
+        lines += [f"## {judge}", ""]
+        lines += [f"- `{cmd}`: {', '.join(keys)}" for cmd, keys in runs.items()]
+        lines += [f"- Machine: {m}", ""]
         speeds = [r[k] for k in ("speed_float32", "speed_bfloat16") if k in r]
         if speeds:
             lines += [
@@ -346,11 +352,11 @@ def main() -> None:
         write_md(results)
         return
     result = results.setdefault(args.judge, {})
-    result["machine"] = machine("torch_threads", "torch", "transformers")
-    result["command"] = " ".join(["benchmarks/invariance.py", *sys.argv[1:]])
+    result["machine"] = machine("simd", "torch_threads", "torch", "transformers")
+    command = " ".join(["benchmarks/invariance.py", *sys.argv[1:]])
 
     def save(key: str, value) -> None:  # after every section: a run cut short keeps what it measured
-        result[key] = value | {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        result[key] = value | {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command}
         RESULTS_JSON.write_text(json.dumps(results, indent=2) + "\n")
         write_md(results)
         print(json.dumps({key: result[key]}, indent=2), flush=True)
