@@ -3,7 +3,9 @@
 On a GPU the error is real: the process's memory is capped just above what the weights hold and
 the token budget is huge, so the first batches do not fit and the engine halves them
 (`localjudge.engine.oom`). A CPU cannot run out, so there the model raises CUDA's error itself
-above two rows. The engine's back-off warnings are counted from its log.
+when a forward holds more tokens than two prompts with their score tree (rows are packed into
+one sequence by the batch-invariant engine, so tokens, not rows, tell the batch's size). The
+engine's back-off warnings are counted from its log.
 """
 
 from __future__ import annotations
@@ -41,15 +43,16 @@ def oom_halving(name, model, tok, args, device) -> dict:
         cap = min(1.0, (torch.cuda.memory_allocated() + args.oom_headroom_gib * 2**30) / total)
         torch.cuda.set_per_process_memory_fraction(cap)
         how = f"memory capped at {cap * total / 2**30:.1f} GiB, budget {args.oom_budget}"
-    else:  # the CPU cannot run out: the model raises CUDA's error above two rows
+    else:  # the CPU cannot run out: the model raises CUDA's error above two prompts' tokens
+        limit = 2 * (max(len(judge.backend.encode(t)) for t in texts) + 64)  # 64: the 1-10 tree and grid pads
 
         def hook(module, a, kw):
             x = kw.get("input_ids") if kw.get("input_ids") is not None else kw.get("inputs_embeds")
-            if x is not None and x.shape[0] > 2:
-                raise torch.cuda.OutOfMemoryError("CUDA out of memory (raised by the benchmark above 2 rows)")
+            if x is not None and x.shape[0] * x.shape[1] > limit:
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory (raised by the benchmark above 2 prompts)")
 
         hook = model.get_decoder().register_forward_pre_hook(hook, with_kwargs=True)
-        how = f"model raises out-of-memory above 2 rows, budget {args.oom_budget}"
+        how = f"model raises out-of-memory above {limit} tokens (2 prompts), budget {args.oom_budget}"
     try:
         got = judge.score_texts(texts, LOW, HIGH)
         error = None
