@@ -46,7 +46,7 @@ class Real:
 
 @pytest.fixture(scope="module", params=NAMES)
 def real(request) -> Real:
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
     # the Qwen conversions are kept between runs (10-20 s each on a slow CPU)
     where = (
         cache.mkdir("localjudge-real-tokenizers")
