@@ -3,8 +3,8 @@
 A generate-and-parse judge, a reasoning step before the score, or a bias study's generators send
 many prompts that share a long prefix (the metric's instructions, an article). With
 `share_prefix` they are batched by `plan_prefix_batches`, the prefix is prefilled once (KV
-cache), and each batch is decoded with explicit 4D masks over [prefix | row | pad … | new]
-(`engine.runner`): the same attention a row would get alone, so the tokens are those of
+cache), and each batch is decoded with the attention a row would get alone (`engine.runner`:
+packed rows and per-row blocks, or right-padded rows under 4D masks), so the tokens are those of
 transformers' `generate`, and with the batch-invariant options bitwise the same in any batch.
 """
 
@@ -68,10 +68,9 @@ class GreedyDecoding(BackendCore):
     def _greedy_batch(self, rows, max_new_tokens: int, eos: set[int], prefix_cache=None, shared: int = 0):
         """Greedy tokens of each row (cut after EOS), optionally after a cached shared prefix.
 
-        The rows are right-padded after the prefix, the new tokens appended after the padding:
-        [prefix | row | pad … | new tokens]. Every query sees the prefix, the real tokens of its
-        own row up to its position and, on sliding layers, only keys less than `window` positions
-        behind, as in a run of the row alone.
+        Each new token sees the prefix, the real tokens of its own row, its own earlier new tokens
+        and, on sliding layers, only keys less than `window` positions behind, as in a run of the
+        row alone (`Runner.step`).
         """
         torch = self._torch
         fwd = self.runner.forward(rows, cache=prefix_cache, shared=shared, keep_cache=True)

@@ -1,10 +1,10 @@
 """The transformers backend: one batched forward over prompt + token tree per batch.
 
-For a batch of B prompts and a tree of N nodes (root + T tokens), the model sees the prompts
-right-padded to width W (a multiple of the grid) followed by the T tree tokens, with the mask of
-`masks.tree_mask` (`engine.runner` builds every forward). The state at each prompt's last token
-and the last T states are the final hidden states at the root and at every tree node, which is
-all the exact score math needs: no per-score or per-example forward pass. `tree_head.read_tree`
+For a batch of B prompts and a tree of N nodes (root + T tokens), the model sees every prompt
+followed by the T tree tokens (`engine.runner` builds every forward: packed back to back in the
+batch-invariant engine, right-padded under a 4D mask in the stock one). The state at each
+prompt's last token and at its T tree tokens are the final hidden states at the root and at every
+tree node, which is all the exact score math needs: no per-score or per-example forward pass. `tree_head.read_tree`
 applies the output layer only at the nodes that can move the score."""
 
 from __future__ import annotations

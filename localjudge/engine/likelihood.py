@@ -1,7 +1,7 @@
 """Log-likelihood of given continuations: one batched forward, the output layer only where it counts.
 
-Each row is prompt + continuation, right-padded to the batch's width: [prefix | suffix | pad …]
-(`engine.runner`). A prefix that a batch's rows share (a metric's instruction, an article that 16
+Each row is prompt + continuation, laid out by `engine.runner` (packed, or right-padded in the
+stock engine). A prefix that a batch's rows share (a metric's instruction, an article that 16
 summaries follow) is computed once and kept as a KV cache, as in scoring. The final hidden state at
 the position before each continuation token goes through the output layer (fp32 by default) and
 x - logsumexp(x); no other position is read, so an item costs its body forward plus one output

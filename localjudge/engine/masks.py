@@ -1,4 +1,4 @@
-"""Attention masks for a right-padded batch of rows, each followed by the same tail of tokens.
+"""Attention masks of the stock engine: a right-padded batch of rows, each followed by the same tail.
 
 Layout of one row's keys (K = S + W + T):  [prefix 0..S-1 | row tokens | pad ... pad | tail 1..T]
 - the prefix is a KV cache every row shares; row tokens attend causally to the prefix and to the
@@ -8,8 +8,8 @@ Layout of one row's keys (K = S + W + T):  [prefix 0..S-1 | row tokens | pad ...
   would be if it followed the row alone;
 - pad keys are hidden; a pad query sees at least itself, so no row is fully masked (NaN-free).
 A sliding-window layer additionally hides keys whose position is `window` or more behind.
-Right padding keeps a row's real tokens at the same key slots whatever the width W of its batch,
-which is what makes results batch-invariant (`engine.runner`).
+The batch-invariant engine packs rows instead and plans its masks per attention block
+(`engine.packing`).
 """
 
 from __future__ import annotations

@@ -111,11 +111,11 @@ class Runner:
         decoder: its decoder (final hidden states), or None when its logits are not its output
             layer over its decoder; then `head` is the identity and states are logits.
         head: fp32 logits from final hidden states.
-        grid: row widths and cached prefixes are multiples of it (1: no rounding).
+        grid: attention block size: cached prefixes (and padded widths) are multiples of it (1: no rounding).
         chunks: (big, small) fixed row chunks for the output layer and its reductions; None:
             one call over all rows (not batch-invariant).
-        blocks: run attention in query blocks of `grid` (`engine.attention`); the model must use
-            that attention implementation.
+        blocks: the packed layout with attention in query blocks of `grid` (`engine.attention`);
+            the model must use that attention implementation. False: the padded layout.
         pad_id: token id written at padded slots.
         logit_width: rows of the output layer (the vocabulary, maybe padded).
     """
