@@ -139,3 +139,14 @@ def document_verdict(scores: dict[str, dict[str, float]], names: Sequence[str], 
     g = np.array([it.doc_id for it in its])
     _, fit = fit_verdict_arrays(x, y, g, list(names), seed=seed)
     return fit.model_dump(mode="json")
+
+
+def by_edit_type(values: dict[str, float], items: Sequence[Item]) -> dict[str, float | None]:
+    """Within-document AUC of the consistent summaries against those with each kind of edit (all domains)."""
+    kinds = sorted({e for it in items for e in it.edits})
+    out = {}
+    for kind in kinds:
+        sel = [it for it in items if it.id in values and (it.label == 1 or kind in it.edits)]
+        x, y, doc, _ = arrays(values, sel)
+        out[kind] = within_group_auc(x, y, doc)
+    return out

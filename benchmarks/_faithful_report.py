@@ -96,6 +96,17 @@ def render_summedits(res: dict) -> str:
                 + f", balanced accuracy {cell(h['balanced_accuracy'])}, AUC {cell(h['auc'])}, ECE {h['ece']:.3f}.",
                 "",
             ]
+        if r.get("by_edit_type"):
+            kinds = sorted({k for v in r["by_edit_type"].values() for k in v})
+            lines += [
+                "Within-document AUC by kind of edit (consistent summaries against those with that edit):",
+                "",
+                "| scorer | " + " | ".join(k.replace("_", " ") for k in kinds) + " |",
+                "|---|" + "---|" * len(kinds),
+            ]
+            for s, v in r["by_edit_type"].items():
+                lines.append(f"| {s} | " + " | ".join(cell(v.get(k)) for k in kinds) + " |")
+            lines.append("")
         if r.get("timing"):
             lines += [
                 "Wall seconds per reading: " + ", ".join(f"{k} {v:.0f}" for k, v in r["timing"].items()) + ".",

@@ -57,6 +57,9 @@ CANDIDATES = ("ll:mean", "ll:wmin", "ll:smin", "pmi:mean", "pmi:min", "pmi:wmin"
 VERDICT_PARTS = ("pmi:wmin", "pmi:mean")
 """Scorers a verdict is fitted on (the recommended token-level metric and the mean PMI)."""
 
+EDIT_TYPE_ROWS = ("ll:mean", "pmi:mean", "pmi:wmin", "pmi:smin", "entail", "lexical")
+"""Scorers whose detection is broken down by kind of edit."""
+
 
 def score(judges: list[str]) -> None:
     """Per-item scores of every scorer, from the readings, to summedits_scores/<judge>.json.gz."""
@@ -104,6 +107,7 @@ def report() -> dict:
             "nested": E.nested_choice(scores, [c for c in CANDIDATES if c in scores], items),
             "verdict_lodo": E.lodo_verdict(scores, parts, items) if parts else None,
             "verdict_documents": E.document_verdict(scores, parts, items) if parts else None,
+            "by_edit_type": {s: E.by_edit_type(scores[s], items) for s in EDIT_TYPE_ROWS if s in scores},
             "timing": data.get("timing", {}),
             "examples": data.get("examples", []),
         }
