@@ -20,7 +20,6 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge import __version__
 from localjudge.bias.markdown import format_report
 from localjudge.bias.pipeline import JudgeVerdicts
 from localjudge.bias.plots import write_heatmap
@@ -32,6 +31,7 @@ from localjudge.io.jsonl import write_rows
 from localjudge.judges.registry import UNKNOWN_FAMILY
 from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
 from localjudge.runs.generation import ResponseRecord
+from localjudge.version import __version__
 
 
 class Generator(BaseModel):

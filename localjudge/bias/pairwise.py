@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from localjudge import stats
+import localjudge.stats as stats
 from localjudge.bias.records import PairwiseRecord
 from localjudge.bias.results import (
     BiasSettings,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from localjudge import stats
+import localjudge.stats as stats
 from localjudge.bias.records import PointwiseRecord
 from localjudge.bias.results import BiasSettings, LengthBias, PerplexityAdjusted
 from localjudge.bias.tables import pointwise_table

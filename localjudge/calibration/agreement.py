@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import ValidationError
 
-from localjudge import stats
+import localjudge.stats as stats
 from localjudge.calibration import diagnostics
 from localjudge.calibration.isotonic import evaluate_isotonic
 from localjudge.calibration.results import (

@@ -8,8 +8,8 @@ import sys
 
 import click
 
-from localjudge import __version__
 from localjudge.errors import LocalJudgeError
+from localjudge.version import __version__
 
 
 class _Group(click.Group):

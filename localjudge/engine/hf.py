@@ -9,7 +9,6 @@ applies the output layer only at the nodes that can move the score."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,8 +29,6 @@ from localjudge.engine.vocab import token_surfaces
 from localjudge.errors import ContextLengthError, DataError, ModelUnavailableError, clip
 from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
-
-log = logging.getLogger("localjudge")
 
 Progress = Callable[[int], None]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from contextlib import contextmanager
@@ -27,8 +26,6 @@ from localjudge.judges.registry import (
     model_family,
     package_gguf_path,
 )
-
-log = logging.getLogger("localjudge")
 
 __all__ = ["file_sha256", "load_judge"]
 

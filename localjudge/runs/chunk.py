@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from localjudge import __version__
 from localjudge.errors import ContextLengthError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
@@ -27,6 +26,7 @@ from localjudge.runs.records import ResultRecord, clean_float, unscored
 from localjudge.runs.reference import REFERENCE_VERSION, score_reference
 from localjudge.runs.verdict import VERDICT_VERSION
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
+from localjudge.version import __version__
 
 HYBRID_VERSION = "hybrid-v1"
 REASONING_TOKENS = 128

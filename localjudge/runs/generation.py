@@ -24,11 +24,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge import __version__
 from localjudge.errors import ConfigError, DataError, clip
 from localjudge.io.cases import TestCase
 from localjudge.io.jsonl import RecordFile
 from localjudge.judges.judge import Judge
+from localjudge.version import __version__
 
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
 """Where a base model's continuation is cut: it has answered and moves on to something else."""
