@@ -126,8 +126,8 @@ def lead(doc: str, n: int = LEAD_SENTENCES) -> str:
 def ll_items(judge, condition: str, items: list[Item]) -> list[LLItem]:
     """The prompts and texts of one likelihood condition."""
     from localjudge.io.cases import TestCase
+    from localjudge.kinds import likelihood_prompts as L
     from localjudge.metrics import builtin_metric
-    from localjudge.metrics import likelihood as L
     from localjudge.metrics.spec import PMIContrast
 
     metric = builtin_metric("consistency_likelihood").model_copy(update={"pmi": PMIContrast(without=["input"])})
@@ -154,8 +154,8 @@ def ll_items(judge, condition: str, items: list[Item]) -> list[LLItem]:
 def label_items(judge, condition: str, items: list[Item]) -> list[LabelItem]:
     """The prompts of an entailment condition, per summary or per sentence."""
     from localjudge.io.cases import TestCase
+    from localjudge.kinds.entailment import entailment_prompt
     from localjudge.metrics import builtin_metric
-    from localjudge.metrics.entailment import entailment_prompt
     from localjudge.scoring.spans import split_sentences
 
     metric = builtin_metric("consistency_entailment")

@@ -67,7 +67,7 @@ def bootstrap_ci(xs: list[float], n: int, seed: int) -> tuple[float, float]:
 def run(judges: list[str], n_boot: int, seed: int) -> dict:
     from localjudge import load_judge
     from localjudge.io.cases import load_cases
-    from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
+    from localjudge.kinds.text import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 
     cases = load_cases(HERE / "attacks.jsonl")
     # control: the reference answer itself as the response; a judge that reads the content scores it higher

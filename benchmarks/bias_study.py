@@ -181,7 +181,7 @@ def _quality(out: Path, verdicts) -> dict[tuple[str, str], dict]:
 
 
 def template_version() -> str:
-    from localjudge.metrics.prompts import TEMPLATE_VERSION
+    from localjudge.kinds.text import TEMPLATE_VERSION
 
     return TEMPLATE_VERSION
 

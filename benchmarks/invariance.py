@@ -176,7 +176,7 @@ def _summeval(name: str, docs: int) -> dict:
     from summeval import agreement
     from summeval_likelihood import likelihood_metric
 
-    from localjudge.metrics import likelihood as L
+    from localjudge.kinds import likelihood_prompts as L
 
     cases = load_summeval(SUMMEVAL_DATA, docs)
     docs_of = [c.extra["doc_id"] for c in cases]

@@ -61,8 +61,8 @@ def load_pairs(name: str) -> list[dict]:
 def items(judge, pairs: list[dict], without: bool) -> list[LLItem]:
     """Both outputs of every pair after the metric's prompt (or its contrast, without the instruction)."""
     from localjudge.io.cases import TestCase
+    from localjudge.kinds.pairwise_likelihood import condition_prompts
     from localjudge.metrics import builtin_metric
-    from localjudge.metrics.pairwise_likelihood import condition_prompts
     from localjudge.metrics.spec import PMIContrast
 
     metric = builtin_metric("pairwise_likelihood").model_copy(

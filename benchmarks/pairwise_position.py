@@ -82,7 +82,7 @@ def run_set(judge, name: str, pairs: list[dict], metric, raw_dir: Path | None):
                 length_b=len(p["output_2"]),
             )
         )
-    from localjudge.metrics import prompts as P
+    from localjudge.kinds import pairwise as P
 
     def n_tokens(case, first: str, second: str) -> int:  # the prompt `evaluate` builds, one order
         user = P.pairwise_message(metric, case, case.get(first), case.get(second))

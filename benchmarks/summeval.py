@@ -103,7 +103,7 @@ def naive_scores(judge, metric, cases, hardened: bool = True) -> tuple[list[int 
     Generation computes each article's shared prompt prefix once, as the scorers do, so that the
     comparison is between methods, not between a batched and an unbatched implementation.
     """
-    from localjudge.metrics import prompts as P
+    from localjudge.kinds import geval_prompts as P
 
     texts = [judge.render(P.SYSTEM, P.user_message(metric, list(metric.steps), c, hardened), "") for c in cases]
     outs = judge.generate(texts, NAIVE_TOKENS, share_prefix=True)
@@ -213,7 +213,7 @@ def run(
     With `scores_dir`, every item's scores are merged into `<judge>-<dtype>.json` there and the
     hybrids use all scorers that file holds for the same items.
     """
-    from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
+    from localjudge.kinds.text import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 
     cases = load_summeval(data, docs)
     res = {

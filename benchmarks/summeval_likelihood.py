@@ -27,8 +27,8 @@ from collections.abc import Sequence
 import numpy as np
 from _common import DIMENSIONS, cell  # summeval.py puts this folder on sys.path
 
+from localjudge.kinds import likelihood_prompts as L
 from localjudge.metrics import builtin_metric
-from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import PMIContrast
 
 LL_SCORERS = ("ll-mean", "ll-sum", "ll-pmi")

@@ -46,8 +46,8 @@ import torch
 
 import localjudge
 from localjudge.io.cases import load_cases
+from localjudge.kinds import geval_prompts as P
 from localjudge.metrics import builtin_metric
-from localjudge.metrics import prompts as P
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import throughput_likelihood as TL

@@ -31,8 +31,8 @@ METRIC = "consistency_likelihood"
 
 def _articles(judge, docs: int | None):
     """Per article: (prompts, continuations) of its summaries, as the metric renders them."""
+    from localjudge.kinds import likelihood_prompts as L
     from localjudge.metrics import builtin_metric
-    from localjudge.metrics import likelihood as L
 
     metric = builtin_metric(METRIC)
     groups: dict[str, tuple[list[str], list[str]]] = {}

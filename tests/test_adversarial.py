@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from localjudge.io.cases import TestCase, load_cases
+from localjudge.kinds.text import QUOTE, fence
 from localjudge.metrics import builtin_metric
-from localjudge.metrics.prompts import QUOTE, fence
 from localjudge.runs.evaluate import evaluate
 from localjudge.testing import fake_judge
 

@@ -14,8 +14,8 @@ from localjudge import __version__
 from localjudge.errors import ConfigError, ContextLengthError, DataError
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
+from localjudge.kinds.text import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 from localjudge.metrics import builtin_metric
-from localjudge.metrics.prompts import PLAIN_TEMPLATE_VERSION, TEMPLATE_VERSION
 from localjudge.metrics.spec import metric_from_dict
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results

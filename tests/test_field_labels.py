@@ -15,9 +15,10 @@ import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase
+from localjudge.kinds import geval_prompts as P
+from localjudge.kinds import likelihood_prompts as L
+from localjudge.kinds.pairwise import pairwise_message
 from localjudge.metrics import builtin_metric, builtin_names, resolve_metric
-from localjudge.metrics import likelihood as L
-from localjudge.metrics import prompts as P
 from localjudge.metrics.builtin import BUILTIN_DIR
 from localjudge.metrics.labels import parse_field_labels, rename
 from localjudge.runs.results_file import read_results
@@ -44,7 +45,7 @@ def rendered(m, case: TestCase = CASE) -> list[str]:
                 parts.append(P.user_message(m, steps, case, hard, reasoning_first=first))
         parts.append(P.steps_request(m))
     elif m.kind == "pairwise":
-        parts += [P.pairwise_message(m, case, "one", "two", True), P.pairwise_message(m, case, "one", "two", False)]
+        parts += [pairwise_message(m, case, "one", "two", True), pairwise_message(m, case, "one", "two", False)]
     elif m.kind == "likelihood":
         for chat in (True, False):
             j = fake_judge(lambda p: {}, chat_template=chat)

@@ -13,8 +13,8 @@ from localjudge.calibration import hybrid as H
 from localjudge.calibration.hybrid_fit import fit_hybrid
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
-from localjudge.metrics.spec import load_metric_file
-from localjudge.runs.records import ResultRecord
+from localjudge.kinds.records import ResultRecord
+from localjudge.metrics.spec import components, load_metric_file
 from localjudge.runs.results_file import read_results
 from localjudge.testing import fake_judge
 
@@ -180,7 +180,7 @@ def test_cli_fit_save_and_apply(judges, tmp_path):
     data, saved, cal = fit_copy_hybrid(tmp_path, rows, "fluency")
     assert "held-back split" in cal and "Verdict" in cal and "hybrid" in cal
     hybrid = load_metric_file(saved)
-    assert hybrid.kind == "hybrid" and [m.name for m in hybrid.component_metrics] == ["copy", "fluency"]
+    assert hybrid.kind == "hybrid" and [m.name for m in components(hybrid)] == ["copy", "fluency"]
     out = tmp_path / "h.jsonl"
     applied = CliRunner().invoke(main, ["eval", str(data), "--metric", str(saved), "--out", str(out), "--no-progress"])
     assert applied.exit_code == 0, applied.output

@@ -18,8 +18,8 @@ import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase
+from localjudge.kinds.entailment import entailment_prompt
 from localjudge.metrics import builtin_metric
-from localjudge.metrics.entailment import entailment_prompt
 from localjudge.metrics.spec import metric_from_dict
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results

@@ -17,8 +17,8 @@ import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError, ContextLengthError
 from localjudge.io.cases import TestCase
+from localjudge.kinds import likelihood_prompts as L
 from localjudge.metrics import builtin_metric, builtin_names
-from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric, metric_from_dict
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results

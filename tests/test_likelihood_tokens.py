@@ -12,8 +12,8 @@ import pytest
 
 from localjudge.io.cases import TestCase
 from localjudge.io.jsonl import dump_line
+from localjudge.kinds import likelihood_prompts as L
 from localjudge.metrics import builtin_metric
-from localjudge.metrics import likelihood as L
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results
 from localjudge.scoring.likelihood import split_boundary

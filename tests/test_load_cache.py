@@ -29,7 +29,7 @@ from localjudge.cli import main
 from localjudge.errors import CacheError
 from localjudge.judges.cache import MANIFEST, CacheKey, cache_root, find_prepared, store_prepared
 from localjudge.judges.cache_list import clear_prepared, list_prepared
-from localjudge.metrics.steps import cache_dir as steps_dir
+from localjudge.kinds.geval_steps import cache_dir as steps_dir
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 PROMPTS = ["Score: 1", "the answer is good. Rating", "Total 10 and"]

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.io.cases import TestCase
+from localjudge.kinds.comparison import preference
 from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate
-from localjudge.runs.summary import preference
 from localjudge.testing import fake_judge
 
 PAIRWISE = builtin_metric("pairwise")

@@ -13,7 +13,7 @@ from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase
 from localjudge.lexical import rouge_l
 from localjudge.metrics import ReferenceMetric, builtin_metric
-from localjudge.metrics.spec import load_metric_file, metric_from_dict
+from localjudge.metrics.spec import components, load_metric_file, metric_from_dict
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results
 from localjudge.testing import fake_judge
@@ -83,7 +83,7 @@ def test_cli_hybrid_of_likelihood_and_rouge_l_beats_each_part(judges, tmp_path):
         )
     data, saved, _ = fit_copy_hybrid(tmp_path, rows, "rouge_l")
     hybrid = load_metric_file(saved)
-    assert [m.kind for m in hybrid.component_metrics] == ["likelihood", "reference"]
+    assert [m.kind for m in components(hybrid)] == ["likelihood", "reference"]
     held = hybrid.fit["held_out"]
     assert held["hybrid"] > max(held["copy"], held["rouge_l"]) + 0.05, held
     out = tmp_path / "h.jsonl"

@@ -29,7 +29,8 @@ from localjudge.bias.results import BiasReport, BiasSettings
 from localjudge.errors import ConfigError, clip
 from localjudge.io.jsonl import write_rows
 from localjudge.judges.registry import UNKNOWN_FAMILY
-from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
+from localjudge.kinds.geval_spec import GEvalMetric
+from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.runs.generation import ResponseRecord
 from localjudge.version import __version__
 

@@ -31,10 +31,11 @@ from localjudge.errors import ConfigError, DataError, clip
 from localjudge.errors import repeated as _repeated
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge, JudgeInfo
-from localjudge.metrics.spec import GEvalMetric, PairwiseMetric
+from localjudge.kinds.geval_spec import GEvalMetric
+from localjudge.kinds.pairwise import PairwiseMetric
+from localjudge.kinds.records import ResultRecord
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
-from localjudge.runs.records import ResultRecord
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 _SEP = "|"  # joins item id and generator names into case ids

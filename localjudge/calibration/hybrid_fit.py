@@ -11,8 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.calibration import hybrid as H
 from localjudge.errors import ConfigError, DataError, clip, cut
-from localjudge.metrics.spec import HybridComponent, HybridMetric
-from localjudge.runs.records import ResultRecord
+from localjudge.kinds.hybrid import HybridComponent, HybridMetric
+from localjudge.kinds.records import ResultRecord
 
 
 class CandidateScore(BaseModel):

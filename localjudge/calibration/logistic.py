@@ -7,6 +7,8 @@ the same data give the same model, to the bit.
 
 Examples:
     >>> import numpy as np
+
+from localjudge.scoring.logistic import sigmoid
     >>> x = np.array([[0.0], [1.0], [2.0], [3.0]])
     >>> m = fit_logistic(x, np.array([0, 0, 1, 1]))
     >>> bool(m.prob(np.array([[3.0]]))[0] > 0.5 > m.prob(np.array([[0.0]]))[0])
@@ -18,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from localjudge.scoring.logistic import sigmoid
 
 L2 = 1.0
 """Penalty on the standardised weights: a weak prior that keeps separable data finite."""
@@ -39,17 +43,6 @@ class Logistic:
     def prob(self, x: np.ndarray) -> np.ndarray:
         """(n,) probabilities of (n, K) component scores."""
         return sigmoid(self.logit(x))
-
-
-def sigmoid(z: np.ndarray) -> np.ndarray:
-    """1 / (1 + exp(−z)), without overflow for large |z|."""
-    z = np.asarray(z, float)
-    out = np.empty_like(z)
-    pos = z >= 0
-    out[pos] = 1 / (1 + np.exp(-z[pos]))
-    e = np.exp(z[~pos])
-    out[~pos] = e / (1 + e)
-    return out
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, iterations: int = 100) -> Logistic:

@@ -10,8 +10,8 @@ import numpy as np
 from localjudge.calibration.hybrid_fit import component_table
 from localjudge.calibration.verdict import VerdictFit, fit_verdict_arrays
 from localjudge.errors import ConfigError, DataError, clip
-from localjudge.metrics.verdict_spec import VerdictComponent, VerdictMetric
-from localjudge.runs.records import ResultRecord
+from localjudge.kinds.records import ResultRecord
+from localjudge.kinds.verdict import VerdictComponent, VerdictMetric
 
 
 def acceptable(labels: np.ndarray, human: str, pass_at: float | None) -> tuple[np.ndarray, str]:

@@ -43,28 +43,14 @@ def models_cmd(registry: str | None) -> None:
 @click.command("metrics")
 def metrics_cmd() -> None:
     """List the built-in metrics with their scales and fields."""
+    from localjudge.kinds import kind_of
     from localjudge.metrics import builtin_metric, builtin_names
-    from localjudge.metrics.spec import HybridMetric, VerdictMetric
 
     rows = []
     for name in builtin_names():
         m = builtin_metric(name, style_guide="(yours)")
-        if m.kind == "likelihood":
-            scale = f"{'PMI' if m.pmi else 'log-prob'} ({m.aggregation}{'' if m.unit == 'token' else ', words'})"
-            fields = f"{', '.join(m.fields) or '-'} -> {m.target}"
-        elif m.kind == "reference":
-            scale, fields = "ROUGE-L F1, no model", f"{m.target} vs {m.reference}"
-        elif m.kind == "entailment":
-            scale = f"P({m.labels[0]}) per {m.unit}"
-            fields = f"{', '.join(m.fields)} -> {m.target}"
-        elif m.kind == "pairwise_likelihood":
-            scale = f"{'PMI' if m.pmi else 'log-prob'} ({m.aggregation}), difference"
-            fields = ", ".join(m.output_fields)
-        else:
-            assert not isinstance(m, HybridMetric | VerdictMetric)  # hybrids and verdicts are fitted, never built in
-            scale = f"{m.low}-{m.high}" if m.kind == "geval" else "A/B, both orders"
-            fields = ", ".join(m.fields if m.kind == "geval" else m.output_fields)
-        rows.append((name, scale, fields))
+        listed = kind_of(m).describe(m)
+        rows.append((name, listed.scale, listed.fields))
     print_table(["metric", "scale", "fields"], rows)
 
 
@@ -152,9 +138,10 @@ def steps_cmd(metric_name, out, style_guide, regenerate, overwrite, no_progress,
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
     from localjudge.errors import ConfigError
     from localjudge.io.files import read_text, refuse_overwriting
+    from localjudge.kinds.geval_spec import GEvalMetric
+    from localjudge.kinds.geval_steps import resolve_steps
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.spec import dump_metric
-    from localjudge.metrics.steps import resolve_steps
 
     refuse_overwriting(
         [out],
@@ -168,7 +155,7 @@ def steps_cmd(metric_name, out, style_guide, regenerate, overwrite, no_progress,
         raise ConfigError(f"{out} already exists; pass --overwrite to replace it")
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metric = resolve_metric(metric_name, style_guide=guide)
-    if metric.kind != "geval":
+    if not isinstance(metric, GEvalMetric):  # the command writes G-Eval's steps: no other kind has any
         raise click.UsageError("only G-Eval metrics have evaluation steps")
     if regenerate:
         metric = metric.model_copy(update={"steps": None})

@@ -36,9 +36,9 @@ def demo_cmd(dimension, out, no_progress, **judge_kw) -> None:
     import numpy as np
 
     from localjudge.io.cases import load_cases
+    from localjudge.kinds.likelihood_spec import LikelihoodMetric
     from localjudge.lexical import rouge_l
     from localjudge.metrics import builtin_metric
-    from localjudge.metrics.spec import LikelihoodMetric
     from localjudge.runs.evaluate import evaluate
     from localjudge.stats import summary_level
 

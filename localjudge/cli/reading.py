@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from localjudge.metrics.spec import Metric
+    from localjudge.kinds import Metric
 
 min_valid_mass_option = click.option(
     "--min-valid-mass",

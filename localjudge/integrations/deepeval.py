@@ -40,19 +40,13 @@ from localjudge.errors import ConfigError, LocalJudgeError, clip
 from localjudge.integrations.readout import breakdown, log, reason
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
+from localjudge.kinds import Metric, kind_of, missing_fields
+from localjudge.kinds.fields import FieldName
+from localjudge.kinds.geval_spec import GEvalMetric, RubricRange
+from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.builtin import resolve_metric
-from localjudge.metrics.spec import (
-    FieldName,
-    GEvalMetric,
-    Metric,
-    PairwiseLikelihoodMetric,
-    PairwiseMetric,
-    RubricRange,
-    metric_from_dict,
-)
-from localjudge.runs.chunk import missing_fields
+from localjudge.metrics.spec import metric_from_dict
 from localjudge.runs.evaluate import evaluate
-from localjudge.runs.records import ResultRecord
 
 # before deepeval is first imported: its settings read the environment, and its telemetry
 # (PostHog) would otherwise send an event per run and create ./.deepeval at import
@@ -151,7 +145,7 @@ class LocalJudgeMetric(BaseMetric):
         steps_cache: str | Path | None = None,
     ):
         m = resolve_metric(metric) if isinstance(metric, str) else metric
-        if isinstance(m, PairwiseMetric | PairwiseLikelihoodMetric):
+        if kind_of(m).compares_outputs:
             raise ConfigError(
                 f"metric {clip(m.name)} is pairwise: it compares two outputs and a DeepEval LLMTestCase has one; "
                 "run it with `localjudge eval` on cases with output_1 and output_2"

@@ -9,7 +9,7 @@ import yaml
 
 from localjudge.errors import ConfigError, unknown_name
 from localjudge.metrics.labels import apply_names, check_labels, relabel
-from localjudge.metrics.spec import GEvalMetric, Metric, load_metric_file, metric_from_dict
+from localjudge.metrics.spec import Metric, load_metric_file, metric_from_dict
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 SUMMEVAL = ("coherence", "consistency", "fluency", "relevance")
@@ -68,7 +68,8 @@ def resolve_metric(
 
 
 def with_reasoning(metric: Metric, reasoning: str | None) -> Metric:
-    """The metric with another reasoning mode (G-Eval metrics only)."""
-    if reasoning is None or not isinstance(metric, GEvalMetric):
+    """The metric with another reasoning mode (metrics whose spec has one: G-Eval)."""
+    data = metric.model_dump()
+    if reasoning is None or "reasoning" not in data:
         return metric
-    return metric_from_dict({**metric.model_dump(), "reasoning": reasoning})
+    return metric_from_dict({**data, "reasoning": reasoning})

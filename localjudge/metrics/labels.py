@@ -24,15 +24,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, get_args
 
 from localjudge.errors import ConfigError, clip
-from localjudge.metrics.spec import (
-    EntailmentMetric,
-    FieldName,
-    GEvalMetric,
-    LikelihoodMetric,
-    Metric,
-    PairwiseLikelihoodMetric,
-    metric_from_dict,
-)
+from localjudge.kinds.base import MetricSpec
+from localjudge.kinds.fields import FieldName
 
 FIELDS: tuple[str, ...] = get_args(FieldName)
 LIST_FIELDS = ("context", "retrieval_context")  # named in headings only
@@ -72,45 +65,40 @@ def parse_field_labels(specs: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def relabel(metric: Metric, labels: Mapping[str, str]) -> Metric:
-    """The metric with `labels` as the headings of the fields it shows (G-Eval and likelihood metrics).
+def relabel(metric: MetricSpec, labels: Mapping[str, str]) -> MetricSpec:
+    """The metric with `labels` as the headings of the fields it shows.
 
-    A likelihood metric's target takes the label as its heading unless it follows with none.
-    Other kinds (pairwise, reference, hybrid) show no labelled fields and come back unchanged.
+    A metric shows the fields its spec lists under `fields` when it has `field_labels` (G-Eval,
+    likelihood, entailment, pairwise likelihood); a spec with a `target` and a non-empty
+    `target_label` (likelihood, entailment) also takes the target's label as that heading. Other
+    kinds (pairwise, reference, hybrid, verdict) show no labelled fields and come back unchanged.
     """
-    if isinstance(metric, GEvalMetric):
-        shown = {f: label for f, label in labels.items() if f in metric.fields}
-        if not shown:
-            return metric
-        return metric_from_dict({**metric.model_dump(), "field_labels": {**metric.field_labels, **shown}})
-    if isinstance(metric, LikelihoodMetric | EntailmentMetric):
-        shown = {f: label for f, label in labels.items() if f in metric.fields}
-        target = labels.get(metric.target) if metric.target_label else None
-        if not shown and target is None:
-            return metric
-        data: dict[str, Any] = {**metric.model_dump(), "field_labels": {**metric.field_labels, **shown}}
-        if target is not None:
-            data["target_label"] = target
-        return metric_from_dict(data)
-    if isinstance(metric, PairwiseLikelihoodMetric):
-        shown = {f: label for f, label in labels.items() if f in metric.fields}
-        return (
-            metric_from_dict({**metric.model_dump(), "field_labels": {**metric.field_labels, **shown}})
-            if shown
-            else metric
-        )
-    return metric
+    data: dict[str, Any] = metric.model_dump()
+    shown = {f: label for f, label in labels.items() if f in _labelled(data)}
+    target = labels.get(data["target"]) if _labels_target(data) else None
+    if not shown and target is None:
+        return metric
+    data["field_labels"] = {**data["field_labels"], **shown}
+    if target is not None:
+        data["target_label"] = target
+    spec: Any = type(metric)  # the metric's own spec validates the relabelled definition
+    return spec.model_validate(data)
 
 
-def shows(metric: Metric, field: str) -> bool:
+def shows(metric: MetricSpec, field: str) -> bool:
     """Whether `relabel` gives the field a heading in this metric."""
-    if isinstance(metric, GEvalMetric):
-        return field in metric.fields
-    if isinstance(metric, LikelihoodMetric | EntailmentMetric):
-        return field in metric.fields or (field == metric.target and bool(metric.target_label))
-    if isinstance(metric, PairwiseLikelihoodMetric):
-        return field in metric.fields
-    return False
+    data = metric.model_dump()
+    return field in _labelled(data) or (_labels_target(data) and field == data["target"])
+
+
+def _labelled(data: dict[str, Any]) -> list[str]:
+    """The fields a definition shows under headings that labels may set."""
+    return list(data.get("fields") or ()) if "field_labels" in data else []
+
+
+def _labels_target(data: dict[str, Any]) -> bool:
+    """Whether the definition's target is shown under a heading of its own."""
+    return "target" in data and bool(data.get("target_label"))
 
 
 def apply_names(data: Any, labels: Mapping[str, str], source: str) -> Any:

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.metrics.spec import Metric
+from localjudge.kinds import Metric
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 

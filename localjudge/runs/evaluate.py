@@ -2,37 +2,23 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.errors import ConfigError, clip, repeated
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.metrics.spec import (
-    EntailmentMetric,
-    GEvalMetric,
-    HybridMetric,
-    LikelihoodMetric,
-    Metric,
-    PairwiseLikelihoodMetric,
-    ReferenceMetric,
-    VerdictMetric,
-)
-from localjudge.metrics.steps import resolve_steps
-from localjudge.runs.chunk import MetricContext, missing_fields, record_base, score_chunk, unscored_record
-from localjudge.runs.hybrid import hybrid_records
-from localjudge.runs.records import ResultRecord
+from localjudge.kinds import Metric, kind_of
+from localjudge.kinds.base import MetricContext, missing
+from localjudge.kinds.fitting import fit
+from localjudge.kinds.records import ResultRecord
+from localjudge.metrics.spec import components
 from localjudge.runs.results_file import open_results, read_results, replace_results
 from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
-from localjudge.runs.verdict import verdict_records
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
-
-log = logging.getLogger("localjudge")
 
 
 class EvaluationResult(BaseModel):
@@ -70,8 +56,8 @@ def evaluate(
 
     Args:
         cases: the test cases (ids unique).
-        metrics: G-Eval, likelihood, pairwise or hybrid metrics (names unique); a hybrid's
-            components are judged too, before it.
+        metrics: metrics of any kind (names unique); a hybrid's or verdict's components are
+            judged too, before it.
         judge: a loaded judge (`load_judge`).
         out: JSONL file to stream records to as they complete; once the run finishes, the file is
             rewritten atomically with its records in input order (cases × metrics).
@@ -82,8 +68,9 @@ def evaluate(
         chunk_size: cases per scoring call; each chunk is written as soon as it is scored.
         progress: show a progress bar (items/s, ETA).
         steps_cache: directory for generated evaluation steps (default ~/.cache/localjudge).
-        min_valid_mass: G-Eval and pairwise cases whose judge puts less probability than this on
-            the valid scores (labels) are unscored, with the reason; 0..1, recorded in each record.
+        min_valid_mass: cases of kinds that read a distribution (G-Eval, pairwise, entailment) whose
+            judge puts less probability than this on the valid scores (labels) are unscored, with
+            the reason; 0..1, recorded in each record.
 
     Examples:
         >>> from localjudge import load_judge
@@ -113,7 +100,7 @@ def evaluate(
     for metric in metrics:
         if any((c.id, metric.name) not in done for c in cases):
             contexts[metric.name] = ctx = _context(judge, metric, truncate, hardened, steps_cache, min_valid_mass)
-            _check_same_spec(ctx, judge, [r for (_, name), r in done.items() if name == metric.name], out)
+            _check_same_spec(ctx, [r for (_, name), r in done.items() if name == metric.name], out)
     chunk = chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
     todo = {(c.id, m.name) for c in cases for m in metrics} - set(done)
     bar = _progress_bar(len(todo), progress)
@@ -132,27 +119,23 @@ def evaluate(
             if not pending:
                 continue
             ctx = contexts[metric.name]
-            if isinstance(metric, HybridMetric | VerdictMetric):  # its components come before it, all judged
-                combine = hybrid_records if isinstance(metric, HybridMetric) else verdict_records
-                for rec in combine(metric, pending, {**done, **fresh}, partial(record_base, ctx, judge)):  # type: ignore[arg-type]
-                    emit(rec)
-                bar.update(len(pending))
-                continue
+            needs = ctx.kind.needs(metric)
             ready = []
             for case in pending:
-                lacking = missing_fields(metric, case)
+                lacking = missing(needs.required, case)
                 if lacking:
-                    emit(unscored_record(ctx, judge, case, f"case has no {', '.join(lacking)}"))
+                    emit(ctx.unscored(judge, case, f"case has no {', '.join(lacking)}"))
                     bar.update(1)
                 else:
                     ready.append(case)
             # neighbours share their leading fields (an article's summaries), hence a prompt prefix
             # that the engine computes once per batch
-            ready.sort(key=lambda c: tuple(str(c.get(f) or "") for f in _fields(metric)))
+            ready.sort(key=lambda c: tuple(str(c.get(f) or "") for f in needs.sort_by))
             for start in range(0, len(ready), chunk):
-                for rec in score_chunk(judge, ctx, ready[start : start + chunk]):
+                items = [fit(judge, ctx, c) for c in ready[start : start + chunk]]
+                for rec in ctx.kind.score(judge, ctx, items, {**done, **fresh}):
                     emit(rec)
-                bar.update(len(ready[start : start + chunk]))
+                bar.update(len(items))
             if writer:
                 writer.sync()
     finally:
@@ -182,11 +165,12 @@ def _put_in_input_order(out, records: list[ResultRecord], done: dict, fresh: dic
 
 def with_components(metrics: Sequence[Metric]) -> list[Metric]:
     """The metrics with every hybrid's and verdict's components added before them (once each)."""
-    plain: list[Metric] = [m for m in metrics if not isinstance(m, HybridMetric | VerdictMetric)]
-    hybrids = [m for m in metrics if isinstance(m, HybridMetric | VerdictMetric)]
+    parts = {m.name: components(m) for m in metrics}
+    plain: list[Metric] = [m for m in metrics if not parts[m.name]]
+    combined = [m for m in metrics if parts[m.name]]
     by_name = {m.name: m for m in plain}
-    for h in hybrids:
-        for c in h.component_metrics:
+    for h in combined:
+        for c in parts[h.name]:
             known = by_name.get(c.name)
             if known is None:
                 by_name[c.name] = c
@@ -196,31 +180,15 @@ def with_components(metrics: Sequence[Metric]) -> list[Metric]:
                     f"metric {c.name!r} is given and is also a component of {h.kind} {h.name!r} with another "
                     "definition; drop one of them"
                 )
-    return plain + hybrids
-
-
-def _fields(metric: Metric) -> list[str]:
-    if isinstance(metric, HybridMetric | VerdictMetric):
-        return []
-    if isinstance(metric, LikelihoodMetric | EntailmentMetric):
-        return [*metric.fields, metric.target]
-    if isinstance(metric, PairwiseLikelihoodMetric):
-        return [*metric.fields, *metric.output_fields]
-    if isinstance(metric, ReferenceMetric):
-        return metric.required_fields
-    return list(metric.fields) if isinstance(metric, GEvalMetric) else list(metric.output_fields)
+    return plain + combined
 
 
 def _context(
     judge: Judge, metric: Metric, truncate: bool, hardened: bool, cache: Path | None, min_valid_mass: float
-) -> MetricContext:
-    if isinstance(metric, GEvalMetric):
-        gaps = metric.rubric_gaps()
-        if gaps:
-            log.warning("metric %s: rubric covers no range for scores %s", metric.name, gaps)
-        steps, source = resolve_steps(judge, metric, cache)
-        return MetricContext(metric, tuple(steps), source, hardened, truncate, min_valid_mass)
-    return MetricContext(metric, (), None, hardened, truncate, min_valid_mass)
+) -> MetricContext[Any]:
+    kind = kind_of(metric)
+    prepared = kind.prepare(judge, metric, hardened, cache)
+    return MetricContext(metric, kind, prepared, hardened, truncate, min_valid_mass)
 
 
 def _check_same_run(r: ResultRecord, judge: Judge, out) -> None:
@@ -232,28 +200,22 @@ def _check_same_run(r: ResultRecord, judge: Judge, out) -> None:
         )
 
 
-def _check_same_spec(ctx: MetricContext, judge: Judge, done: list[ResultRecord], out) -> None:
+def _check_same_spec(ctx: MetricContext[Any], done: list[ResultRecord], out) -> None:
     """Refuses to mix records of a changed metric definition or template into a resumed file."""
-    if not done:
-        return
-    probe = unscored_record(ctx, judge, _as_case(done[0]), "probe")
+    spec, version, mass = ctx.prepared.spec, ctx.prepared.template_version, ctx.recorded_min_valid_mass
     for r in done:
-        if r.metric_spec != probe.metric_spec or r.template_version != probe.template_version:
+        if r.metric_spec != spec or r.template_version != version:
             raise ConfigError(
                 f"{out}: metric {clip(ctx.metric.name)} was defined differently (or with another prompt "
                 "template) when those results were written; write to a new --out"
             )
         theirs = valid_mass_threshold(r)
-        if theirs != probe.min_valid_mass:
+        if theirs != mass:
             raise ConfigError(
                 f"{out}: metric {clip(ctx.metric.name)} was judged with min_valid_mass {theirs:g} when those "
-                f"results were written, not {probe.min_valid_mass:g}; resume with --min-valid-mass {theirs:g}, "
+                f"results were written, not {mass:g}; resume with --min-valid-mass {theirs:g}, "
                 "or write to a new --out"
             )
-
-
-def _as_case(r: ResultRecord) -> TestCase:
-    return TestCase(id=r.case_id, extra=r.extra)
 
 
 def _progress_bar(total: int, enabled: bool):

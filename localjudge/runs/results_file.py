@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from localjudge.errors import DataError, clip
 from localjudge.io.jsonl import Appender, Mode, RecordFile
-from localjudge.runs.records import ResultRecord
+from localjudge.kinds import KINDS
+from localjudge.kinds.records import ResultRecord
 
 RESULTS = RecordFile(ResultRecord, "localjudge result record", "results file")
 """Results files: read back with `read_results`, written by `open_results`."""
@@ -20,13 +22,20 @@ def read_results(path: str | Path) -> list[ResultRecord]:
     """Records of a results file; a torn last record (a killed writer) is ignored.
 
     Every line is validated, and only a torn *record* is ignored: a file that holds anything
-    else is refused.
+    else is refused, and so is a record of a kind this localjudge does not know.
 
     Raises:
         DataError: A line is not a result record, or the bytes after the last newline are not
             the start of one.
     """
-    return RESULTS.read(path)
+    records = RESULTS.read(path)
+    for r in records:
+        if r.kind not in KINDS:
+            raise DataError(
+                f"{path}: the record of case {clip(r.case_id)} ({clip(r.metric)}) is of the unknown metric kind "
+                f"{clip(r.kind)}; this localjudge knows {', '.join(KINDS)}"
+            )
+    return records
 
 
 def open_results(path: str | Path, mode: Mode) -> Appender:

@@ -1,11 +1,8 @@
-"""A run's summary per metric: scores, pass rate or (pairwise) win rate, and why cases went unscored.
+"""A run's summary per metric: scores, pass rate or (comparisons) win rate, and why cases went unscored.
 
-Examples:
-    >>> from localjudge.runs.summary import preference
-    >>> preference({"output_1": 0.7, "output_2": 0.3}, ("output_1", "output_2"))
-    1.0
-    >>> preference({"output_1": 0.3, "output_2": 0.2, "tie": 0.5}, ("output_1", "output_2"))
-    0.5
+The fields every kind shares are computed here; each kind adds its own (`MetricKind.summarise`:
+a comparison's win rate, a verdict's expected accuracy) and says what its scores cannot tell
+(`MetricKind.notes`).
 """
 
 from __future__ import annotations
@@ -16,20 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from localjudge.runs.records import ResultRecord
+from localjudge.kinds import DEFAULT_KIND, kind_of
+from localjudge.kinds.records import ResultRecord
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
-
-NARROW_SPREAD = 0.15
-"""Scores of a bounded metric spanning less than this share of the 0-1 scale do not separate cases."""
-
-LOW_VALID_MASS = 0.5
-"""Below this mean valid mass the judge is mostly not answering with a score at all."""
-
-READS_DISTRIBUTION = ("geval", "pairwise", "entailment")
-"""Kinds whose score is read from a distribution, to which a valid-mass threshold applies."""
-
-COMPARISONS = ("pairwise", "pairwise_likelihood")
-"""Kinds that compare two outputs: summarised by output 1's win rate."""
 
 
 class MetricSummary(BaseModel):
@@ -38,7 +24,7 @@ class MetricSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     metric: str = Field(description="Metric name.")
-    kind: str = Field(description="Metric kind: geval, pairwise, likelihood, reference or hybrid.")
+    kind: str = Field(description="Metric kind (geval, pairwise, likelihood, reference, hybrid, entailment, ...).")
     n: int = Field(description="Cases judged.")
     scored: int = Field(description="Cases with a score.")
     unscored: int = Field(description="Cases without a score (missing fields, too little valid mass).")
@@ -87,66 +73,11 @@ class MetricSummary(BaseModel):
         return out
 
 
-def verdict_note(spec: dict) -> str:
-    """What a verdict's pass/fail is worth, from the fit its metric file keeps."""
-    held = spec.get("fit", {}).get("held_out", {})
-    bal, ece = held.get("balanced_accuracy"), held.get("ece")
-    extra = ", ".join(
-        x
-        for x in (
-            f"balanced accuracy {bal:.2f}" if bal is not None else "",
-            f"ECE {ece:.3f}" if ece is not None else "",
-        )
-        if x
-    )
-    return (
-        f"pass means P(acceptable) >= {spec['threshold']:.3f} (acceptable: {spec['acceptable']} of "
-        f"{spec['human_field']}); on {held.get('items', '?')} held-back labelled cases this verdict was right "
-        f"{spec['expected_accuracy']:.0%} of the time ({extra}): expect that on cases like the ones it was fitted on, "
-        "not on other kinds"
-    )
-
-
 def reading_notes(
     kind: str, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int = 0
 ) -> list[str]:
-    """What a reader must know before taking a metric's scores as verdicts, in plain words."""
-    notes = []
-    if kind in ("geval", "pairwise", "hybrid") and len(scores) >= 3:
-        lo, hi = min(scores), max(scores)
-        if hi - lo < NARROW_SPREAD:
-            notes.append(
-                f"scores span only {lo:.2f}-{hi:.2f} ({hi - lo:.0%} of the 0-1 scale) over {len(scores)} cases: "
-                "the judge does not separate these cases, so do not read them as verdicts; check it on "
-                "labelled cases with `localjudge calibrate`"
-            )
-    if kind == "geval" and mean_valid_mass is not None and mean_valid_mass < LOW_VALID_MASS:
-        notes.append(
-            f"only {mean_valid_mass:.0%} of the judge's probability went to valid scores on average: "
-            "it is mostly not answering with a score"
-        )
-    if kind == "pairwise" and len(scores) >= 3 and 2 * flipped >= len(scores):
-        notes.append(
-            f"the preferred output changes with the presentation order in {flipped} of {len(scores)} cases: "
-            "the judge follows position more than content there"
-        )
-    if kind == "likelihood" and not has_threshold:
-        notes.append(
-            "likelihood scores rank cases against each other (higher: likelier given the source); "
-            "they are not verdicts and have no pass mark"
-        )
-    return notes
-
-
-def preference(distribution: dict[str, float], outputs: Sequence[str]) -> float:
-    """1 when output 1 is the most probable verdict, 0 when output 2 is, 0.5 for a tie or an exact draw."""
-    first, second = distribution[outputs[0]], distribution[outputs[1]]
-    tie = distribution.get("tie", 0.0)
-    if first > max(second, tie):
-        return 1.0
-    if second > max(first, tie):
-        return 0.0
-    return 0.5
+    """What a reader must know before taking a metric's scores as verdicts, in plain words (the kind's notes)."""
+    return kind_of(kind).notes(scores, mean_valid_mass, has_threshold, flipped)
 
 
 def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[MetricSummary]:
@@ -159,28 +90,26 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
         values = [r.score for r in rs if r.score is not None]  # the scores of `scored`
         judged = [r for r in scored if r.passed is not None]
         mass = sum(masses) / len(masses) if masses else None
-        kind = rs[0].kind if rs else "geval"
-        pairwise = _pairwise(scored) if kind in COMPARISONS else {}
+        kind = kind_of(rs[0].kind if rs else DEFAULT_KIND)
+        own = kind.summarise(rs)
+        after = own.pop("notes", [])
         out.append(
             MetricSummary(
                 metric=name,
-                kind=kind,
+                kind=rs[0].kind if rs else DEFAULT_KIND,
                 n=len(rs),
                 scored=len(scored),
                 unscored=len(rs) - len(scored),
                 unscored_reasons=dict(Counter(r.unscored_reason or "" for r in rs if r.score is None).most_common()),
                 mean_score=sum(values) / len(values) if values else None,
                 pass_rate=sum(bool(r.passed) for r in judged) / len(judged) if judged else None,
-                **pairwise,
                 mean_valid_mass=mass,
-                min_valid_mass=_threshold(rs) if kind in READS_DISTRIBUTION else None,
+                min_valid_mass=_threshold(rs) if kind.reads_distribution else None,
                 score_min=min(values, default=None),
                 score_max=max(values, default=None),
-                notes=reading_notes(
-                    kind, values, mass, any(r.threshold is not None for r in rs), pairwise.get("flipped") or 0
-                )
-                + ([verdict_note(rs[0].metric_spec)] if kind == "verdict" else []),
-                expected_accuracy=rs[0].metric_spec.get("expected_accuracy") if kind == "verdict" else None,
+                notes=kind.notes(values, mass, any(r.threshold is not None for r in rs), own.get("flipped") or 0)
+                + after,
+                **own,
             )
         )
     return out
@@ -188,7 +117,7 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
 
 def valid_mass_threshold(record: ResultRecord) -> float | None:
     """The valid-mass threshold a record was judged under (records from before it was recorded: the default)."""
-    if record.kind not in READS_DISTRIBUTION:
+    if not kind_of(record.kind).reads_distribution:
         return None
     return DEFAULT_MIN_VALID_MASS if record.min_valid_mass is None else record.min_valid_mass
 
@@ -196,15 +125,3 @@ def valid_mass_threshold(record: ResultRecord) -> float | None:
 def _threshold(records: Sequence[ResultRecord]) -> float:
     # every record of a metric in one run shares it (a resume with another one is refused)
     return next((t for r in records if (t := valid_mass_threshold(r)) is not None), DEFAULT_MIN_VALID_MASS)
-
-
-def _pairwise(scored: Sequence[ResultRecord]) -> dict:
-    """Win rate of output 1, mean order disagreement and flips over scored pairwise records."""
-    details = [r.pairwise for r in scored if r.pairwise is not None]
-    gaps = [d.disagreement for d in details if d.disagreement is not None]
-    wins = [preference(r.distribution, r.metric_spec["output_fields"]) for r in scored if r.distribution]
-    return dict(
-        win_rate=sum(wins) / len(wins) if wins else None,
-        mean_disagreement=sum(gaps) / len(gaps) if gaps else None,
-        flipped=sum(bool(d.flipped) for d in details),
-    )

@@ -19,10 +19,10 @@ from typing import Any
 from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase, case_from_row
 from localjudge.judges.judge import Judge
+from localjudge.kinds import Metric, kind_of
+from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.builtin import resolve_metric
-from localjudge.metrics.spec import Metric
 from localjudge.runs.evaluate import evaluate
-from localjudge.runs.records import ResultRecord
 
 __all__ = ["assert_fails", "assert_passes", "judge_case"]
 
@@ -52,15 +52,11 @@ def describe(record: ResultRecord, threshold: float) -> str:
     )
 
 
-PREFERRED = 0.5
-"""A pairwise metric without a threshold "passes" when output 1 is preferred: P(output 1 better) >= 0.5."""
-
-
 def _verdict(case, metric, judge, threshold, steps_cache) -> tuple[ResultRecord, float, bool | None]:
     record = judge_case(case, metric, judge, steps_cache)
     threshold = record.threshold if threshold is None else threshold
-    if threshold is None and record.kind == "pairwise":
-        threshold = PREFERRED
+    if threshold is None:  # the kind's own pass mark, if it has one (pairwise: output 1 preferred)
+        threshold = kind_of(record.kind).default_pass_mark
     if threshold is None:
         raise ConfigError(
             f"metric {record.metric} has no pass mark ({record.kind} scores rank cases against each other); "

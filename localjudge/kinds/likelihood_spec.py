@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from localjudge.metrics.fields import FieldName
+from localjudge.kinds.fields import FieldName
 from localjudge.scoring.aggregate import Aggregation, Focus, Unit
 
 TOKEN_LEVEL = ("min", "quantile", "count_below", "sentence_min")

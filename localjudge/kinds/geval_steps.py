@@ -1,4 +1,4 @@
-"""Evaluation steps generated once per (judge, metric definition, template) and cached on disk.
+"""G-Eval's evaluation steps, generated once per (judge, metric definition, template) and cached on disk.
 
 Every case of every run is then judged against the same steps: no moving yardstick. The cache
 key covers everything that shapes the steps (judge weights, task, criteria, rubric, fields,
@@ -18,8 +18,8 @@ from pathlib import Path
 from localjudge.errors import LocalJudgeError, clip
 from localjudge.judges.cache import cache_root
 from localjudge.judges.judge import Judge
-from localjudge.metrics.prompts import TEMPLATE_VERSION, parse_steps, steps_request
-from localjudge.metrics.spec import GEvalMetric
+from localjudge.kinds.geval_prompts import TEMPLATE_VERSION, parse_steps, steps_request
+from localjudge.kinds.geval_spec import GEvalMetric
 
 log = logging.getLogger("localjudge")
 STEPS_PREFILL = "Evaluation steps:\n1."

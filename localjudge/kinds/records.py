@@ -1,4 +1,9 @@
-"""Result records: one JSON line per (case, metric), carrying everything needed to reproduce it."""
+"""Result records: one JSON line per (case, metric), carrying everything needed to reproduce it.
+
+The schema of results files. Every kind fills the common fields; the kinds that read more than a
+score keep it in a detail field of their own (`pairwise`, `likelihood`, `hybrid`, `entailment`,
+`verdict`, `pair`), null for the others.
+"""
 
 from __future__ import annotations
 
@@ -149,9 +154,7 @@ class ResultRecord(BaseModel):
 
     case_id: str = Field(description="Id of the test case.")
     metric: str = Field(description="Metric name.")
-    kind: Literal[
-        "geval", "pairwise", "likelihood", "reference", "hybrid", "entailment", "verdict", "pairwise_likelihood"
-    ] = Field(description="Metric kind.")
+    kind: str = Field(description="Metric kind (a name of the `localjudge.kinds` registry; checked on reading a file).")
     score: float | None = Field(
         description="Score in [0, 1]: normalised expected score, P(output 1 better) for pairwise, "
         "exp(raw_score) for likelihood, sigmoid(raw_score) for PMI, ROUGE-L F1 for "

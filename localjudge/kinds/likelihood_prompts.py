@@ -23,8 +23,8 @@ from collections.abc import Collection
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.metrics.prompts import DEFAULT_LABELS, field_text
-from localjudge.metrics.spec import LikelihoodMetric
+from localjudge.kinds.likelihood_spec import LikelihoodMetric
+from localjudge.kinds.text import DEFAULT_LABELS, field_text
 
 LIKELIHOOD_TEMPLATE_VERSION = "likelihood-v1"
 

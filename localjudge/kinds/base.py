@@ -1,0 +1,239 @@
+"""What every metric kind implements, and what a run fixes for one metric.
+
+A *kind* (G-Eval, pairwise, likelihood, ...) is one module of `localjudge.kinds` that defines a
+metric spec (a frozen pydantic model whose `kind` field names it) and one `MetricKind` object
+that says everything the kinds do differently:
+
+- `needs`: the fields a case must have, the fields its cases are sorted by (neighbours sharing
+  them share a prompt prefix), and the definitions of other metrics it combines;
+- `prepare`: what is fixed for every case of the metric in a run (template version, the spec
+  recorded, G-Eval's evaluation steps);
+- `measure`: what a case takes of the judge's context, and which fields `--truncate` may cut
+  (`kinds.fitting` applies the one policy to every kind);
+- `score`: prompts and judge calls to one record per case;
+- `summarise` and `notes`: the kind's own summary fields, and what its scores cannot tell;
+- `describe` and `explain`: how `localjudge metrics` lists it and how a record reads in words.
+
+The registry (`localjudge.kinds.KINDS`) maps each kind's name to its object; everything else
+asks the kind of a metric or record (`kind_of`) instead of testing its type.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+
+from localjudge.io.cases import TestCase
+from localjudge.judges.judge import Judge
+from localjudge.kinds.records import ResultRecord, unscored
+from localjudge.version import __version__
+
+
+class MetricSpec(Protocol):
+    """A metric definition of any kind: a frozen pydantic model with at least these fields."""
+
+    @property
+    def kind(self) -> str:
+        """The kind's name in the registry."""
+
+    @property
+    def name(self) -> str:
+        """The metric's name, used in results."""
+
+    @property
+    def threshold(self) -> float | None:
+        """Pass mark on the 0-1 score; None: the kind's scores have none."""
+
+    def model_dump(self, *, mode: str = "python", exclude_none: bool = False) -> dict[str, Any]:
+        """The definition as a dict (pydantic's)."""
+
+
+S = TypeVar("S", bound=MetricSpec)
+
+
+class Needs(NamedTuple):
+    """What a metric needs from a case and from other metrics."""
+
+    required: list[str]
+    """Fields a case must have to be scored; a case without one is unscored, naming them."""
+    sort_by: list[str]
+    """Fields the run sorts its cases by: neighbours that share them share a prompt prefix."""
+    components: tuple[dict[str, Any], ...] = ()
+    """Definitions of the metrics it combines (hybrids, verdicts): judged first, in the same run."""
+
+
+class Prepared(NamedTuple):
+    """What a kind fixes for every case of one metric in a run."""
+
+    template_version: str
+    """Version of its prompt template (or measure), recorded with every record."""
+    spec: dict[str, Any]
+    """The definition recorded as `metric_spec` (G-Eval: with the steps it ran with)."""
+    steps: tuple[str, ...] = ()
+    """G-Eval's evaluation steps, pinned or generated once."""
+    steps_source: str | None = None
+    """Where the steps came from: pinned, cache or generated."""
+
+
+@dataclass(frozen=True)
+class MetricContext(Generic[S]):
+    """What is fixed for all cases of one metric in one run.
+
+    Attributes:
+        metric: the metric.
+        kind: its kind.
+        prepared: what the kind fixed (template version, spec recorded, steps).
+        hardened: whether the hardened G-Eval template is used.
+        truncate: cut over-long content to fit the context instead of failing.
+        min_valid_mass: below this probability on valid scores (labels) a case is unscored.
+    """
+
+    metric: S
+    kind: MetricKind[S]
+    prepared: Prepared
+    hardened: bool
+    truncate: bool
+    min_valid_mass: float
+
+    @property
+    def recorded_min_valid_mass(self) -> float | None:
+        """The valid-mass threshold records carry: None for kinds that read no distribution."""
+        return self.min_valid_mass if self.kind.reads_distribution else None
+
+    def record_base(self, judge: Judge, case: TestCase) -> dict[str, Any]:
+        """The fields every record of a case carries: ids, metric spec and provenance."""
+        return dict(
+            case_id=case.id,
+            metric=self.metric.name,
+            kind=self.metric.kind,
+            threshold=self.metric.threshold,
+            min_valid_mass=self.recorded_min_valid_mass,
+            extra=case.extra,
+            judge=judge.info.model_dump(),
+            metric_spec=dict(self.prepared.spec),
+            steps_source=self.prepared.steps_source,
+            template_version=self.prepared.template_version,
+            localjudge_version=__version__,
+        )
+
+    def unscored(self, judge: Judge, case: TestCase, reason: str, **detail: Any) -> ResultRecord:
+        """A record with no score and the reason why (never 0, never a guess)."""
+        return unscored(self.record_base(judge, case), reason, **detail)
+
+
+class Measure(NamedTuple):
+    """What one case takes of the judge's context, as a kind measures it."""
+
+    tokens: int
+    """Tokens the case needs in the judge's context."""
+    what: str
+    """What was counted, for the message when it does not fit: "the correctness prompt has"."""
+    cuttable: Sequence[str]
+    """Fields `--truncate` may cut, the longest first (by characters); empty: none."""
+    payload: Any = None
+    """What the kind reuses when scoring (the rendered prompt, token counts...)."""
+
+
+class Fitted(NamedTuple):
+    """One case ready to score: as `--truncate` left it, with what its kind measured."""
+
+    case: TestCase
+    payload: Any
+    """The `Measure.payload` of the case as it is (None for kinds that read no context)."""
+    cut: str | None
+    """What `--truncate` cut, or None."""
+
+
+class Listing(NamedTuple):
+    """How `localjudge metrics` lists a metric."""
+
+    scale: str
+    fields: str
+
+
+class Explanation(NamedTuple):
+    """A scored record in words, for other frameworks (`integrations.readout`)."""
+
+    how: str
+    """What the score is made of, in one line ("" when unscored)."""
+    expected: float | None = None
+    """G-Eval: the expected score on the metric's scale."""
+    scale: tuple[int, int] | None = None
+    """G-Eval: the metric's scale."""
+
+
+class MetricKind(ABC, Generic[S]):
+    """What one kind of metric does differently from the others (see the module docstring)."""
+
+    spec: type[S]
+    """The pydantic model of the kind's definitions."""
+    version: str = ""
+    """Its template version, when it does not depend on the run (see `prepare`)."""
+    reads_distribution: bool = False
+    """Whether its score is read from a score (label) distribution: `min_valid_mass` applies."""
+    compares_outputs: bool = False
+    """Whether it compares two outputs of a case: summarised by output 1's win rate."""
+    default_pass_mark: float | None = None
+    """The pass mark `assert_passes` uses for a metric without a threshold (None: it needs one)."""
+
+    @abstractmethod
+    def needs(self, metric: S) -> Needs:
+        """Fields a case must have, fields to sort cases by, and the metrics it combines."""
+
+    def prepare(self, judge: Judge, metric: S, hardened: bool, steps_cache: Path | None) -> Prepared:
+        """What is fixed for every case of the metric in a run: by default, `version` and the spec."""
+        return Prepared(self.version, metric.model_dump(mode="json"))
+
+    def measure(self, judge: Judge, ctx: MetricContext[S], case: TestCase) -> Measure | None:
+        """What the case takes of the judge's context; None: the kind puts nothing there."""
+        return None
+
+    @abstractmethod
+    def score(
+        self,
+        judge: Judge,
+        ctx: MetricContext[S],
+        items: Sequence[Fitted],
+        judged: Mapping[tuple[str, str], ResultRecord],
+    ) -> list[ResultRecord]:
+        """One record per item, in order. `judged`: the run's records so far, by (case id, metric)."""
+
+    def summarise(self, records: Sequence[ResultRecord]) -> dict[str, Any]:
+        """The kind's own summary fields (`MetricSummary`) over one metric's records; "notes" extends its notes."""
+        return {}
+
+    def notes(
+        self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int
+    ) -> list[str]:
+        """What a reader must know before taking these scores as verdicts, in plain words."""
+        return []
+
+    @abstractmethod
+    def describe(self, metric: S) -> Listing:
+        """Scale and fields, as `localjudge metrics` lists them."""
+
+    def explain(self, record: ResultRecord) -> Explanation:
+        """A record in words: what its score is made of (empty for an unscored record, which says why)."""
+        return Explanation("" if record.score is None else f"score {record.score:.3f}")
+
+
+def missing(required: Sequence[str], case: TestCase) -> list[str]:
+    """The required fields the case lacks."""
+    return [f for f in required if case.get(f) is None]
+
+
+def narrow_spread(scores: Sequence[float], limit: float) -> list[str]:
+    """The note for scores of a bounded metric that span less than `limit` of the 0-1 scale (3 cases or more)."""
+    if len(scores) < 3:
+        return []
+    lo, hi = min(scores), max(scores)
+    if hi - lo >= limit:
+        return []
+    return [
+        f"scores span only {lo:.2f}-{hi:.2f} ({hi - lo:.0%} of the 0-1 scale) over {len(scores)} cases: "
+        "the judge does not separate these cases, so do not read them as verdicts; check it on "
+        "labelled cases with `localjudge calibrate`"
+    ]

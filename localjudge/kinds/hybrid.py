@@ -1,0 +1,143 @@
+"""The hybrid kind: several metrics of the same case combined linearly, as fitted by `calibrate --hybrid`.
+
+raw_score = intercept + Σ weight · (component score − mean) / std, a prediction on the human
+scale the hybrid was fitted to; score = raw_score mapped to 0..1 over that scale (clipped). The
+components are judged first, in the same run (`Needs.components`); a case with an unscored
+component is unscored, naming it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from localjudge.judges.judge import Judge
+from localjudge.kinds.base import Explanation, Fitted, Listing, MetricContext, MetricKind, Needs, narrow_spread
+from localjudge.kinds.records import ResultRecord
+
+HYBRID_VERSION = "hybrid-v1"
+NARROW_SPREAD = 0.15
+"""Scores spanning less than this share of the 0-1 scale do not separate cases."""
+
+
+class HybridComponent(BaseModel):
+    """One scorer inside a hybrid metric and how its score is weighted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: dict[str, Any] = Field(description="The component metric's full definition (steps pinned).")
+    field: Literal["raw_score", "score"] = Field(default="raw_score", description="Which score of its records is used.")
+    mean: float = Field(description="Mean of the component's score on the fit data.")
+    std: float = Field(gt=0, description="Standard deviation of the component's score on the fit data.")
+    weight: float = Field(description="Weight of the standardised score.")
+
+
+class HybridMetric(BaseModel):
+    """Several metrics of the same case combined linearly, as fitted by `localjudge calibrate --hybrid`.
+
+    raw_score = intercept + Σ weight · (component score − mean) / std, a prediction on the human
+    scale the hybrid was fitted to; score = raw_score mapped to 0..1 over that scale (clipped).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["hybrid"] = Field(description="Metric kind.")
+    name: str = Field(min_length=1, description="Metric name, used in results.")
+    components: list[HybridComponent] = Field(min_length=1, description="The combined scorers.")
+    intercept: float = Field(description="Prediction when every component sits at its fit mean.")
+    method: str = Field(description="How the weights were chosen (e.g. 'ridge α=1', 'zmean', 'x alone').")
+    human_field: str = Field(description="The human label the hybrid predicts.")
+    human_scale: tuple[float, float] = Field(description="Lowest and highest human label seen in fitting.")
+    threshold: float | None = Field(
+        default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail."
+    )
+    fit: dict[str, Any] = Field(default_factory=dict, description="What it was fitted on and how it did (report).")
+
+    @model_validator(mode="after")
+    def _check(self) -> HybridMetric:
+        names = [c.metric.get("name") for c in self.components]
+        if len(set(names)) != len(names):
+            raise ValueError(f"component metrics repeated: {names}")
+        if self.name in names:
+            raise ValueError("a hybrid cannot contain a hybrid, a verdict or a metric of its own name")
+        lo, hi = self.human_scale
+        if not hi > lo:
+            raise ValueError(f"human_scale {lo}..{hi} is empty")
+        return self
+
+
+class HybridKind(MetricKind[HybridMetric]):
+    """A fitted linear combination of other metrics' scores (see the module docstring)."""
+
+    spec = HybridMetric
+    version = HYBRID_VERSION
+
+    def needs(self, metric: HybridMetric) -> Needs:
+        # each component reports its own missing fields
+        return Needs(required=[], sort_by=[], components=tuple(c.metric for c in metric.components))
+
+    def score(
+        self,
+        judge: Judge,
+        ctx: MetricContext[HybridMetric],
+        items: Sequence[Fitted],
+        judged: Mapping[tuple[str, str], ResultRecord],
+    ) -> list[ResultRecord]:
+        metric = ctx.metric
+        names = [c.metric["name"] for c in metric.components]
+        lo, hi = metric.human_scale
+        out = []
+        for it in items:
+            parts = [judged[(it.case.id, n)] for n in names]
+            values = component_values(parts, [c.field for c in metric.components])
+            if isinstance(values, str):
+                out.append(ctx.unscored(judge, it.case, values))
+                continue
+            raw = metric.intercept + math.fsum(
+                c.weight * (v - c.mean) / c.std for c, v in zip(metric.components, values)
+            )
+            score = min(1.0, max(0.0, (raw - lo) / (hi - lo)))
+            out.append(
+                ResultRecord(
+                    **ctx.record_base(judge, it.case),
+                    score=score,
+                    raw_score=raw,
+                    distribution=None,
+                    valid_mass=None,
+                    passed=None if metric.threshold is None else score >= metric.threshold,
+                    hybrid={n: float(v) for n, v in zip(names, values)},
+                )
+            )
+        return out
+
+    def notes(
+        self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int
+    ) -> list[str]:
+        return narrow_spread(scores, NARROW_SPREAD)
+
+    def describe(self, metric: HybridMetric) -> Listing:
+        return Listing(
+            f"predicted {metric.human_field} ({metric.method})", ", ".join(c.metric["name"] for c in metric.components)
+        )
+
+    def explain(self, record: ResultRecord) -> Explanation:
+        if record.score is None or record.raw_score is None:
+            return super().explain(record)
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.hybrid or {}).items())
+        human = record.metric_spec.get("human_field")
+        return Explanation(f"predicted {human} {record.raw_score:.2f} from {parts}; score {record.score:.3f}")
+
+
+def component_values(parts: Sequence[ResultRecord], fields: Sequence[str]) -> list[float] | str:
+    """Each component record's score (`raw_score` or `score`), or why one is missing (the unscored reason)."""
+    values: list[Any] = [getattr(r, f) for r, f in zip(parts, fields)]
+    for r, v in zip(parts, values):
+        if v is None:
+            return f"a component is unscored ({r.metric}: {r.unscored_reason or 'no score'})"
+    return [float(v) for v in values]
+
+
+HYBRID = HybridKind()

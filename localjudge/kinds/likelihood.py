@@ -1,0 +1,266 @@
+"""The likelihood kind: how likely the judge finds the output itself, token by token (GPTScore, PMI).
+
+The prompt (`kinds.likelihood_prompts`) shows the condition fields and an instruction naming the
+criterion; the score aggregates the log-probabilities of the target's tokens after it (mean, sum,
+or a token-level reading that lets one surprising claim decide). With `pmi`, each token's
+log-probability without the source fields is subtracted first. Under `--truncate` the condition
+is cut before the target: the text scored stays whole while it can.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from localjudge.io.cases import TestCase
+from localjudge.judges.judge import Judge
+from localjudge.kinds import likelihood_prompts as L
+from localjudge.kinds.base import Explanation, Fitted, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.likelihood_spec import LikelihoodMetric
+from localjudge.kinds.records import LikelihoodDetail, ResultRecord, TokenReading, TokenSpan, TokenStats, unscored
+from localjudge.scoring.aggregate import UnitValue, read_tokens
+from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
+
+
+@dataclass(frozen=True)
+class _Counts:
+    """What the judge reads for one case, in tokens, each counted as the engine tokenises it."""
+
+    condition: int  # the prompt the target follows (boundary rule applied), the target excluded
+    target: int  # the continuation scored
+    contrast: int | None  # the PMI contrast prompt, the target excluded; None without PMI
+
+    @property
+    def window(self) -> int:
+        """Tokens the longer reading needs in the judge's context: the condition and the target."""
+        return self.condition + self.target
+
+
+class LikelihoodKind(MetricKind[LikelihoodMetric]):
+    """The target's token log-probabilities (or per-token PMI), aggregated (see the module docstring)."""
+
+    spec = LikelihoodMetric
+    version = L.LIKELIHOOD_TEMPLATE_VERSION
+
+    def needs(self, metric: LikelihoodMetric) -> Needs:
+        return Needs(required=metric.required_fields, sort_by=[*metric.fields, metric.target])
+
+    def measure(self, judge: Judge, ctx: MetricContext[LikelihoodMetric], case: TestCase) -> Measure:
+        m = ctx.metric
+        read = _read(judge, m, case)
+        # the condition is cut before the target: the text scored stays whole while it can
+        cuttable = [f for f in m.fields if case.get(f) is not None] or [m.target]
+        return Measure(read.counts.window, f"the {m.name} prompt and {m.target} have", cuttable, read)
+
+    def score(
+        self,
+        judge: Judge,
+        ctx: MetricContext[LikelihoodMetric],
+        items: Sequence[Fitted],
+        judged: Mapping[tuple[str, str], ResultRecord],
+    ) -> list[ResultRecord]:
+        """Records of cases that have every field the metric needs, in input order."""
+        m = ctx.metric
+        reads: list[_Read] = [it.payload for it in items]
+        blank = [not r.continuation.strip() for r in reads]
+        live = [r for r, b in zip(reads, blank) if not b]
+        prompts = [r.prompt for r in live] + [r.contrast for r in live if r.contrast is not None]
+        conts = [r.continuation for r in live] * (2 if m.pmi is not None else 1)
+        lls = iter(judge.loglikelihood(prompts, conts))
+        given = {id(r): next(lls) for r in live}
+        contrast = {id(r): next(lls) for r in live} if m.pmi is not None else {}
+        out = []
+        for it, r, b in zip(items, reads, blank):
+            base = ctx.record_base(judge, it.case)
+            fields = dict(prompt_tokens=r.counts.condition, truncated=it.cut)
+            if b:  # nothing was read; the prompt's size still holds
+                detail = _detail(m, r.counts, None, None)
+                out.append(unscored(base, f"the {m.target} is blank", likelihood=detail, **fields))
+                continue
+            out.append(_record(base, m, r.counts, given[id(r)], contrast.get(id(r)), fields, judge))
+        return out
+
+    def notes(
+        self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int
+    ) -> list[str]:
+        if has_threshold:
+            return []
+        return [
+            "likelihood scores rank cases against each other (higher: likelier given the source); "
+            "they are not verdicts and have no pass mark"
+        ]
+
+    def describe(self, metric: LikelihoodMetric) -> Listing:
+        words = "" if metric.unit == "token" else ", words"
+        scale = f"{'PMI' if metric.pmi else 'log-prob'} ({metric.aggregation}{words})"
+        return Listing(scale, f"{', '.join(metric.fields) or '-'} -> {metric.target}")
+
+    def explain(self, record: ResultRecord) -> Explanation:
+        d, raw, score = record.likelihood, record.raw_score, record.score
+        if d is None or raw is None or score is None:
+            return super().explain(record)
+        if d.tokens is not None:
+            return Explanation(_tokens(d.tokens, raw, score))
+        what = "mean log-probability per token" if d.aggregation == "mean" else "log-probability"
+        target = record.metric_spec.get("target", "actual_output")
+        if d.without_source is not None:
+            given, without = getattr(d.given_source, d.aggregation), getattr(d.without_source, d.aggregation)
+            return Explanation(
+                f"PMI {raw:.3f}: {what} of the {target} ({d.n_tokens} tokens) {given:.3f} given the source, "
+                f"{without:.3f} without it; score sigmoid(PMI) = {score:.3f}"
+            )
+        return Explanation(
+            f"{what} of the {target} ({d.n_tokens} tokens) {raw:.3f}; score exp({raw:.3f}) = {score:.3f}"
+        )
+
+
+def _tokens(t: TokenReading, raw: float, score: float) -> str:
+    """A token-level reading in words: the aggregate and the units that drove it down."""
+    what = "PMI" if t.values == "pmi" else "log-probability"
+    worst = "; ".join(f"{u.text.strip()!r} {u.value:.2f}" for u in t.worst)
+    sentence = f"; worst sentence {t.worst_sentence.text.strip()[:80]!r}" if t.worst_sentence is not None else ""
+    return (
+        f"{t.aggregation} of the {t.units} {t.unit}s' {what} ({t.focus}): {raw:.3f}, score {score:.3f}; "
+        f"lowest: {worst}{sentence}"
+    )
+
+
+def _value(m: LikelihoodMetric, ll: ContinuationLogprobs) -> float:
+    return ll.mean if m.aggregation == "mean" else ll.sum
+
+
+def _stats(ll: ContinuationLogprobs) -> TokenStats:
+    return TokenStats(sum=_finite(ll.sum), mean=_finite(ll.mean), min=_finite(ll.min))
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def _detail(
+    m: LikelihoodMetric,
+    counts: _Counts,
+    given: ContinuationLogprobs | None,
+    contrast: ContinuationLogprobs | None,
+    tokens: TokenReading | None = None,
+) -> LikelihoodDetail:
+    """The token counts, and the readings of the target under each condition that was read."""
+    return LikelihoodDetail(
+        n_tokens=counts.target,
+        condition_tokens=counts.condition,
+        contrast_tokens=counts.contrast,
+        aggregation=m.aggregation,
+        given_source=_stats(given) if given is not None else None,
+        without_source=_stats(contrast) if contrast is not None else None,
+        pmi_min=(
+            _finite(min(a - b for a, b in zip(given.logprobs, contrast.logprobs)))
+            if given is not None and contrast is not None
+            else None
+        ),
+        tokens=tokens,
+    )
+
+
+def _span(u: UnitValue) -> TokenSpan:
+    return TokenSpan(text=u.text, value=u.value, start=u.start, tokens=u.stop - u.start)
+
+
+def _read_tokens(
+    judge: Judge, m: LikelihoodMetric, given: ContinuationLogprobs, contrast: ContinuationLogprobs | None
+) -> tuple[float, TokenReading]:
+    """The token-level aggregate of the target and what the record shows of it."""
+    values = np.array(given.logprobs)  # (T,)
+    if contrast is not None:
+        values = values - np.array(contrast.logprobs)  # per-token PMI: the very same tokens
+    surfaces = judge.backend.token_surfaces()
+    r = read_tokens(
+        values,
+        [surfaces[i] for i in given.token_ids],
+        m.aggregation,
+        unit=m.unit,
+        focus=m.focus,
+        quantile=m.quantile,
+        below=m.below,
+    )
+    reading = TokenReading(
+        values="pmi" if contrast is not None else "logprob",
+        aggregation=m.aggregation,
+        unit=m.unit,
+        focus=m.focus,
+        units=r.units,
+        worst=[_span(u) for u in r.worst],
+        worst_sentence=_span(r.worst_sentence) if r.worst_sentence is not None else None,
+    )
+    return r.value, reading
+
+
+def _to_score(m: LikelihoodMetric, raw: float, pmi: bool) -> float:
+    """raw_score on 0..1: a log-probability as a probability, a PMI as the share of the two conditions'."""
+    if m.aggregation == "count_below":
+        return 1 / (1 - raw)  # raw = minus the count: 1 with no unit below, 1/2 with one, ...
+    return 1 / (1 + math.exp(-raw)) if pmi else math.exp(raw)
+
+
+def _record(
+    base: dict,
+    m: LikelihoodMetric,
+    counts: _Counts,
+    given: ContinuationLogprobs,
+    contrast: ContinuationLogprobs | None,
+    fields: dict,
+    judge: Judge,
+) -> ResultRecord:
+    if not m.token_level:  # as before token-level readings, to the bit
+        raw = _value(m, given) - (_value(m, contrast) if contrast is not None else 0.0)
+        detail = _detail(m, counts, given, contrast)
+    else:
+        raw, reading = _read_tokens(judge, m, given, contrast)
+        detail = _detail(m, counts, given, contrast, reading)
+        if reading.units == 0:
+            why = "the target has no salient word (a number, or a capitalised word past a sentence's start)"
+            return unscored(
+                base, f"{why}, and the metric reads only those (focus: salient)", likelihood=detail, **fields
+            )
+    if not math.isfinite(raw):
+        return unscored(base, "a log-probability of the target is not finite", likelihood=detail, **fields)
+    score = _to_score(m, raw, contrast is not None)
+    passed = None if m.threshold is None else score >= m.threshold
+    return ResultRecord(
+        **base,
+        score=score,
+        raw_score=raw,
+        passed=passed,
+        distribution=None,
+        valid_mass=None,
+        likelihood=detail,
+        **fields,
+    )
+
+
+@dataclass(frozen=True)
+class _Read:
+    """One case's prompts, the continuation read and its token counts (the boundary rule applied)."""
+
+    prompt: str
+    contrast: str | None
+    continuation: str
+    counts: _Counts
+
+
+def _read(judge: Judge, m: LikelihoodMetric, case: TestCase) -> _Read:
+    prompt = L.condition_prompt(judge, m, case)
+    contrast = L.contrast_prompt(judge, m, case)
+    cont = L.continuation(prompt, str(case.get(m.target) or ""))
+    head, scored = split_boundary(prompt, cont)  # as `Judge.loglikelihood` splits them
+    counts = _Counts(
+        condition=judge.count_tokens(head),
+        target=len(judge.backend.encode_continuation(scored)),
+        contrast=None if contrast is None else judge.count_tokens(split_boundary(contrast, cont)[0]),
+    )
+    return _Read(prompt, contrast, cont, counts)
+
+
+LIKELIHOOD = LikelihoodKind()

@@ -1,0 +1,226 @@
+"""The pairwise likelihood kind: which of two responses the judge finds likelier as its reply.
+
+Each output is read on its own as the judge's reply to the same prompt (the condition fields,
+then the instruction), exactly as a likelihood metric reads its target, and aggregated the same
+way (mean log-probability per token by default: length-normalised). With `pmi`, each output is
+read again without the source fields and the difference taken (contrastive: how much the
+instruction makes the response likelier, whatever its fluency). The preference is
+
+    raw_score = reading(output 1) − reading(output 2),   score = sigmoid(raw_score)
+
+`score` is a monotone map of the difference, named P(output 1 better) for symmetry with the
+`pairwise` metric, not a calibrated probability. Reading each output alone, the preference has no
+presentation order: swapping the outputs swaps the readings, and the score becomes 1 − score.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from localjudge.io.cases import TestCase
+from localjudge.judges.judge import Judge
+from localjudge.kinds import likelihood_prompts as L
+from localjudge.kinds.base import Explanation, Fitted, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.comparison import win_rates
+from localjudge.kinds.fields import FieldName
+from localjudge.kinds.likelihood_spec import LikelihoodMetric, PMIContrast
+from localjudge.kinds.records import ResultRecord, unscored
+from localjudge.scoring.aggregate import Aggregation, read_tokens
+from localjudge.scoring.likelihood import ContinuationLogprobs
+
+PAIRWISE_LIKELIHOOD_VERSION = "pairwise-likelihood-v1"
+
+
+def _input_only() -> list[FieldName]:
+    return ["input"]
+
+
+class PairwiseLikelihoodMetric(BaseModel):
+    """Which of two outputs for the same input the judge finds likelier (see the module docstring).
+
+    Examples:
+        >>> m = PairwiseLikelihoodMetric(kind="pairwise_likelihood", name="pref", instruction="Answer it.")
+        >>> m.as_likelihood().fields, m.output_fields
+        (['input'], ('output_1', 'output_2'))
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["pairwise_likelihood"] = Field(description="Metric kind.")
+    name: str = Field(min_length=1, description="Metric name, used in results.")
+    instruction: str = Field(min_length=1, description="The request both outputs answer, after the condition fields.")
+    fields: list[FieldName] = Field(default_factory=_input_only, description="Condition fields, in order.")
+    field_labels: dict[str, str] = Field(
+        default_factory=dict, description="Headings shown for fields; an empty heading shows the text alone."
+    )
+    target_label: str = Field(default="", description="Heading the outputs follow; empty: right after the prompt.")
+    format: Literal["plain", "chat"] = Field(
+        default="chat", description="plain text, or the judge's chat template (each output as the judge's reply)."
+    )
+    output_fields: tuple[str, str] = Field(
+        default=("output_1", "output_2"), description="The two case fields compared."
+    )
+    aggregation: Aggregation = Field(default="mean", description="How each output's token values become one reading.")
+    pmi: PMIContrast | None = Field(
+        default=None, description="Subtract each output's reading without these fields (contrastive)."
+    )
+    threshold: float | None = Field(
+        default=None, ge=0, le=1, description="score at or above which output 1 'passes'; none: a comparison."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> PairwiseLikelihoodMetric:
+        if self.output_fields[0] == self.output_fields[1]:
+            raise ValueError(f"output_fields compare {self.output_fields[0]!r} with itself; name two fields")
+        if set(self.output_fields) & set(self.fields):
+            raise ValueError("an output field cannot also be a condition field")
+        self.as_likelihood()  # the same checks as a likelihood metric's (pmi.without among the fields, ...)
+        return self
+
+    def as_likelihood(self) -> LikelihoodMetric:
+        """The likelihood metric that reads one output (its target stands for either output)."""
+        return LikelihoodMetric(
+            kind="likelihood",
+            name=self.name,
+            instruction=self.instruction,
+            fields=list(self.fields),
+            field_labels=dict(self.field_labels),
+            target_label=self.target_label,
+            format=self.format,
+            aggregation=self.aggregation,
+            quantile=0.1 if self.aggregation == "quantile" else None,
+            below=-5.0 if self.aggregation == "count_below" else None,
+            pmi=self.pmi,
+        )
+
+    @property
+    def required_fields(self) -> list[str]:
+        """Fields a case must have to be compared: the outputs (the condition fields may be absent)."""
+        return list(self.output_fields)
+
+
+def condition_prompts(
+    judge: Judge, metric: PairwiseLikelihoodMetric, case: TestCase
+) -> tuple[str, str | None, list[str]]:
+    """The prompt both outputs follow, its contrast (None without PMI) and each output as it follows."""
+    m = metric.as_likelihood()
+    prompt = L.condition_prompt(judge, m, case)
+    contrast = L.contrast_prompt(judge, m, case)
+    return prompt, contrast, [L.continuation(prompt, str(case.get(f) or "")) for f in metric.output_fields]
+
+
+class PairwiseLikelihoodKind(MetricKind[PairwiseLikelihoodMetric]):
+    """Each output read alone as the judge's reply, then the readings compared (see the module docstring)."""
+
+    spec = PairwiseLikelihoodMetric
+    version = PAIRWISE_LIKELIHOOD_VERSION
+    compares_outputs = True
+
+    def needs(self, metric: PairwiseLikelihoodMetric) -> Needs:
+        return Needs(required=metric.required_fields, sort_by=[*metric.fields, *metric.output_fields])
+
+    def measure(self, judge: Judge, ctx: MetricContext[PairwiseLikelihoodMetric], case: TestCase) -> Measure:
+        m = ctx.metric
+        read = condition_prompts(judge, m, case)
+        prompt, _, conts = read
+        n = judge.count_tokens(prompt) + max(len(judge.backend.encode_continuation(c)) for c in conts)
+        # the condition both outputs follow may be cut; the outputs compared stay whole
+        cuttable = [f for f in m.fields if case.get(f) is not None]
+        return Measure(n, f"the {m.name} prompt and the longer output have", cuttable, read)
+
+    def score(
+        self,
+        judge: Judge,
+        ctx: MetricContext[PairwiseLikelihoodMetric],
+        items: Sequence[Fitted],
+        judged: Mapping[tuple[str, str], ResultRecord],
+    ) -> list[ResultRecord]:
+        """Records of cases that have both outputs, in input order."""
+        m = ctx.metric
+        read: list[tuple[str, str | None, list[str]]] = [it.payload for it in items]
+        prompts = [p for p, _, conts in read for _ in conts]
+        conts = [c for _, _, cs in read for c in cs]
+        given = judge.loglikelihood(prompts, conts)
+        without = None
+        if m.pmi is not None:
+            contrasts = [w for _, w, cs in read for _ in cs]
+            assert all(w is not None for w in contrasts)  # a PMI metric always has its contrast prompt
+            without = judge.loglikelihood([str(w) for w in contrasts], conts)
+        surfaces = judge.backend.token_surfaces()
+        f1, f2 = m.output_fields
+        out = []
+        for k, it in enumerate(items):
+            values = [
+                _reading(m, given[2 * k + o], None if without is None else without[2 * k + o], surfaces) for o in (0, 1)
+            ]
+            pair = {f1: values[0], f2: values[1]}
+            blank = [f for f, c in zip(m.output_fields, read[k][2]) if not c.strip()]
+            fields: dict[str, Any] = dict(prompt_tokens=judge.count_tokens(read[k][0]), truncated=it.cut)
+            if blank or not all(math.isfinite(v) for v in values):
+                why = f"{blank[0]} is blank" if blank else "a reading of an output is not finite"
+                out.append(unscored(ctx.record_base(judge, it.case), why, **fields))
+                continue
+            raw = values[0] - values[1]
+            # the same operations for a pair and its swap: swapping the outputs gives exactly 1 - p
+            p = 1 / (1 + math.exp(-raw)) if raw >= 0 else 1 - 1 / (1 + math.exp(raw))
+            out.append(
+                ResultRecord(
+                    **ctx.record_base(judge, it.case),
+                    score=p,
+                    raw_score=raw,
+                    passed=None if m.threshold is None else p >= m.threshold,
+                    distribution={f1: p, f2: 1 - p},
+                    valid_mass=None,
+                    mode=f1 if raw > 0 else f2 if raw < 0 else None,
+                    pair=pair,
+                    **fields,
+                )
+            )
+        return out
+
+    def summarise(self, records: Sequence[ResultRecord]) -> dict[str, Any]:
+        return win_rates(records)
+
+    def describe(self, metric: PairwiseLikelihoodMetric) -> Listing:
+        return Listing(
+            f"{'PMI' if metric.pmi else 'log-prob'} ({metric.aggregation}), difference", ", ".join(metric.output_fields)
+        )
+
+    def explain(self, record: ResultRecord) -> Explanation:
+        if record.score is None or record.raw_score is None:
+            return super().explain(record)
+        raw = record.raw_score
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.pair or {}).items())
+        return Explanation(f"readings {parts}; difference {raw:.3f}, score sigmoid({raw:.3f}) = {record.score:.3f}")
+
+
+def _reading(
+    m: PairwiseLikelihoodMetric,
+    given: ContinuationLogprobs,
+    without: ContinuationLogprobs | None,
+    surfaces: list[str],
+) -> float:
+    """One output's aggregate of its token log-probabilities (or per-token PMI); NaN for an empty output."""
+    if not given.n_tokens:
+        return math.nan
+    values = np.array(given.logprobs)  # (T,)
+    if without is not None:
+        values = values - np.array(without.logprobs)
+    lm = m.as_likelihood()
+    return read_tokens(
+        values,
+        [surfaces[i] for i in given.token_ids],
+        lm.aggregation,
+        unit=lm.unit,
+        focus=lm.focus,
+        quantile=lm.quantile,
+        below=lm.below,
+    ).value
+
+
+PAIRWISE_LIKELIHOOD = PairwiseLikelihoodKind()

@@ -1,0 +1,153 @@
+"""The verdict kind: scorers' values mapped to a calibrated P(acceptable) and a pass/fail threshold.
+
+Fitted by `localjudge calibrate --verdict` on a user's labelled cases (`calibration.verdict`) and
+applied by `localjudge eval --metric verdict.json`: the components are judged, then
+
+    P(acceptable) = sigmoid(intercept + Σ weight · (component score − mean) / std)
+
+and a case passes when P(acceptable) ≥ threshold. The accuracy it states is the one measured on
+held-back cases when it was fitted (`fit.held_out`), not on the cases it is applied to.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from localjudge.judges.judge import Judge
+from localjudge.kinds.base import Explanation, Fitted, Listing, MetricContext, MetricKind, Needs
+from localjudge.kinds.hybrid import component_values
+from localjudge.kinds.records import ResultRecord
+from localjudge.scoring.logistic import sigmoid
+
+VERDICT_VERSION = "verdict-v1"
+
+
+class VerdictComponent(BaseModel):
+    """One scorer a verdict reads, and its place in the logistic model."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: dict[str, Any] = Field(description="The component metric's full definition.")
+    field: Literal["raw_score", "score"] = Field(default="raw_score", description="Which score of its records is read.")
+    mean: float = Field(description="Mean of the component's score on the fit data.")
+    std: float = Field(gt=0, description="Standard deviation of the component's score on the fit data.")
+    weight: float = Field(description="Weight of the standardised score in the log-odds.")
+
+
+class VerdictMetric(BaseModel):
+    """A pass/fail verdict with a calibrated probability, fitted on labels (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["verdict"] = Field(description="Metric kind.")
+    name: str = Field(min_length=1, description="Metric name, used in results.")
+    components: list[VerdictComponent] = Field(min_length=1, description="The scorers read.")
+    intercept: float = Field(description="Log-odds of acceptable when every component sits at its fit mean.")
+    threshold: float = Field(ge=0, le=1, description="P(acceptable) at or above which a case passes.")
+    human_field: str = Field(description="The label the verdict was fitted to.")
+    acceptable: str = Field(description="Which labels counted as acceptable, e.g. 'label = 1' or 'label >= 4'.")
+    expected_accuracy: float = Field(ge=0, le=1, description="Accuracy of the verdict on held-back labelled cases.")
+    fit: dict[str, Any] = Field(default_factory=dict, description="How it was fitted and how it did (the report).")
+
+    @model_validator(mode="after")
+    def _check(self) -> VerdictMetric:
+        names = [c.metric.get("name") for c in self.components]
+        if len(set(names)) != len(names):
+            raise ValueError(f"component metrics repeated: {names}")
+        if self.name in names:
+            raise ValueError("a verdict cannot contain a hybrid, a verdict or a metric of its own name")
+        return self
+
+
+class VerdictKind(MetricKind[VerdictMetric]):
+    """A fitted logistic model of other metrics' scores, with a pass mark (see the module docstring)."""
+
+    spec = VerdictMetric
+    version = VERDICT_VERSION
+
+    def needs(self, metric: VerdictMetric) -> Needs:
+        # each component reports its own missing fields
+        return Needs(required=[], sort_by=[], components=tuple(c.metric for c in metric.components))
+
+    def score(
+        self,
+        judge: Judge,
+        ctx: MetricContext[VerdictMetric],
+        items: Sequence[Fitted],
+        judged: Mapping[tuple[str, str], ResultRecord],
+    ) -> list[ResultRecord]:
+        """score = P(acceptable), raw_score = its log-odds, passed = score >= the fitted threshold."""
+        metric = ctx.metric
+        names = [c.metric["name"] for c in metric.components]
+        out = []
+        for it in items:
+            parts = [judged[(it.case.id, n)] for n in names]
+            values = component_values(parts, [c.field for c in metric.components])
+            if isinstance(values, str):
+                out.append(ctx.unscored(judge, it.case, values))
+                continue
+            logit = metric.intercept + math.fsum(
+                c.weight * (v - c.mean) / c.std for c, v in zip(metric.components, values)
+            )
+            p = float(sigmoid(np.array(logit)))
+            out.append(
+                ResultRecord(
+                    **ctx.record_base(judge, it.case),
+                    score=p,
+                    raw_score=logit,
+                    distribution=None,
+                    valid_mass=None,
+                    passed=p >= metric.threshold,
+                    verdict={n: float(v) for n, v in zip(names, values)},
+                )
+            )
+        return out
+
+    def summarise(self, records: Sequence[ResultRecord]) -> dict[str, Any]:
+        if not records:
+            return {}
+        spec = records[0].metric_spec
+        return {"expected_accuracy": spec.get("expected_accuracy"), "notes": [verdict_note(spec)]}
+
+    def describe(self, metric: VerdictMetric) -> Listing:
+        return Listing(
+            f"P(acceptable) >= {metric.threshold:.3f}", ", ".join(c.metric["name"] for c in metric.components)
+        )
+
+    def explain(self, record: ResultRecord) -> Explanation:
+        if record.score is None or record.raw_score is None:
+            return super().explain(record)
+        spec = record.metric_spec
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.verdict or {}).items())
+        return Explanation(
+            f"P(acceptable) {record.score:.3f} from {parts}; {'passes' if record.passed else 'fails'} at "
+            f"{spec.get('threshold', 0):.3f} (held-back accuracy {spec.get('expected_accuracy', 0):.2f})"
+        )
+
+
+def verdict_note(spec: dict) -> str:
+    """What a verdict's pass/fail is worth, from the fit its metric file keeps."""
+    held = spec.get("fit", {}).get("held_out", {})
+    bal, ece = held.get("balanced_accuracy"), held.get("ece")
+    extra = ", ".join(
+        x
+        for x in (
+            f"balanced accuracy {bal:.2f}" if bal is not None else "",
+            f"ECE {ece:.3f}" if ece is not None else "",
+        )
+        if x
+    )
+    return (
+        f"pass means P(acceptable) >= {spec['threshold']:.3f} (acceptable: {spec['acceptable']} of "
+        f"{spec['human_field']}); on {held.get('items', '?')} held-back labelled cases this verdict was right "
+        f"{spec['expected_accuracy']:.0%} of the time ({extra}): expect that on cases like the ones it was fitted on, "
+        "not on other kinds"
+    )
+
+
+VERDICT = VerdictKind()
