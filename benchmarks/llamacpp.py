@@ -175,8 +175,11 @@ def run_judge(name: str, args) -> dict:
     from localjudge.judges.registry import load_registry, package_gguf_path
 
     path = package_gguf_path(load_registry().get(name).source)
-    judges = {f"lj/{k}": load_judge(name, dtype=dt, reuse_prefix=False, progress=False) for k, dt in DTYPES.items()}
-    judges["lj+prefix/fp32"] = load_judge(name, dtype="float32", reuse_prefix=True, progress=False)
+    judges = {
+        f"lj/{k}": load_judge(name, options=EngineOptions(dtype=dt, reuse_prefix=False), progress=False)
+        for k, dt in DTYPES.items()
+    }
+    judges["lj+prefix/fp32"] = judges["lj/fp32"].with_options(reuse_prefix=True)  # the same weights
     for k, dt in DTYPES.items():
         opts = EngineOptions(device="cpu", dtype=dt, batch_invariant=False, reuse_prefix=False)
         judges[f"stock/{k}"] = load_judge(name, options=opts, progress=False)

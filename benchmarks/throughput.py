@@ -128,29 +128,28 @@ def run(args) -> dict:
     small = spread(len(texts), args.slow_items, lengths)
     small_texts, small_ids = [texts[i] for i in small], [ids[i] for i in small]
 
-    # warm-up, and the plans
-    backend.options = backend.options.replace(reuse_prefix=False)
-    tolerance = backend.options.tree_tolerance
-    backend.head_rows = 0
-    base = judge.score_texts(texts, 1, 5)
-    rows_per_item = backend.head_rows / len(texts)
-    plan = backend.last_plan
-    backend.options = backend.options.replace(tree_tolerance=0.0)
-    exact = judge.score_texts(texts, 1, 5)
-    backend.options = backend.options.replace(tree_tolerance=tolerance)
+    # the judge's settings compared, each a judge on the same weights: warm-up, and the plans
+    tolerance = judge.info.tree_tolerance
+    lj = judge.with_options(reuse_prefix=False)
+    lj_exact = judge.with_options(reuse_prefix=False, tree_tolerance=0.0)
+    lj_prefix = judge.with_options(reuse_prefix=True)
+    lj.backend.head_rows = 0
+    base = lj.score_texts(texts, 1, 5)
+    rows_per_item = lj.backend.head_rows / len(texts)
+    plan = lj.backend.last_plan
+    exact = lj_exact.score_texts(texts, 1, 5)
     unread = max(abs(a.expected - b.expected) for a, b in zip(base, exact) if a.expected == a.expected)
-    backend.options = backend.options.replace(reuse_prefix=True)
-    reused = judge.score_texts(texts, 1, 5)
-    prefix_plan = backend.last_plan
+    reused = lj_prefix.score_texts(texts, 1, 5)
+    prefix_plan = lj_prefix.backend.last_plan
     diff = max(abs(a.expected - b.expected) for a, b in zip(base, reused) if a.expected == a.expected)
     floor_pass(model, ids, plan, tree_tokens, pad, device)  # warm-up: every method runs warm
 
     budget = backend.token_budget
     methods = {
         "floor": (len(texts), lambda: floor_pass(model, ids, plan, tree_tokens, pad, device)),
-        "lj": (len(texts), lambda: judge.score_texts(texts, 1, 5)),
-        "lj-exact": (len(texts), lambda: judge.score_texts(texts, 1, 5)),
-        "lj+prefix": (len(texts), lambda: judge.score_texts(texts, 1, 5)),
+        "lj": (len(texts), lambda: lj.score_texts(texts, 1, 5)),
+        "lj-exact": (len(texts), lambda: lj_exact.score_texts(texts, 1, 5)),
+        "lj+prefix": (len(texts), lambda: lj_prefix.score_texts(texts, 1, 5)),
         "naive": (len(small), lambda: naive_loop(model, tok, small_texts, 1, 5, device)),
         "gen4": (len(texts), lambda: generate_batched(model, tok, ids, 4, budget, pad, device, do_sample=False)),
         "gen100": (
@@ -183,9 +182,6 @@ def run(args) -> dict:
         for name, (_, fn) in methods.items():
             if rep and name in SLOW:
                 continue  # the slow baselines cost minutes each: one repetition
-            backend.options = backend.options.replace(
-                reuse_prefix=name == "lj+prefix", tree_tolerance=0.0 if name == "lj-exact" else tolerance
-            )
             with PeakRSS() as m:
                 t = time.perf_counter()
                 fn()

@@ -64,7 +64,8 @@ def floor_pass(backend, rows: list[list[int]], plan) -> None:
 
 def run(judge, docs: int | None = None) -> dict:
     """Seconds of floor, lj and lj+prefix over every article, and the largest score difference."""
-    backend = judge.backend
+    plain, shared_prefix = judge.with_options(reuse_prefix=False), judge.with_options(reuse_prefix=True)
+    backend = plain.backend
     articles = _articles(judge, docs)
     times = {"floor": [], "lj": [], "lj+prefix": []}
     tokens, items, real, padded, diff, prefill = 0, 0, 0, 0, 0.0, 0
@@ -73,23 +74,21 @@ def run(judge, docs: int | None = None) -> dict:
         p_ids = [backend.encode(p) for p, _ in pairs]
         c_ids = [backend.encode_continuation(c) for _, c in pairs]
         rows = [p + c for p, c in zip(p_ids, c_ids)]
-        backend.options = backend.options.replace(reuse_prefix=False)
         plan, _ = backend.plan_continuations(p_ids, c_ids)
         if k == 0:
             floor_pass(backend, rows, plan)  # warm-up: every method runs warm
-            judge.loglikelihood(prompts, conts)
+            plain.loglikelihood(prompts, conts)
         t = time.perf_counter()
         floor_pass(backend, rows, plan)
         times["floor"].append(time.perf_counter() - t)
         t = time.perf_counter()
-        plain = judge.loglikelihood(prompts, conts)
+        whole = plain.loglikelihood(prompts, conts)
         times["lj"].append(time.perf_counter() - t)
-        backend.options = backend.options.replace(reuse_prefix=True)
         t = time.perf_counter()
-        shared = judge.loglikelihood(prompts, conts)
+        shared = shared_prefix.loglikelihood(prompts, conts)
         times["lj+prefix"].append(time.perf_counter() - t)
-        prefix_plan = backend.last_plan
-        diff = max([diff] + [abs(a.mean - b.mean) for a, b in zip(plain, shared)])
+        prefix_plan = shared_prefix.backend.last_plan
+        diff = max([diff] + [abs(a.mean - b.mean) for a, b in zip(whole, shared)])
         tokens += sum(len(r) for r in rows)
         items += len(rows)
         real, padded, prefill = (

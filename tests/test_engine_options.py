@@ -90,7 +90,8 @@ def test_replace_validates():
 
 
 def test_load_judge_records_the_options_that_ran(model_dir, tmp_path):
-    judge = load_judge(str(model_dir), device="cpu", token_budget=1234, reuse_prefix=False, tree_tolerance=0.0)
+    options = EngineOptions(device="cpu", token_budget=1234, reuse_prefix=False, tree_tolerance=0.0)
+    judge = load_judge(str(model_dir), options=options)
     assert judge.options == judge.backend.options
     assert judge.backend.options == EngineOptions(
         device="cpu", dtype="float32", token_budget=1234, tree_tolerance=0.0, reuse_prefix=False, grid=32
@@ -119,7 +120,7 @@ def test_reuse_prefix_false_reaches_the_backend(model_dir):
     prompts = [" ".join(["the answer is good"] * 20) + f" score {i}" for i in range(4)]
     prefills = {}
     for reuse in (True, False):
-        judge = load_judge(str(model_dir), device="cpu", reuse_prefix=reuse)
+        judge = load_judge(str(model_dir), options=EngineOptions(device="cpu", reuse_prefix=reuse))
         calls = []
         real = judge.backend._cached_prefill
         judge.backend._cached_prefill = lambda memo, prefix, calls=calls, real=real: (
@@ -130,16 +131,17 @@ def test_reuse_prefix_false_reaches_the_backend(model_dir):
     assert prefills[True] and not prefills[False]
 
 
-def test_options_object_and_keywords(model_dir):
-    with pytest.raises(ConfigError, match="reuse_prefix=False contradicts"):
-        load_judge(str(model_dir), options=EngineOptions(reuse_prefix=True), reuse_prefix=False)
-    with pytest.raises(ConfigError, match="dtype"):
+def test_options_object_or_the_shortcuts_never_both(model_dir):
+    # one way in: the device/dtype shortcuts, or an EngineOptions with every setting
+    with pytest.raises(ConfigError, match="dtype='float32' given beside an EngineOptions"):
         load_judge(str(model_dir), options=EngineOptions(dtype="bf16"), dtype="float32")
-    # a keyword that repeats the object's value, or fills a field it leaves open, is fine
-    judge = load_judge(
-        str(model_dir), options=EngineOptions(device="cpu", dtype="bf16"), dtype="bfloat16", token_budget=999
-    )
+    with pytest.raises(ConfigError, match="device='cpu' given beside"):
+        load_judge(str(model_dir), "cpu", options=EngineOptions(device="cpu"))
+    with pytest.raises(TypeError):  # the other settings have no keyword of their own
+        load_judge(str(model_dir), options=EngineOptions(reuse_prefix=True), reuse_prefix=False)  # type: ignore[call-arg]
+    judge = load_judge(str(model_dir), options=EngineOptions(device="cpu", dtype="bf16", token_budget=999))
     assert (judge.info.dtype, judge.info.token_budget) == ("bfloat16", 999)
+    assert load_judge(str(model_dir), device="cpu", dtype="bf16").info.dtype == "bfloat16"
 
 
 def test_results_written_before_the_new_fields_still_load():
@@ -157,3 +159,78 @@ def test_results_written_before_the_new_fields_still_load():
     info = JudgeInfo.model_validate(old)
     assert (info.token_budget, info.reuse_prefix) == (None, None)
     assert info.model_dump() == old  # and it writes back exactly what it read
+
+
+# -- one owner: the backend holds the options, the judge reads them, with_options swaps them -------
+
+
+def test_the_resolved_options_are_held_in_one_place(model_dir):
+    judge = load_judge(str(model_dir), options=EngineOptions(device="cpu", token_budget=2048))
+    assert judge.options is judge.backend.options  # read there, not copied
+    fields = ("dtype", "device", "token_budget", "reuse_prefix", "tree_tolerance", "batch_invariant", "fp32_head")
+    assert {f: getattr(judge.info, f) for f in fields} == {f: getattr(judge.options, f) for f in fields}
+    assert judge.info.grid == judge.options.grid == 32
+    assert not hasattr(judge, "_options") and "options" not in vars(judge)
+
+
+def test_with_options_gives_the_same_weights_with_other_settings(model_dir):
+    judge = load_judge(str(model_dir), device="cpu")
+    prompts = [" ".join(["the answer is good"] * 20) + f" score {i}" for i in range(4)]
+    other = judge.with_options(token_budget=512, reuse_prefix=False, tree_tolerance=0.0)
+    assert other.backend.model is judge.backend.model and other.backend.tokenizer is judge.backend.tokenizer
+    assert (other.options.token_budget, other.options.reuse_prefix, other.options.tree_tolerance) == (512, False, 0.0)
+    assert (other.info.token_budget, other.info.reuse_prefix, other.info.tree_tolerance) == (512, False, 0.0)
+    assert (judge.options.token_budget, judge.options.reuse_prefix, judge.info.token_budget) == (4096, True, 4096)
+    # the batch-invariant engine: other batching and no prefix reuse give the same bits
+    a, b = judge.score_texts(prompts, 0, 10), other.score_texts(prompts, 0, 10)
+    assert [d.probs for d in a] == [d.probs for d in b]
+    case = TestCase(id="c", input="q", actual_output="a", expected_output="a")
+    rec = evaluate([case], [builtin_metric("correctness")], other, progress=False).records[0]
+    assert (rec.judge["token_budget"], rec.judge["reuse_prefix"], rec.judge["tree_tolerance"]) == (512, False, 0.0)
+
+
+@pytest.mark.parametrize(
+    "changes, words",
+    [
+        ({"dtype": "bf16"}, "dtype is fixed when a judge loads"),
+        ({"batch_invariant": False}, "batch_invariant is fixed"),
+        ({"token_budget": None}, "token budget"),
+        ({"tree_tolerance": 2.0}, "tree_tolerance must be in"),
+        ({"no_such_setting": 1}, "no_such_setting"),
+    ],
+)
+def test_with_options_refuses_what_a_load_fixes(model_dir, changes, words):
+    judge = load_judge(str(model_dir), device="cpu")
+    with pytest.raises(ConfigError, match=words):
+        judge.with_options(**changes)
+
+
+def test_with_options_needs_an_engine():
+    from localjudge.testing import fake_judge
+
+    with pytest.raises(ConfigError, match="no engine options"):
+        fake_judge(lambda p: {"1": 1.0}).with_options(reuse_prefix=False)
+
+
+def test_generation_honours_reuse_prefix(model_dir, tmp_path):
+    """generate(share_prefix=True) prefills a shared prefix once only when reuse_prefix is on, as records say."""
+    judge = load_judge(str(model_dir), device="cpu")
+    prompts = [" ".join(["the answer is good"] * 20) + f" score {i}" for i in range(4)]
+    texts, prefills = {}, {}
+    for reuse in (True, False):
+        j = judge.with_options(reuse_prefix=reuse)
+        calls: list[int] = []
+        real = j.backend._cached_prefill
+        j.backend._cached_prefill = lambda memo, prefix, calls=calls, real=real: (
+            calls.append(len(prefix)) or real(memo, prefix)
+        )
+        texts[reuse] = j.generate(prompts, 6, share_prefix=True)
+        prefills[reuse] = calls
+    assert prefills[True] and not prefills[False]
+    assert texts[True] == texts[False]  # bitwise batch invariance: the same tokens either way
+    # a reasoning run records the setting its generation ran with
+    metric = builtin_metric("correctness", reasoning="before")
+    case = TestCase(id="c", input="q", actual_output="a", expected_output="a")
+    for reuse in (True, False):
+        rec = evaluate([case], [metric], judge.with_options(reuse_prefix=reuse), progress=False).records[0]
+        assert rec.judge["reuse_prefix"] is reuse and rec.reasoning is not None

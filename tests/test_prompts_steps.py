@@ -11,8 +11,8 @@ import pytest
 from localjudge.errors import LocalJudgeError
 from localjudge.io.cases import TestCase
 from localjudge.kinds import geval_prompts as P
-from localjudge.metrics import builtin_metric
 from localjudge.kinds import geval_steps as S
+from localjudge.metrics import builtin_metric
 from localjudge.metrics.spec import GEvalMetric, metric_from_dict
 from localjudge.runs.evaluate import evaluate
 from localjudge.testing import fake_judge

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
+from localjudge.engine.options import EngineOptions
 from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
@@ -21,6 +22,16 @@ class Backend(Protocol):
     """
 
     max_context: int
+
+    @property
+    def options(self) -> EngineOptions | None:
+        """The resolved engine options it runs with, held here only; None for a backend without an engine."""
+
+    def record(self) -> dict[str, Any]:
+        """`JudgeInfo` fields on what the engine runs with (options and what it probed); {} without one."""
+
+    def with_options(self, options: EngineOptions) -> Backend:
+        """The same model and tokenizer run with other run-time options (`RUNTIME_FIELDS`)."""
 
     def encode(self, text: str) -> list[int]:
         """Token ids exactly as the tokenizer gives them for `text` (default special tokens)."""
@@ -39,7 +50,11 @@ class Backend(Protocol):
     def generate(
         self, prompts: Sequence[str], max_new_tokens: int, progress: Progress | None = None, share_prefix: bool = False
     ) -> list[str]:
-        """Greedy, deterministic continuations of each prompt; `share_prefix` computes shared prefixes once."""
+        """Greedy, deterministic continuations of each prompt.
+
+        `share_prefix` asks for a prefix the prompts share to be computed once; the options'
+        `reuse_prefix` decides whether it is (off: every prompt is computed whole).
+        """
 
     def encode_continuation(self, text: str) -> list[int]:
         """Token ids of `text` on its own (no special tokens), spelling exactly `text`."""

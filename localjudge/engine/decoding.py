@@ -2,9 +2,10 @@
 
 A generate-and-parse judge, a reasoning step before the score, or a bias study's generators send
 many prompts that share a long prefix (the metric's instructions, an article). With
-`share_prefix` they are batched by `plan_prefix_batches`, the prefix is prefilled once (KV
-cache), and each batch is decoded with the attention a row would get alone (`engine.runner`:
-packed rows and per-row blocks, or right-padded rows under 4D masks), so the tokens are those of
+`share_prefix` (and the options' `reuse_prefix`, as in scoring) they are batched by
+`plan_prefix_batches`, the prefix is prefilled once (KV cache), and each batch is decoded with
+the attention a row would get alone (`engine.runner`: packed rows and per-row blocks, or
+right-padded rows under 4D masks), so the tokens are those of
 transformers' `generate`, and with the batch-invariant options bitwise the same in any batch.
 """
 
@@ -36,13 +37,15 @@ class GreedyDecoding(BackendCore):
         """Greedy continuations of each prompt (deterministic), in input order.
 
         With `share_prefix`, prompts that share a long prefix (a metric's instructions, an
-        article) are batched together and the prefix is computed once, as in scoring; otherwise
-        the prompts run in length-sorted batches.
+        article) are batched together and the prefix is computed once, as in scoring, when the
+        options' `reuse_prefix` is on (as every record says); otherwise, or when it is off, the
+        prompts run whole in length-sorted batches.
         """
         ids = [self.encode(p) for p in prompts]
         self.check_lengths(ids)
         eos = self._eos_ids()
         grid = self.runner.grid
+        share_prefix = share_prefix and self.options.reuse_prefix
         if share_prefix and len(ids) > 1:
             plan = plan_prefix_batches(ids, self.token_budget, max_new_tokens, 64, grid)
         else:

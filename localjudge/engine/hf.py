@@ -9,6 +9,7 @@ applies the output layer only at the nodes that can move the score."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,12 +22,12 @@ from localjudge.engine.decoding import GreedyDecoding
 from localjudge.engine.invariant import GemmPlan, make_invariant, read_layer
 from localjudge.engine.likelihood import ContinuationScoring
 from localjudge.engine.oom import run_with_backoff
-from localjudge.engine.options import EngineOptions
+from localjudge.engine.options import RUNTIME_FIELDS, EngineOptions
 from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
 from localjudge.engine.runner import HEAD_ROWS, Runner
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.engine.vocab import token_surfaces
-from localjudge.errors import ContextLengthError, DataError, ModelUnavailableError, clip
+from localjudge.errors import ConfigError, ContextLengthError, DataError, ModelUnavailableError, clip
 from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
@@ -115,6 +116,9 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
     def record(self) -> dict[str, Any]:
         """What the engine probed and runs with, for `JudgeInfo` (so every result records it)."""
         return {
+            "tree_tolerance": self.options.tree_tolerance,
+            "token_budget": self.options.token_budget,
+            "reuse_prefix": self.options.reuse_prefix,
             "batch_invariant": self.options.batch_invariant,
             "bitwise": self.bitwise,
             "gemm": self.gemm.describe() if self.gemm is not None else "none",
@@ -122,6 +126,29 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
             "threads": self.threads,
             "fp32_head": self.options.fp32_head,
         }
+
+    def with_options(self, options: EngineOptions) -> HFBackend:
+        """This backend (the same model, tokenizer, layers and caches) run with other run-time options.
+
+        Raises:
+            ConfigError: a setting other than `RUNTIME_FIELDS` changes (it shapes the layers, the
+                dtype or the device: load the judge again), or the token budget is left open.
+        """
+        fixed = [
+            f
+            for f in EngineOptions.model_fields
+            if f not in RUNTIME_FIELDS and getattr(options, f) != getattr(self.options, f)
+        ]
+        if fixed:
+            raise ConfigError(
+                f"{', '.join(fixed)} is fixed when a judge loads (it shapes the model it runs); load it again with "
+                "load_judge(..., options=judge.options.replace(...))"
+            )
+        if not options.resolved:
+            raise ConfigError("give the token budget a value (a number of tokens); None picks one only at load")
+        twin = copy.copy(self)
+        twin.options = options
+        return twin
 
     @property
     def token_budget(self) -> int:

@@ -1,8 +1,10 @@
 """`EngineOptions`: how the transformers backend runs a judge (device, dtype, batching, tree reading).
 
-`load_judge` takes them (or the same settings as keywords), resolves what was left open against
-the machine and the registry entry (`EngineOptions.resolve`), builds the backend from the resolved
-options and records them with every result (`JudgeInfo`).
+`load_judge(name, options=...)` takes them (or only `device`/`dtype`, its two shortcuts), resolves
+what was left open against the machine and the registry entry (`EngineOptions.resolve`) and builds
+the backend from the resolved options, which it then holds: `judge.options` reads them there, and
+every result records them (`JudgeInfo`). `judge.with_options(...)` gives the same weights with
+other run-time settings (`RUNTIME_FIELDS`).
 
 Examples:
     >>> EngineOptions(dtype="bf16").dtype
@@ -32,6 +34,9 @@ DTYPE_ALIASES = {
 }
 CUDA_BUDGET, CPU_BUDGET = 16384, 4096
 """Default padded tokens per forward batch on a GPU and on the CPU."""
+RUNTIME_FIELDS = ("token_budget", "tree_tolerance", "reuse_prefix")
+"""Settings a loaded judge can change on the same weights (`Judge.with_options`); the others shape
+its layers, dtype or device and are fixed when it loads."""
 GRID = 32
 """Default row-width and prefix grid of the batch-invariant layout. Block attention makes any grid
 bitwise invariant; the grid trades prefix tokens recomputed (up to grid - 1 per row) against

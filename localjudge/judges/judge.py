@@ -15,6 +15,7 @@ from pydantic import (
 
 from localjudge.engine.backend import Backend, Progress
 from localjudge.engine.options import EngineOptions
+from localjudge.errors import ConfigError
 from localjudge.scoring.distribution import (
     DEFAULT_MIN_VALID_MASS,
     DEFAULT_TREE_TOLERANCE,
@@ -88,20 +89,29 @@ class Judge:
     """A judge model ready to score prompts.
 
     Build one with `localjudge.load_judge`; tests build one around `localjudge.testing.FakeBackend`.
+    The engine options live in the backend alone (`options`); `info` records them with who the
+    judge is, as of this judge's construction.
     """
 
-    def __init__(self, backend: Backend, info: JudgeInfo, options: EngineOptions | None = None):
+    def __init__(self, backend: Backend, info: JudgeInfo):
         self.backend = backend
-        self.info = info
-        self.options = options
-        """The resolved engine options the backend was built with (None for a fake backend)."""
+        self.info = info.model_copy(update=backend.record())
+        """Who the judge is and what its engine runs with (the backend's options), recorded with every result."""
         self._trees: dict[Any, TokenTree] = {}
+
+    @property
+    def options(self) -> EngineOptions | None:
+        """The resolved engine options the backend runs with (None for a backend without an engine)."""
+        return self.backend.options
 
     @classmethod
     def from_model(cls, model: Any, tokenizer: Any, info: JudgeInfo, options: EngineOptions) -> Judge:
         """Wraps a transformers model and tokenizer, already on `options.device` in `options.dtype`.
 
         `options` must be resolved (`EngineOptions.resolve`); the judge's `info` records them.
+
+        Raises:
+            ConfigError: the options are not resolved, or name another device or dtype than `info`.
 
         Examples:
             >>> opts = EngineOptions(device="cpu", dtype="float32", token_budget=4096)
@@ -110,19 +120,35 @@ class Judge:
         from localjudge.engine.hf import HFBackend
 
         if not options.resolved:
-            raise ValueError(f"engine options {options} are not resolved; call .resolve() first")
+            raise ConfigError(f"engine options {options} are not resolved; call .resolve() first")
         if (options.device, options.dtype) != (info.device, info.dtype):
-            raise ValueError(f"options run on {options.device}/{options.dtype}, info says {info.device}/{info.dtype}")
-        backend = HFBackend(model, tokenizer, info.context_length, options)
-        info = info.model_copy(
-            update={
-                "tree_tolerance": options.tree_tolerance,
-                "token_budget": options.token_budget,
-                "reuse_prefix": options.reuse_prefix,
-                **backend.record(),
-            }
-        )
-        return cls(backend, info, options)
+            raise ConfigError(
+                f"options run on {options.device}/{options.dtype}, info says {info.device}/{info.dtype}; "
+                "give both the same device and dtype"
+            )
+        return cls(HFBackend(model, tokenizer, info.context_length, options), info)
+
+    def with_options(self, **changes: Any) -> Judge:
+        """This judge, on the same weights, with other run-time engine settings.
+
+        For benchmarks and tests that compare settings without loading the weights again:
+        `token_budget`, `tree_tolerance` and `reuse_prefix` (`engine.options.RUNTIME_FIELDS`). The
+        new judge's records say what it ran with; this judge is unchanged.
+
+        Raises:
+            ConfigError: a setting that is fixed at load (dtype, device, batch invariance...), an
+                invalid value, or a judge without an engine (the fake backend).
+
+        Examples:
+            >>> exact = judge.with_options(tree_tolerance=0.0)  # doctest: +SKIP
+            >>> exact.info.tree_tolerance, judge.info.tree_tolerance  # doctest: +SKIP
+            (0.0, 1e-06)
+        """
+        if self.options is None:
+            raise ConfigError(f"judge {self.info.name} has no engine options to change (a fake backend)")
+        twin = Judge(self.backend.with_options(self.options.replace(**changes)), self.info)
+        twin._trees = self._trees  # the same tokenizer: the same score trees
+        return twin
 
     def __repr__(self) -> str:
         return f"Judge({self.info.name!r}, {self.info.dtype}, {self.info.device})"
@@ -211,7 +237,9 @@ class Judge:
             >>> ll.n_tokens, ll.sum, ll.mean, ll.min  # doctest: +SKIP
         """
         if len(prompts) != len(continuations):
-            raise ValueError(f"{len(prompts)} prompts but {len(continuations)} continuations")
+            raise ConfigError(
+                f"{len(prompts)} prompts but {len(continuations)} continuations; give one of each per item"
+            )
         pairs = [split_boundary(p, c) for p, c in zip(prompts, continuations)]
         prompt_ids = [self.backend.encode(p) for p, _ in pairs]
         cont_ids = [self.backend.encode_continuation(c) for _, c in pairs]
@@ -233,7 +261,8 @@ class Judge:
         """Greedy continuations of rendered prompts (deterministic).
 
         `share_prefix` computes a prefix that many prompts share once (faster for short outputs
-        after long shared prompts, e.g. a generate-and-parse judge).
+        after long shared prompts, e.g. a generate-and-parse judge), when the judge's
+        `reuse_prefix` option is on, as its records say.
         """
         return self.backend.generate(texts, max_new_tokens, progress, share_prefix=share_prefix)
 

@@ -37,12 +37,9 @@ def load_judge(
     device: str | None = None,
     dtype: str | None = None,
     *,
+    options: EngineOptions | None = None,
     trust_remote_code: bool | None = None,
     allow_pickle: bool = False,
-    token_budget: int | None = None,
-    tree_tolerance: float | None = None,
-    reuse_prefix: bool | None = None,
-    options: EngineOptions | None = None,
     registry_path: str | Path | None = None,
     progress: bool = True,
     family: str | None = None,
@@ -50,20 +47,20 @@ def load_judge(
 ) -> Judge:
     """Loads a judge model.
 
+    The engine settings come one way or the other: `device` and `dtype` alone (the everyday
+    shortcuts), or `options`, an `EngineOptions` holding all of them. What `options` leaves
+    unset is picked for this machine and the registry entry.
+
     Args:
         name_or_path: a registry name (see `localjudge models`), a model directory, a `.gguf`
             file, or a Hugging Face hub id ("org/name"). None loads the registry's default.
         device: "cpu", "cuda", "cuda:1"...; default CUDA when available, else CPU.
         dtype: "float32", "bfloat16" or "float16" (or fp32, bf16, fp16, auto); default the registry
             entry's, else bf16 on CUDA and fp32 on CPU.
+        options: every engine setting (device, dtype, token budget, tree tolerance, prefix reuse,
+            batch invariance, grid, fp32 head) as one `EngineOptions`; not with `device`/`dtype`.
         trust_remote_code: run the repository's own code; default off unless the entry says so.
         allow_pickle: allow pickle-based checkpoints (.bin/.pt), which can run arbitrary code.
-        token_budget: padded tokens per forward batch; default sized for the device.
-        tree_tolerance: share of the valid mass that unread score-tree nodes may hold (the
-            expected score moves by at most (high - low) times it); 0 reads every node.
-        reuse_prefix: compute a prefix that a batch's prompts share once (default on).
-        options: the engine settings above (device ... reuse_prefix) as one `EngineOptions`; a
-            keyword may fill a field it leaves unset, or repeat its value, but not contradict it.
         registry_path: a models.yaml other than the bundled one.
         progress: let transformers show its loading bars ("Loading weights", GGUF
             dequantisation); they show only when stderr is a terminal, and never when False.
@@ -75,22 +72,20 @@ def load_judge(
             folder to use instead, or False to parse the GGUF every time. A folder that cannot
             hold the copy (disk full, read-only) costs a warning, never the load.
 
+    Raises:
+        ConfigError: `options` and `device`/`dtype` both given, or an invalid setting.
+
     Examples:
         >>> judge = load_judge("smollm2-135m")  # doctest: +SKIP
         >>> judge.score_texts(["Rate 0-10. Score:"], low=0, high=10)[0].expected  # doctest: +SKIP
         >>> options = EngineOptions(device="cpu", reuse_prefix=False)
         >>> judge = load_judge("smollm2-135m", options=options)  # doctest: +SKIP
+        >>> judge.with_options(reuse_prefix=True).options.reuse_prefix  # doctest: +SKIP
+        True
     """
     import torch
 
-    asked = _engine_options(
-        options,
-        device=device,
-        dtype=dtype,
-        token_budget=token_budget,
-        tree_tolerance=tree_tolerance,
-        reuse_prefix=reuse_prefix,
-    )
+    asked = _engine_options(options, device=device, dtype=dtype)
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
     entry, adhoc = _resolve(name_or_path or registry.default, registry)
     if family is not None:
@@ -119,37 +114,19 @@ def load_judge(
     return Judge.from_model(model, tokenizer, info, run)
 
 
-def _engine_options(
-    options: EngineOptions | None,
-    *,
-    device: str | None,
-    dtype: str | None,
-    token_budget: int | None,
-    tree_tolerance: float | None,
-    reuse_prefix: bool | None,
-) -> EngineOptions:
-    """The options `load_judge` was given: the object, the keywords, or both when they agree.
-
-    A keyword may fill a field the object leaves unset, or repeat its value, but not contradict it.
-    """
-    keywords = {
-        "device": device,
-        "dtype": dtype,
-        "token_budget": token_budget,
-        "tree_tolerance": tree_tolerance,
-        "reuse_prefix": reuse_prefix,
-    }
-    given = {k: v for k, v in keywords.items() if v is not None}
+def _engine_options(options: EngineOptions | None, *, device: str | None, dtype: str | None) -> EngineOptions:
+    """The options `load_judge` was given: the object, or the two shortcuts, never both."""
+    shortcuts = {"device": device, "dtype": dtype}
+    given = {k: v for k, v in shortcuts.items() if v is not None}
     if options is None:
         return EngineOptions(**given)
-    merged = options.replace(**given)  # validates the keywords and normalises aliases (bf16)
-    for field in given.keys() & options.model_fields_set:
-        if getattr(merged, field) != getattr(options, field):
-            raise ConfigError(
-                f"{field}={clip(given[field])} contradicts the options object's "
-                f"{field}={clip(getattr(options, field))}; give it in one place"
-            )
-    return merged
+    if given:
+        named = ", ".join(f"{k}={clip(v)}" for k, v in given.items())
+        raise ConfigError(
+            f"{named} given beside an EngineOptions; give every engine setting in one place: "
+            f"options=EngineOptions({', '.join(f'{k}=...' for k in given)}, ...), or the shortcuts alone"
+        )
+    return options
 
 
 def _stderr_is_terminal() -> bool:

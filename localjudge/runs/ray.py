@@ -45,8 +45,7 @@ class JudgeActor:
         metrics: built-in metric names or metric files.
         device: default each actor's GPU when Ray gave it one, else the CPU.
         dtype: compute dtype, as for `load_judge`.
-        token_budget: padded tokens per forward batch.
-        options: engine options, as for `load_judge` (the three above may fill or repeat them).
+        options: every engine setting as one `EngineOptions`, as for `load_judge` (not with device or dtype).
         hardened, truncate, chunk_size, steps_cache: as for `evaluate`.
     """
 
@@ -56,7 +55,6 @@ class JudgeActor:
         metrics: Sequence[str],
         device: str | None = None,
         dtype: str | None = None,
-        token_budget: int | None = None,
         *,
         options: EngineOptions | None = None,
         hardened: bool = True,
@@ -67,7 +65,7 @@ class JudgeActor:
         from localjudge.judges.loading import load_judge
         from localjudge.metrics import resolve_metric
 
-        self.judge = load_judge(judge, device=device, dtype=dtype, token_budget=token_budget, options=options)
+        self.judge = load_judge(judge, device=device, dtype=dtype, options=options)
         self.metrics = [resolve_metric(m) for m in metrics]
         self.hardened, self.truncate, self.chunk_size, self.steps_cache = hardened, truncate, chunk_size, steps_cache
 
@@ -115,7 +113,6 @@ def judge_dataset(
     batch_size: int = 256,
     device: str | None = None,
     dtype: str | None = None,
-    token_budget: int | None = None,
     options: EngineOptions | None = None,
     hardened: bool = True,
     truncate: bool = False,
@@ -133,7 +130,6 @@ def judge_dataset(
     actor = {
         "device": device,
         "dtype": dtype,
-        "token_budget": token_budget,
         "options": options,
         "hardened": hardened,
         "truncate": truncate,

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
+from localjudge.engine.options import EngineOptions
+from localjudge.errors import ConfigError
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
@@ -52,6 +55,14 @@ class FakeBackend:
         self.generator = generator or (lambda prompt: "The answer is adequate.")
         self.max_context = max_context
         self.calls: list[str] = []  # prompts seen, in order, so tests can count model calls
+        self.options = None  # no batching engine: nothing to set, and records carry no engine fields
+
+    def record(self) -> dict[str, Any]:
+        """No engine, so nothing for `JudgeInfo` to record."""
+        return {}
+
+    def with_options(self, options: EngineOptions) -> FakeBackend:
+        raise ConfigError("a fake backend has no engine options to change; build another fake judge instead")
 
     def encode(self, text: str) -> list[int]:
         return [_VOCAB.index(c) if c in _VOCAB else _OTHER for c in text]
