@@ -73,6 +73,7 @@ class Packing:
         for b, row in enumerate(rows):
             flat[self.starts[b] : self.tails[b]] = row
             if self.tail:
+                assert tail is not None
                 flat[self.tails[b] : self.tails[b] + self.tail] = tail
         return torch.from_numpy(flat)[None]
 
