@@ -50,8 +50,11 @@ OUT_MD = HERE / "summedits_results.md"
 OUT_JSON = HERE / "summedits_results.json"
 READINGS = HERE / "faithful_readings"
 CONDITIONS = ("given", "nodoc", "entail", "lead", "lead_nodoc", "shuffled", "entail_sent")
-CANDIDATES = ("ll:mean", "ll:wmin", "ll:smin", "ll:stmin", "pmi:mean", "pmi:min", "pmi:wmin", "pmi:q10", "pmi:below5",
-              "pmi:smin", "pmi:stmin", "pmi:sent", "spmi:min", "spmi:wmin", "spmi:mean", "spmi:stmin", "entail")  # fmt: skip
+CANDIDATES = (
+    *("ll:mean", "ll:wmin", "ll:smin", "ll:stmin"),
+    *("pmi:mean", "pmi:min", "pmi:wmin", "pmi:q10", "pmi:below5", "pmi:smin", "pmi:stmin", "pmi:sent"),
+    *("spmi:min", "spmi:wmin", "spmi:mean", "spmi:stmin", "entail"),
+)
 """Scorers the nested choice picks from: a few of each kind, fixed before looking at the held-out domain."""
 
 VERDICT_PARTS = ("pmi:stmin", "ll:smin", "ll:mean")
