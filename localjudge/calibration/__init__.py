@@ -1,4 +1,4 @@
-"""Calibration of a judge against human scores: correlations, intervals, diagnostics, plots.
+"""Calibration of a judge against human scores: correlations, intervals, diagnostics, plots, verdicts.
 
 Examples:
     >>> from localjudge.calibration import calibrate, format_report
@@ -13,6 +13,8 @@ from localjudge.calibration.isotonic import IsotonicMap, fit_isotonic, pav
 from localjudge.calibration.plots import write_plots
 from localjudge.calibration.render import format_report
 from localjudge.calibration.results import CalibrationReport, CalibrationSettings, InputInfo
+from localjudge.calibration.verdict import VerdictFit
+from localjudge.calibration.verdict_fit import fit_verdict
 from localjudge.stats import correlations, required_n
 
 __all__ = [
@@ -21,9 +23,11 @@ __all__ = [
     "InputInfo",
     "IsotonicMap",
     "Pairs",
+    "VerdictFit",
     "calibrate",
     "correlations",
     "fit_isotonic",
+    "fit_verdict",
     "format_report",
     "load_pairs",
     "pav",

@@ -48,9 +48,14 @@ class HybridReport(BaseModel):
     verdict: str = Field(description="The finding in one sentence.")
 
 
-def _table(
+def component_table(
     records: Sequence[ResultRecord], components: Sequence[str], human: str, group: str | None, field: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, dict[str, dict], int]:
+    """(n, K) component scores, (n,) human labels, (n,) groups or None, {metric: spec}, cases skipped.
+
+    A case is skipped when a component is unscored or missing; a case without the human field,
+    or with a label that is not a number, is an error.
+    """
     by_metric: dict[str, dict[str, ResultRecord]] = {c: {} for c in components}
     specs: dict[str, dict] = {}
     for r in records:
@@ -113,7 +118,7 @@ def fit_hybrid(
     components = list(dict.fromkeys(components))
     if name in components:
         raise ConfigError(f"the hybrid's name {clip(name)} is one of its components; name it otherwise")
-    x, y, g, specs, skipped = _table(records, components, human, group, field)
+    x, y, g, specs, skipped = component_table(records, components, human, group, field)
     model, report = fit_arrays(x, y, g, components, share=share, seed=seed, folds=folds)
     report = report.model_copy(update={"human_field": human, "group_field": group, "skipped": skipped})
     metric = HybridMetric(

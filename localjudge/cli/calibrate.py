@@ -6,13 +6,9 @@ from pathlib import Path
 
 import click
 
+from localjudge.cli.fits import UserError as _UserError
+from localjudge.cli.fits import fit_hybrid_cmd, fit_verdict_cmd
 from localjudge.errors import ConfigError, LocalJudgeError
-
-
-class _UserError(click.ClickException):
-    """A `LocalJudgeError` shown as a one-line message with exit code 2, without traceback."""
-
-    exit_code = 2
 
 
 def _pick(a: str | None, b: str | None, names: str) -> str | None:
@@ -70,6 +66,31 @@ def _pick(a: str | None, b: str | None, names: str) -> str | None:
     help="Write the fitted hybrid metric here (.json), for `localjudge eval --metric FILE`.",
 )
 @click.option("--hybrid-name", default="hybrid", show_default=True, help="Name of the hybrid metric in results.")
+@click.option(
+    "--verdict",
+    metavar="M1[,M2,...]",
+    help="Results file: fit a pass/fail verdict with a calibrated P(acceptable) from these metrics (fitted on "
+    "the --split share, its accuracy and ECE measured on the rest).",
+)
+@click.option(
+    "--pass-at",
+    type=float,
+    metavar="X",
+    help="--verdict on graded labels: labels at or above X are acceptable (binary 0/1 labels need none).",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(["balanced_accuracy", "accuracy"]),
+    default="balanced_accuracy",
+    show_default=True,
+    help="What the verdict's threshold maximises.",
+)
+@click.option(
+    "--save-verdict",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the fitted verdict here (.json), for `localjudge eval --metric FILE`.",
+)
+@click.option("--verdict-name", default="verdict", show_default=True, help="Name of the verdict metric in results.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
 @click.option(
@@ -98,6 +119,11 @@ def calibrate(
     hybrid: str | None,
     save_hybrid: Path | None,
     hybrid_name: str,
+    verdict: str | None,
+    pass_at: float | None,
+    objective: str,
+    save_verdict: Path | None,
+    verdict_name: str,
     as_json: bool,
     out: Path | None,
     plots_dir: Path | None,
@@ -113,6 +139,8 @@ def calibrate(
     Examples:
       localjudge calibrate runs/eval.jsonl --human human_coherence --group doc_id
       localjudge calibrate labels.csv --judge-scale 1 5 --human-scale 1 5 --out cal.json
+      localjudge calibrate r.jsonl --verdict consistency_min_pmi --human label --group doc_id \\
+          --save-verdict verdict.json
     """
     from localjudge.calibration import calibrate as run_calibration
     from localjudge.calibration import format_report, load_pairs, write_plots
@@ -121,8 +149,27 @@ def calibrate(
 
     if save_hybrid is not None and not hybrid:
         raise _UserError("--save-hybrid needs --hybrid M1,M2,...")
+    if (save_verdict is not None or pass_at is not None) and not verdict:
+        raise _UserError("--save-verdict and --pass-at need --verdict M1,M2,...")
+    if hybrid and verdict:
+        raise _UserError("--hybrid and --verdict fit different things; give one of them")
+    if verdict:
+        fit_verdict_cmd(
+            path,
+            verdict,
+            _pick(human, human_col, "--human and --human-col"),
+            pass_at,
+            group,
+            split,
+            seed,
+            objective,
+            save_verdict,
+            verdict_name,
+            as_json,
+        )
+        return
     if hybrid:
-        _hybrid(
+        fit_hybrid_cmd(
             path,
             hybrid,
             _pick(human, human_col, "--human and --human-col"),
@@ -178,39 +225,3 @@ def calibrate(
         click.echo(format_report(report))
         if out is not None:
             click.echo(f"\nJSON report: {out}")
-
-
-def _hybrid(
-    path: Path,
-    names: str,
-    human: str | None,
-    group: str | None,
-    split: float,
-    seed: int,
-    save: Path | None,
-    name: str,
-    as_json: bool,
-) -> None:
-    """Fits, reports and saves a hybrid of several metrics of a results file."""
-    from localjudge.calibration.hybrid_fit import fit_hybrid, format_hybrid_report
-    from localjudge.io.files import refuse_overwriting
-    from localjudge.runs.results_file import read_results
-
-    components = [n.strip() for n in names.split(",") if n.strip()]
-    try:
-        refuse_overwriting([save] if save else [], [("calibration input", path)])
-        if len(components) < 2:
-            raise ConfigError("--hybrid needs at least two metrics, comma-separated")
-        if human is None:
-            raise ConfigError("--hybrid needs --human FIELD, the human label to fit")
-        metric, report = fit_hybrid(
-            read_results(path), components, human, group=group, share=split, seed=seed, name=name
-        )
-    except LocalJudgeError as err:
-        raise _UserError(str(err)) from None
-    if save is not None:
-        save.parent.mkdir(parents=True, exist_ok=True)
-        save.write_text(metric.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    click.echo(report.model_dump_json(indent=2) if as_json else format_hybrid_report(report))
-    if save is not None and not as_json:
-        click.echo(f"\nhybrid metric: {save} (apply with: localjudge eval DATA --metric {save})")

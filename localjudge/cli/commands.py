@@ -44,18 +44,24 @@ def models_cmd(registry: str | None) -> None:
 def metrics_cmd() -> None:
     """List the built-in metrics with their scales and fields."""
     from localjudge.metrics import builtin_metric, builtin_names
-    from localjudge.metrics.spec import HybridMetric
+    from localjudge.metrics.spec import HybridMetric, VerdictMetric
 
     rows = []
     for name in builtin_names():
         m = builtin_metric(name, style_guide="(yours)")
         if m.kind == "likelihood":
-            scale = f"{'PMI' if m.pmi else 'log-prob'} ({m.aggregation})"
+            scale = f"{'PMI' if m.pmi else 'log-prob'} ({m.aggregation}{'' if m.unit == 'token' else ', words'})"
             fields = f"{', '.join(m.fields) or '-'} -> {m.target}"
         elif m.kind == "reference":
             scale, fields = "ROUGE-L F1, no model", f"{m.target} vs {m.reference}"
+        elif m.kind == "entailment":
+            scale = f"P({m.labels[0]}) per {m.unit}"
+            fields = f"{', '.join(m.fields)} -> {m.target}"
+        elif m.kind == "pairwise_likelihood":
+            scale = f"{'PMI' if m.pmi else 'log-prob'} ({m.aggregation}), difference"
+            fields = ", ".join(m.output_fields)
         else:
-            assert not isinstance(m, HybridMetric)  # hybrids are fitted, never built in
+            assert not isinstance(m, HybridMetric | VerdictMetric)  # hybrids and verdicts are fitted, never built in
             scale = f"{m.low}-{m.high}" if m.kind == "geval" else "A/B, both orders"
             fields = ", ".join(m.fields if m.kind == "geval" else m.output_fields)
         rows.append((name, scale, fields))

@@ -12,7 +12,7 @@ import click
 from localjudge.cli.output import print_table
 from localjudge.runs.evaluate import EvaluationResult
 from localjudge.runs.records import ResultRecord
-from localjudge.runs.summary import MetricSummary, preference
+from localjudge.runs.summary import COMPARISONS, MetricSummary, preference
 
 
 def print_run(result: EvaluationResult) -> None:
@@ -40,7 +40,7 @@ def verdict(r: ResultRecord) -> str:
     """pass/FAIL against a threshold; for a pairwise case without one, the output it prefers."""
     if r.passed is not None:
         return "pass" if r.passed else "FAIL"
-    if r.kind == "pairwise" and r.score is not None and r.distribution:
+    if r.kind in COMPARISONS and r.score is not None and r.distribution:
         first, second = r.metric_spec["output_fields"]
         return {1.0: f"{first} better", 0.0: f"{second} better"}.get(preference(r.distribution, (first, second)), "tie")
     return ""
@@ -49,7 +49,7 @@ def verdict(r: ResultRecord) -> str:
 def explain(s: MetricSummary) -> list[str]:
     """Plain-language lines on one metric: the comparison (pairwise), why cases are unscored, notes."""
     lines = []
-    if s.kind == "pairwise" and s.scored and s.win_rate is not None:
+    if s.kind in COMPARISONS and s.scored and s.win_rate is not None:
         spread = "" if s.mean_disagreement is None else (
             f"; the two presentation orders differ by {s.mean_disagreement:.3f} on average and flip the "
             f"preferred output in {s.flipped} of {s.scored} cases"

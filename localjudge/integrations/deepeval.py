@@ -41,7 +41,15 @@ from localjudge.integrations.readout import breakdown, log, reason
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics.builtin import resolve_metric
-from localjudge.metrics.spec import FieldName, GEvalMetric, Metric, PairwiseMetric, RubricRange, metric_from_dict
+from localjudge.metrics.spec import (
+    FieldName,
+    GEvalMetric,
+    Metric,
+    PairwiseLikelihoodMetric,
+    PairwiseMetric,
+    RubricRange,
+    metric_from_dict,
+)
 from localjudge.runs.chunk import missing_fields
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.records import ResultRecord
@@ -143,7 +151,7 @@ class LocalJudgeMetric(BaseMetric):
         steps_cache: str | Path | None = None,
     ):
         m = resolve_metric(metric) if isinstance(metric, str) else metric
-        if isinstance(m, PairwiseMetric):
+        if isinstance(m, PairwiseMetric | PairwiseLikelihoodMetric):
             raise ConfigError(
                 f"metric {clip(m.name)} is pairwise: it compares two outputs and a DeepEval LLMTestCase has one; "
                 "run it with `localjudge eval` on cases with output_1 and output_2"

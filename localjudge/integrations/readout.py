@@ -82,6 +82,8 @@ def _how(record: ResultRecord) -> str:
         )
     if record.kind == "likelihood" and record.likelihood is not None and raw is not None:
         d = record.likelihood
+        if d.tokens is not None:
+            return _tokens(record, raw, score)
         what = "mean log-probability per token" if d.aggregation == "mean" else "log-probability"
         target = spec.get("target", "actual_output")
         if d.without_source is not None:
@@ -96,6 +98,20 @@ def _how(record: ResultRecord) -> str:
     if record.kind == "hybrid" and raw is not None:
         parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.hybrid or {}).items())
         return f"predicted {spec.get('human_field')} {raw:.2f} from {parts}; score {score:.3f}"
+    if record.kind == "verdict" and raw is not None:
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.verdict or {}).items())
+        return (
+            f"P(acceptable) {score:.3f} from {parts}; {'passes' if record.passed else 'fails'} at "
+            f"{spec.get('threshold', 0):.3f} (held-back accuracy {spec.get('expected_accuracy', 0):.2f})"
+        )
+    if record.kind == "entailment" and record.entailment is not None:
+        asked = record.entailment.sentences
+        worst = min((s for s in asked if s.p_yes is not None), key=lambda s: s.p_yes or 0.0, default=None)
+        where = "" if len(asked) == 1 or worst is None else f", least supported sentence: {worst.text[:80]!r}"
+        return f"P({spec.get('labels', ['Yes'])[0]}) {score:.3f} over {len(asked)} question(s){where}"
+    if record.kind == "pairwise_likelihood" and raw is not None:
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.pair or {}).items())
+        return f"readings {parts}; difference {raw:.3f}, score sigmoid({raw:.3f}) = {score:.3f}"
     return f"score {score:.3f}"
 
 
@@ -112,3 +128,17 @@ def log(record: ResultRecord) -> str:
     lines.append(f"Score: {record.score}")
     lines.append(f"Reason: {reason(record)}")
     return "\n".join(lines)
+
+
+def _tokens(record: ResultRecord, raw: float, score: float) -> str:
+    """A token-level likelihood reading: the aggregate and the units that drove it down."""
+    d = record.likelihood
+    assert d is not None and d.tokens is not None  # _how checked
+    t = d.tokens
+    what = "PMI" if t.values == "pmi" else "log-probability"
+    worst = "; ".join(f"{u.text.strip()!r} {u.value:.2f}" for u in t.worst)
+    sentence = f"; worst sentence {t.worst_sentence.text.strip()[:80]!r}" if t.worst_sentence is not None else ""
+    return (
+        f"{t.aggregation} of the {t.units} {t.unit}s' {what} ({t.focus}): {raw:.3f}, score {score:.3f}; "
+        f"lowest: {worst}{sentence}"
+    )

@@ -24,7 +24,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, get_args
 
 from localjudge.errors import ConfigError, clip
-from localjudge.metrics.spec import FieldName, GEvalMetric, LikelihoodMetric, Metric, metric_from_dict
+from localjudge.metrics.spec import (
+    EntailmentMetric,
+    FieldName,
+    GEvalMetric,
+    LikelihoodMetric,
+    Metric,
+    PairwiseLikelihoodMetric,
+    metric_from_dict,
+)
 
 FIELDS: tuple[str, ...] = get_args(FieldName)
 LIST_FIELDS = ("context", "retrieval_context")  # named in headings only
@@ -75,7 +83,7 @@ def relabel(metric: Metric, labels: Mapping[str, str]) -> Metric:
         if not shown:
             return metric
         return metric_from_dict({**metric.model_dump(), "field_labels": {**metric.field_labels, **shown}})
-    if isinstance(metric, LikelihoodMetric):
+    if isinstance(metric, LikelihoodMetric | EntailmentMetric):
         shown = {f: label for f, label in labels.items() if f in metric.fields}
         target = labels.get(metric.target) if metric.target_label else None
         if not shown and target is None:
@@ -84,6 +92,13 @@ def relabel(metric: Metric, labels: Mapping[str, str]) -> Metric:
         if target is not None:
             data["target_label"] = target
         return metric_from_dict(data)
+    if isinstance(metric, PairwiseLikelihoodMetric):
+        shown = {f: label for f, label in labels.items() if f in metric.fields}
+        return (
+            metric_from_dict({**metric.model_dump(), "field_labels": {**metric.field_labels, **shown}})
+            if shown
+            else metric
+        )
     return metric
 
 
@@ -91,8 +106,10 @@ def shows(metric: Metric, field: str) -> bool:
     """Whether `relabel` gives the field a heading in this metric."""
     if isinstance(metric, GEvalMetric):
         return field in metric.fields
-    if isinstance(metric, LikelihoodMetric):
+    if isinstance(metric, LikelihoodMetric | EntailmentMetric):
         return field in metric.fields or (field == metric.target and bool(metric.target_label))
+    if isinstance(metric, PairwiseLikelihoodMetric):
+        return field in metric.fields
     return False
 
 

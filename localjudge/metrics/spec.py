@@ -1,4 +1,4 @@
-"""Metric definitions (G-Eval, likelihood, reference-overlap, pairwise and hybrid), in Python or YAML/JSON files."""
+"""Metric definitions (G-Eval, likelihood, entailment, reference, pairwise, hybrid, verdict), from Python or files."""
 
 from __future__ import annotations
 
@@ -12,9 +12,31 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from localjudge.errors import ConfigError, field_path
 from localjudge.io.files import load_yaml
+from localjudge.metrics.entailment import EntailmentMetric
+from localjudge.metrics.fields import FieldName, Reasoning
+from localjudge.metrics.likelihood_spec import LikelihoodMetric, PMIContrast
+from localjudge.metrics.pairwise_likelihood import PairwiseLikelihoodMetric
+from localjudge.metrics.verdict_spec import VerdictMetric
 
-FieldName = Literal["input", "actual_output", "expected_output", "context", "retrieval_context"]
-Reasoning = Literal["none", "before", "after"]
+__all__ = [  # kinds defined in modules of their own are part of this module's interface too
+    "EntailmentMetric",
+    "FieldName",
+    "GEvalMetric",
+    "HybridComponent",
+    "HybridMetric",
+    "LikelihoodMetric",
+    "Metric",
+    "PMIContrast",
+    "PairwiseLikelihoodMetric",
+    "PairwiseMetric",
+    "Reasoning",
+    "ReferenceMetric",
+    "RubricRange",
+    "VerdictMetric",
+    "dump_metric",
+    "load_metric_file",
+    "metric_from_dict",
+]
 
 
 class RubricRange(BaseModel):
@@ -121,90 +143,6 @@ class PairwiseMetric(BaseModel):
     )
 
 
-class PMIContrast(BaseModel):
-    """The second condition of a PMI metric: the same prompt without the source fields."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    without: list[FieldName] = Field(
-        min_length=1, description="Condition fields left out of the contrast prompt (the source)."
-    )
-    instruction: str | None = Field(
-        default=None, description="Instruction of the contrast prompt (default: the metric's own)."
-    )
-
-
-class LikelihoodMetric(BaseModel):
-    """How likely the judge finds the output itself, token by token, given the condition fields.
-
-    GPTScore-style (Fu et al., 2023): the prompt shows the condition fields, then an instruction
-    naming the criterion ("Write a faithful summary of the article."); the score is the mean (or
-    summed) log-probability of the target field's tokens after it. With `pmi`, the log-likelihood
-    under the same prompt without the source fields is subtracted: the output is scored by how
-    much more likely the source makes it (pointwise mutual information).
-
-    Examples:
-        >>> m = LikelihoodMetric(kind="likelihood", name="faithful", instruction="Write a faithful summary.",
-        ...                      fields=["input"], field_labels={"input": "Article"})
-        >>> m.required_fields
-        ['input', 'actual_output']
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Literal["likelihood"] = Field(description="Metric kind.")
-    name: str = Field(min_length=1, description="Metric name, used in results.")
-    instruction: str = Field(min_length=1, description="The request the target answers, naming the criterion.")
-    fields: list[FieldName] = Field(
-        default_factory=list, description="Condition fields shown before the instruction, in order."
-    )
-    target: FieldName = Field(default="actual_output", description="The field whose likelihood is read.")
-    required: list[FieldName] | None = Field(
-        default=None, description="Fields that must be present (default: all of `fields` and the target)."
-    )
-    field_labels: dict[str, str] = Field(
-        default_factory=dict, description="Headings shown for fields; an empty heading shows the text alone."
-    )
-    target_label: str = Field(
-        default="Response",
-        description=(
-            "Heading the target follows ('Summary' gives 'Summary: <target>'); empty: right after the instruction."
-        ),
-    )
-    format: Literal["plain", "chat"] = Field(
-        default="plain",
-        description=(
-            "plain text, or the judge's chat template (condition in the user turn, target as the judge's reply)."
-        ),
-    )
-    aggregation: Literal["mean", "sum"] = Field(
-        default="mean", description="Log-probability per token (mean) or of the whole target (sum)."
-    )
-    pmi: PMIContrast | None = Field(
-        default=None, description="Subtract the log-likelihood without the source fields (PMI)."
-    )
-    threshold: float | None = Field(
-        default=None, ge=0, le=1, description="Pass threshold on the score; none: no pass/fail."
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> LikelihoodMetric:
-        if len(set(self.fields)) != len(self.fields):
-            raise ValueError("fields are repeated")
-        if self.target in self.fields:
-            raise ValueError(f"the target {self.target!r} cannot also be a condition field")
-        if self.required is not None and not set(self.required) <= set(self.fields) | {self.target}:
-            raise ValueError("required fields must be among fields and the target")
-        if self.pmi is not None and not set(self.pmi.without) <= set(self.fields):
-            raise ValueError(f"pmi.without {self.pmi.without} must be among the condition fields {self.fields}")
-        return self
-
-    @property
-    def required_fields(self) -> list[str]:
-        """Fields a case must have to be scored."""
-        return list(self.required if self.required is not None else [*self.fields, self.target])
-
-
 class ReferenceMetric(BaseModel):
     """Overlap of a field with a reference text, computed without a model: ROUGE-L F1.
 
@@ -280,8 +218,8 @@ class HybridMetric(BaseModel):
         names = [m.name for m in metrics]
         if len(set(names)) != len(names):
             raise ValueError(f"component metrics repeated: {names}")
-        if any(isinstance(m, HybridMetric) for m in metrics) or self.name in names:
-            raise ValueError("a hybrid cannot contain a hybrid or a metric of its own name")
+        if any(isinstance(m, HybridMetric | VerdictMetric) for m in metrics) or self.name in names:
+            raise ValueError("a hybrid cannot contain a hybrid, a verdict or a metric of its own name")
         lo, hi = self.human_scale
         if not hi > lo:
             raise ValueError(f"human_scale {lo}..{hi} is empty")
@@ -293,8 +231,20 @@ class HybridMetric(BaseModel):
         return [metric_from_dict(c.metric, f"hybrid {self.name!r} component") for c in self.components]
 
 
-Metric = GEvalMetric | PairwiseMetric | LikelihoodMetric | ReferenceMetric | HybridMetric
+Metric = (
+    GEvalMetric
+    | PairwiseMetric
+    | LikelihoodMetric
+    | ReferenceMetric
+    | HybridMetric
+    | EntailmentMetric
+    | VerdictMetric
+    | PairwiseLikelihoodMetric
+)
 _KINDS: dict[str, type[Metric]] = {
+    "pairwise_likelihood": PairwiseLikelihoodMetric,
+    "verdict": VerdictMetric,
+    "entailment": EntailmentMetric,
     "pairwise": PairwiseMetric,
     "likelihood": LikelihoodMetric,
     "reference": ReferenceMetric,

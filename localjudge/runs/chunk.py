@@ -10,11 +10,22 @@ from localjudge.errors import ContextLengthError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics import prompts as P
+from localjudge.metrics.entailment import ENTAILMENT_TEMPLATE_VERSION, EntailmentMetric
 from localjudge.metrics.likelihood import LIKELIHOOD_TEMPLATE_VERSION
-from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, PairwiseMetric, ReferenceMetric
+from localjudge.metrics.pairwise_likelihood import PAIRWISE_LIKELIHOOD_VERSION, PairwiseLikelihoodMetric
+from localjudge.metrics.spec import (
+    GEvalMetric,
+    HybridMetric,
+    LikelihoodMetric,
+    Metric,
+    PairwiseMetric,
+    ReferenceMetric,
+    VerdictMetric,
+)
 from localjudge.runs.pairwise import score_pairwise
 from localjudge.runs.records import ResultRecord, clean_float, unscored
 from localjudge.runs.reference import REFERENCE_VERSION, score_reference
+from localjudge.runs.verdict import VERDICT_VERSION
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 HYBRID_VERSION = "hybrid-v1"
@@ -45,7 +56,7 @@ class MetricContext:
     @property
     def reads_distribution(self) -> bool:
         """Whether the metric reads a score (label) distribution, to which `min_valid_mass` applies."""
-        return isinstance(self.metric, GEvalMetric | PairwiseMetric)
+        return isinstance(self.metric, GEvalMetric | PairwiseMetric | EntailmentMetric)
 
     @property
     def template_version(self) -> str:
@@ -53,14 +64,20 @@ class MetricContext:
             return LIKELIHOOD_TEMPLATE_VERSION
         if isinstance(self.metric, HybridMetric):
             return HYBRID_VERSION
+        if isinstance(self.metric, VerdictMetric):
+            return VERDICT_VERSION
         if isinstance(self.metric, ReferenceMetric):
             return REFERENCE_VERSION
+        if isinstance(self.metric, EntailmentMetric):
+            return ENTAILMENT_TEMPLATE_VERSION
+        if isinstance(self.metric, PairwiseLikelihoodMetric):
+            return PAIRWISE_LIKELIHOOD_VERSION
         return P.TEMPLATE_VERSION if self.hardened else P.PLAIN_TEMPLATE_VERSION
 
 
 def missing_fields(metric: Metric, case: TestCase) -> list[str]:
     """Fields the metric needs that the case lacks."""
-    if isinstance(metric, HybridMetric):
+    if isinstance(metric, HybridMetric | VerdictMetric):
         return []  # each component reports its own missing fields
     needed = list(metric.output_fields) if isinstance(metric, PairwiseMetric) else metric.required_fields
     return [f for f in needed if case.get(f) is None]
@@ -91,8 +108,8 @@ def unscored_record(ctx: MetricContext, judge: Judge, case: TestCase, reason: st
     return unscored(record_base(ctx, judge, case), reason)
 
 
-def _fit(judge: Judge, ctx: MetricContext, case: TestCase, render) -> tuple[TestCase, str, str | None]:
-    """The prompt for a case, truncating content under --truncate, else failing when too long."""
+def fit_prompt(judge: Judge, ctx: MetricContext, case: TestCase, render) -> tuple[TestCase, str, str | None]:
+    """The case (cut under --truncate), its prompt and what was cut; fails when too long without --truncate."""
     prompt = render(case)
     n = judge.count_tokens(prompt)
     limit = judge.info.context_length
@@ -127,6 +144,14 @@ def score_chunk(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> 
         return score_likelihood(judge, ctx, cases, lambda case: record_base(ctx, judge, case))
     if isinstance(ctx.metric, ReferenceMetric):
         return score_reference(ctx, cases, lambda case: record_base(ctx, judge, case))
+    if isinstance(ctx.metric, EntailmentMetric):
+        from localjudge.runs.entailment import score_entailment
+
+        return score_entailment(judge, ctx, cases, lambda case: record_base(ctx, judge, case))
+    if isinstance(ctx.metric, PairwiseLikelihoodMetric):
+        from localjudge.runs.pairwise_likelihood import score_pairwise_likelihood
+
+        return score_pairwise_likelihood(judge, ctx, cases, lambda case: record_base(ctx, judge, case))
     return _geval(judge, ctx, cases)
 
 
@@ -139,7 +164,7 @@ def _geval(judge: Judge, ctx: MetricContext, cases: Sequence[TestCase]) -> list[
         user = P.user_message(m, list(ctx.steps), case, ctx.hardened, reasoning_first=before)
         return judge.render(P.SYSTEM, user, "Analysis:" if before else P.SCORE_PREFILL)
 
-    fitted = [_fit(judge, ctx, c, render) for c in cases]
+    fitted = [fit_prompt(judge, ctx, c, render) for c in cases]
     prompts = [p for _, p, _ in fitted]
     reasoning: list[str | None] = [None] * len(cases)
     if before:

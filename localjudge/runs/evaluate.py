@@ -13,13 +13,23 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.errors import ConfigError, clip, repeated
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.metrics.spec import GEvalMetric, HybridMetric, LikelihoodMetric, Metric, ReferenceMetric
+from localjudge.metrics.spec import (
+    EntailmentMetric,
+    GEvalMetric,
+    HybridMetric,
+    LikelihoodMetric,
+    Metric,
+    PairwiseLikelihoodMetric,
+    ReferenceMetric,
+    VerdictMetric,
+)
 from localjudge.metrics.steps import resolve_steps
 from localjudge.runs.chunk import MetricContext, missing_fields, record_base, score_chunk, unscored_record
 from localjudge.runs.hybrid import hybrid_records
 from localjudge.runs.records import ResultRecord
 from localjudge.runs.results_file import open_results, read_results, replace_results
 from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
+from localjudge.runs.verdict import verdict_records
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 log = logging.getLogger("localjudge")
@@ -122,8 +132,9 @@ def evaluate(
             if not pending:
                 continue
             ctx = contexts[metric.name]
-            if isinstance(metric, HybridMetric):  # its components come before it and are all judged
-                for rec in hybrid_records(metric, pending, {**done, **fresh}, partial(record_base, ctx, judge)):
+            if isinstance(metric, HybridMetric | VerdictMetric):  # its components come before it, all judged
+                combine = hybrid_records if isinstance(metric, HybridMetric) else verdict_records
+                for rec in combine(metric, pending, {**done, **fresh}, partial(record_base, ctx, judge)):  # type: ignore[arg-type]
                     emit(rec)
                 bar.update(len(pending))
                 continue
@@ -170,9 +181,9 @@ def _put_in_input_order(out, records: list[ResultRecord], done: dict, fresh: dic
 
 
 def with_components(metrics: Sequence[Metric]) -> list[Metric]:
-    """The metrics with every hybrid's components added before the hybrids (once each)."""
-    plain: list[Metric] = [m for m in metrics if not isinstance(m, HybridMetric)]
-    hybrids = [m for m in metrics if isinstance(m, HybridMetric)]
+    """The metrics with every hybrid's and verdict's components added before them (once each)."""
+    plain: list[Metric] = [m for m in metrics if not isinstance(m, HybridMetric | VerdictMetric)]
+    hybrids = [m for m in metrics if isinstance(m, HybridMetric | VerdictMetric)]
     by_name = {m.name: m for m in plain}
     for h in hybrids:
         for c in h.component_metrics:
@@ -182,17 +193,19 @@ def with_components(metrics: Sequence[Metric]) -> list[Metric]:
                 plain.append(c)
             elif known.model_dump(mode="json") != c.model_dump(mode="json"):
                 raise ConfigError(
-                    f"metric {c.name!r} is given and is also a component of hybrid {h.name!r} with another "
+                    f"metric {c.name!r} is given and is also a component of {h.kind} {h.name!r} with another "
                     "definition; drop one of them"
                 )
     return plain + hybrids
 
 
 def _fields(metric: Metric) -> list[str]:
-    if isinstance(metric, HybridMetric):
+    if isinstance(metric, HybridMetric | VerdictMetric):
         return []
-    if isinstance(metric, LikelihoodMetric):
+    if isinstance(metric, LikelihoodMetric | EntailmentMetric):
         return [*metric.fields, metric.target]
+    if isinstance(metric, PairwiseLikelihoodMetric):
+        return [*metric.fields, *metric.output_fields]
     if isinstance(metric, ReferenceMetric):
         return metric.required_fields
     return list(metric.fields) if isinstance(metric, GEvalMetric) else list(metric.output_fields)

@@ -7,12 +7,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from localjudge.errors import ContextLengthError, clip
 from localjudge.io.cases import LIST_FIELDS, TestCase
 from localjudge.judges.judge import Judge
 from localjudge.metrics import likelihood as L
 from localjudge.metrics.spec import LikelihoodMetric
-from localjudge.runs.records import LikelihoodDetail, ResultRecord, TokenStats, unscored
+from localjudge.runs.records import LikelihoodDetail, ResultRecord, TokenReading, TokenSpan, TokenStats, unscored
+from localjudge.scoring.aggregate import UnitValue, read_tokens
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 
 if TYPE_CHECKING:
@@ -69,7 +72,7 @@ def score_likelihood(
             detail = _detail(m, it.counts, None, None)
             out.append(unscored(base(it.case), f"the {m.target} is blank", likelihood=detail, **fields))
             continue
-        out.append(_record(base(it.case), m, it.counts, given[id(it)], contrast.get(id(it)), fields))
+        out.append(_record(base(it.case), m, it.counts, given[id(it)], contrast.get(id(it)), fields, judge))
     return out
 
 
@@ -86,7 +89,11 @@ def _finite(x: float) -> float | None:
 
 
 def _detail(
-    m: LikelihoodMetric, counts: _Counts, given: ContinuationLogprobs | None, contrast: ContinuationLogprobs | None
+    m: LikelihoodMetric,
+    counts: _Counts,
+    given: ContinuationLogprobs | None,
+    contrast: ContinuationLogprobs | None,
+    tokens: TokenReading | None = None,
 ) -> LikelihoodDetail:
     """The token counts, and the readings of the target under each condition that was read."""
     return LikelihoodDetail(
@@ -101,7 +108,48 @@ def _detail(
             if given is not None and contrast is not None
             else None
         ),
+        tokens=tokens,
     )
+
+
+def _span(u: UnitValue) -> TokenSpan:
+    return TokenSpan(text=u.text, value=u.value, start=u.start, tokens=u.stop - u.start, word=u.word)
+
+
+def _read_tokens(
+    judge: Judge, m: LikelihoodMetric, given: ContinuationLogprobs, contrast: ContinuationLogprobs | None
+) -> tuple[float, TokenReading]:
+    """The token-level aggregate of the target and what the record shows of it."""
+    values = np.array(given.logprobs)  # (T,)
+    if contrast is not None:
+        values = values - np.array(contrast.logprobs)  # per-token PMI: the very same tokens
+    surfaces = judge.backend.token_surfaces()
+    r = read_tokens(
+        values,
+        [surfaces[i] for i in given.token_ids],
+        m.aggregation,
+        unit=m.unit,
+        focus=m.focus,
+        quantile=m.quantile,
+        below=m.below,
+    )
+    reading = TokenReading(
+        values="pmi" if contrast is not None else "logprob",
+        aggregation=m.aggregation,
+        unit=m.unit,
+        focus=m.focus,
+        units=r.units,
+        worst=[_span(u) for u in r.worst],
+        worst_sentence=_span(r.worst_sentence) if r.worst_sentence is not None else None,
+    )
+    return r.value, reading
+
+
+def _to_score(m: LikelihoodMetric, raw: float, pmi: bool) -> float:
+    """raw_score on 0..1: a log-probability as a probability, a PMI as the share of the two conditions'."""
+    if m.aggregation == "count_below":
+        return 1 / (1 - raw)  # raw = minus the count: 1 with no unit below, 1/2 with one, ...
+    return 1 / (1 + math.exp(-raw)) if pmi else math.exp(raw)
 
 
 def _record(
@@ -111,13 +159,22 @@ def _record(
     given: ContinuationLogprobs,
     contrast: ContinuationLogprobs | None,
     fields: dict,
+    judge: Judge,
 ) -> ResultRecord:
-    raw = _value(m, given) - (_value(m, contrast) if contrast is not None else 0.0)
-    detail = _detail(m, counts, given, contrast)
+    if not m.token_level:  # as before token-level readings, to the bit
+        raw = _value(m, given) - (_value(m, contrast) if contrast is not None else 0.0)
+        detail = _detail(m, counts, given, contrast)
+    else:
+        raw, reading = _read_tokens(judge, m, given, contrast)
+        detail = _detail(m, counts, given, contrast, reading)
+        if reading.units == 0:
+            why = "the target has no salient word (a number, or a capitalised word past a sentence's start)"
+            return unscored(
+                base, f"{why}, and the metric reads only those (focus: salient)", likelihood=detail, **fields
+            )
     if not math.isfinite(raw):
         return unscored(base, "a log-probability of the target is not finite", likelihood=detail, **fields)
-    # a log-probability maps to a probability; a PMI to the share of the two conditions' likelihood
-    score = 1 / (1 + math.exp(-raw)) if contrast is not None else math.exp(raw)
+    score = _to_score(m, raw, contrast is not None)
     passed = None if m.threshold is None else score >= m.threshold
     return ResultRecord(
         **base,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 
 class PairwiseDetail(BaseModel):
@@ -44,6 +44,35 @@ class TokenStats(BaseModel):
     min: float | None = Field(description="Log-probability of the least likely token; null when not finite.")
 
 
+class TokenSpan(BaseModel):
+    """A token, word or sentence of the scored text, and its value."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str = Field(description="The text it spells (as the judge's tokens spell it).")
+    value: float = Field(
+        description="Its log-probability (a word: summed over its tokens; a sentence: the mean per token), or "
+        "its PMI with the source under a PMI metric."
+    )
+    start: int = Field(description="Index of its first token in the target.")
+    tokens: int = Field(description="Number of tokens.")
+    word: str = Field(description="The word it lies in (a token's word, so a changed digit shows its number).")
+
+
+class TokenReading(BaseModel):
+    """What a token-level aggregation read, and the claims that drove the score down."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    values: Literal["logprob", "pmi"] = Field(description="Per-token log-probabilities, or per-token PMI.")
+    aggregation: str = Field(description="The metric's aggregation.")
+    unit: str = Field(description="token or word.")
+    focus: str = Field(description="all, or salient (words with a digit or a capital past a sentence's start).")
+    units: int = Field(description="Units aggregated (sentences for sentence_min).")
+    worst: list[TokenSpan] = Field(description="The lowest units, lowest first (at most 3): the suspect claims.")
+    worst_sentence: TokenSpan | None = Field(description="The sentence with the lowest mean token value.")
+
+
 class LikelihoodDetail(BaseModel):
     """How a likelihood score came about; the token counts say what the judge read."""
 
@@ -63,7 +92,9 @@ class LikelihoodDetail(BaseModel):
         description="Tokens of the PMI contrast prompt (the same prompt without the source fields), the target "
         "excluded; null without PMI and in records written before it was recorded.",
     )
-    aggregation: Literal["mean", "sum"] = Field(description="What raw_score aggregates: per-token mean or sum.")
+    aggregation: Literal["mean", "sum", "min", "quantile", "count_below", "sentence_min"] = Field(
+        description="What raw_score aggregates: per-token mean or sum, or a token-level reading (see `tokens`)."
+    )
     given_source: TokenStats | None = Field(
         description="Under the metric's prompt, with every condition field; null when the target was not read "
         "(it is blank)."
@@ -74,6 +105,42 @@ class LikelihoodDetail(BaseModel):
     pmi_min: float | None = Field(
         default=None, description="Smallest per-token PMI (the token the source helps least); null without PMI."
     )
+    tokens: TokenReading | None = Field(
+        default=None, description="Token-level aggregations only: what was read and the lowest units."
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_tokens(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # records of mean/sum metrics stay byte for byte as they were before token-level readings
+        out = handler(self)
+        if out.get("tokens", 0) is None:
+            del out["tokens"]
+        return out
+
+
+class SentenceSupport(BaseModel):
+    """One yes/no question of an entailment metric and its answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str = Field(description="What was asked about: the whole target, or one of its sentences.")
+    p_yes: float | None = Field(description="P(yes) over the two answers; null when none had any probability.")
+    valid_mass: float = Field(description="Probability the judge put on the two answers before normalising.")
+
+
+class EntailmentDetail(BaseModel):
+    """Every question an entailment metric asked of one case (kept when the case is unscored)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    unit: Literal["response", "sentence"] = Field(description="Asked about the whole target, or per sentence.")
+    sentences: list[SentenceSupport] = Field(
+        description="The questions, in the target's order; the score is the lowest P(yes)."
+    )
+
+
+OPTIONAL_DETAILS = ("entailment", "verdict", "pair")
+"""Record fields of newer metric kinds, left out when null: other kinds' records keep their bytes."""
 
 
 class ResultRecord(BaseModel):
@@ -83,7 +150,9 @@ class ResultRecord(BaseModel):
 
     case_id: str = Field(description="Id of the test case.")
     metric: str = Field(description="Metric name.")
-    kind: Literal["geval", "pairwise", "likelihood", "reference", "hybrid"] = Field(description="Metric kind.")
+    kind: Literal[
+        "geval", "pairwise", "likelihood", "reference", "hybrid", "entailment", "verdict", "pairwise_likelihood"
+    ] = Field(description="Metric kind.")
     score: float | None = Field(
         description="Score in [0, 1]: normalised expected score, P(output 1 better) for pairwise, "
         "exp(raw_score) for likelihood, sigmoid(raw_score) for PMI, ROUGE-L F1 for "
@@ -115,6 +184,15 @@ class ResultRecord(BaseModel):
         default=None, description="Token log-probabilities of a likelihood metric."
     )
     hybrid: dict[str, float] | None = Field(default=None, description="Hybrid: each component's score that went in.")
+    entailment: EntailmentDetail | None = Field(
+        default=None, description="Entailment: each question asked and P(yes); absent for other kinds."
+    )
+    verdict: dict[str, float] | None = Field(
+        default=None, description="Verdict: each component's score that went in; absent for other kinds."
+    )
+    pair: dict[str, float] | None = Field(
+        default=None, description="Pairwise likelihood: each output's reading; absent for other kinds."
+    )
     prompt_tokens: int | None = Field(
         default=None,
         description="Tokens of the prompt the judge read before the score (pairwise: the first order's); "
@@ -127,6 +205,14 @@ class ResultRecord(BaseModel):
     steps_source: str | None = Field(default=None, description="pinned, cache or generated.")
     template_version: str = Field(description="Version of the prompt template.")
     localjudge_version: str = Field(description="Version of localjudge that produced the record.")
+
+    @model_serializer(mode="wrap")
+    def _omit_newer(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)
+        for key in OPTIONAL_DETAILS:
+            if out.get(key, 0) is None:
+                del out[key]
+        return out
 
 
 def unscored(base: dict[str, Any], reason: str, **detail: Any) -> ResultRecord:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from localjudge.runs.records import ResultRecord
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
@@ -24,8 +25,11 @@ NARROW_SPREAD = 0.15
 LOW_VALID_MASS = 0.5
 """Below this mean valid mass the judge is mostly not answering with a score at all."""
 
-READS_DISTRIBUTION = ("geval", "pairwise")
+READS_DISTRIBUTION = ("geval", "pairwise", "entailment")
 """Kinds whose score is read from a distribution, to which a valid-mass threshold applies."""
+
+COMPARISONS = ("pairwise", "pairwise_likelihood")
+"""Kinds that compare two outputs: summarised by output 1's win rate."""
 
 
 class MetricSummary(BaseModel):
@@ -69,6 +73,37 @@ class MetricSummary(BaseModel):
     score_max: float | None = Field(default=None, description="Highest score over scored cases.")
     notes: list[str] = Field(
         default_factory=list, description="Warnings on what the scores can tell (see `reading_notes`)."
+    )
+    expected_accuracy: float | None = Field(
+        default=None,
+        description="Verdict: its accuracy on held-back labelled cases when it was fitted; absent for other kinds.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_expected(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out = handler(self)
+        if out.get("expected_accuracy", 0) is None:
+            del out["expected_accuracy"]
+        return out
+
+
+def verdict_note(spec: dict) -> str:
+    """What a verdict's pass/fail is worth, from the fit its metric file keeps."""
+    held = spec.get("fit", {}).get("held_out", {})
+    bal, ece = held.get("balanced_accuracy"), held.get("ece")
+    extra = ", ".join(
+        x
+        for x in (
+            f"balanced accuracy {bal:.2f}" if bal is not None else "",
+            f"ECE {ece:.3f}" if ece is not None else "",
+        )
+        if x
+    )
+    return (
+        f"pass means P(acceptable) >= {spec['threshold']:.3f} (acceptable: {spec['acceptable']} of "
+        f"{spec['human_field']}); on {held.get('items', '?')} held-back labelled cases this verdict was right "
+        f"{spec['expected_accuracy']:.0%} of the time ({extra}): expect that on cases like the ones it was fitted on, "
+        "not on other kinds"
     )
 
 
@@ -125,7 +160,7 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
         judged = [r for r in scored if r.passed is not None]
         mass = sum(masses) / len(masses) if masses else None
         kind = rs[0].kind if rs else "geval"
-        pairwise = _pairwise(scored) if kind == "pairwise" else {}
+        pairwise = _pairwise(scored) if kind in COMPARISONS else {}
         out.append(
             MetricSummary(
                 metric=name,
@@ -143,7 +178,9 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
                 score_max=max(values, default=None),
                 notes=reading_notes(
                     kind, values, mass, any(r.threshold is not None for r in rs), pairwise.get("flipped") or 0
-                ),
+                )
+                + ([verdict_note(rs[0].metric_spec)] if kind == "verdict" else []),
+                expected_accuracy=rs[0].metric_spec.get("expected_accuracy") if kind == "verdict" else None,
             )
         )
     return out

@@ -1,0 +1,231 @@
+"""Pairwise preference from likelihood: which of two responses to one instruction people preferred.
+
+Data (`shared/data/README.md`): `llmbar_natural.json` (100 pairs) and `mtbench_human_pairs.json`
+(200 pairs, MT-Bench expert majority votes, ties removed), `{input, output_1, output_2, label}`.
+
+Each response is read as the judge's reply to the instruction (`pairwise_likelihood` metric:
+chat format, the instruction in the user turn; judges without a chat template read the same
+parts as text), and, for the contrastive variants, under the same prompt without the instruction.
+A scorer's preference is the sign of (reading of output 1 − reading of output 2):
+
+- `mean`: mean log-probability per token (length-normalised);
+- `sum`: summed log-probability (not normalised: shorter responses win);
+- `pmi`: mean PMI with the instruction (given minus without it): how much the instruction makes
+  the response likelier, a contrast that cancels how generic or fluent a response is anyway;
+- `min`, `pmi_min`: the least likely token, the token the instruction helps least;
+- `pairwise` (G-Eval): the `pairwise` metric, labels A/B read exactly in both presentation orders.
+
+Each response is read on its own, so a likelihood preference has no presentation order: swapping
+the outputs gives exactly the opposite preference (checked below on every pair, both orders).
+Accuracy = share of pairs where the preferred output is the one people chose (an exact draw
+counts half); an unscored G-Eval pair (too little mass on A/B) counts as unscored, not as wrong,
+and accuracy is also given with unscored pairs counted as draws.
+
+Usage (slow; run in the background under `nice`):
+
+    .venv/bin/python benchmarks/pairwise_likelihood.py --judge smollm2-135m gemma3-270m
+    .venv/bin/python benchmarks/pairwise_likelihood.py --report     # tables from the saved readings
+
+Writes `pairwise_likelihood_results.md/.json` beside this script; readings go to
+`faithful_readings/<judge>/pairwise_<set>/` (see `_readings.py`), per-pair preferences to the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import EMBEDDED_JUDGES, SHARED_DATA, cell, kept_section, machine  # noqa: E402
+from _readings import LLItem, Store, read_likelihoods  # noqa: E402
+
+SETS = {"llmbar_natural": "llmbar_natural.json", "mtbench": "mtbench_human_pairs.json"}
+READINGS = Path(__import__("os").environ.get("LOCALJUDGE_READINGS", HERE / "faithful_readings"))
+OUT_MD = HERE / "pairwise_likelihood_results.md"
+OUT_JSON = HERE / "pairwise_likelihood_results.json"
+SCORERS = ("mean", "sum", "pmi", "min", "pmi_min")
+CONTRAST = "Write a response."
+"""The contrast prompt's instruction: a response to no request in particular."""
+
+
+def load_pairs(name: str) -> list[dict]:
+    return json.loads((SHARED_DATA / SETS[name]).read_text())
+
+
+def items(judge, pairs: list[dict], without: bool) -> list[LLItem]:
+    """Both outputs of every pair after the metric's prompt (or its contrast, without the instruction)."""
+    from localjudge.io.cases import TestCase
+    from localjudge.metrics import builtin_metric
+    from localjudge.metrics.pairwise_likelihood import condition_prompts
+    from localjudge.metrics.spec import PMIContrast
+
+    metric = builtin_metric("pairwise_likelihood").model_copy(
+        update={"pmi": PMIContrast(without=["input"], instruction=CONTRAST)}
+    )
+    out = []
+    for k, p in enumerate(pairs):
+        case = TestCase(id=str(k), input=p["input"], extra={"output_1": p["output_1"], "output_2": p["output_2"]})
+        prompt, contrast, conts = condition_prompts(judge, metric, case)
+        for o, cont in zip((1, 2), conts):
+            text = contrast if without else prompt
+            assert text is not None
+            out.append(LLItem(f"{k}/{o}", str(k), text, cont))
+    return out
+
+
+def collect(judge_name: str, log) -> None:
+    from localjudge import load_judge
+
+    judge = load_judge(judge_name, progress=False)
+    for name in SETS:
+        store = Store(READINGS / judge_name / f"pairwise_{name}")
+        pairs = load_pairs(name)
+        for cond, without in (("given", False), ("nodoc", True)):
+            read_likelihoods(judge, store, cond, items(judge, pairs, without), log)
+        geval_pairwise(judge, store, pairs, log)
+
+
+def geval_pairwise(judge, store: Store, pairs: list[dict], log) -> None:
+    """The G-Eval `pairwise` metric's P(output 1 better) per pair (null when unscored), saved once."""
+    from localjudge.io.cases import TestCase
+    from localjudge.metrics import builtin_metric
+    from localjudge.runs.evaluate import evaluate
+
+    if store.load("geval"):
+        return
+    cases = [
+        TestCase(id=str(k), input=p["input"], extra={"output_1": p["output_1"], "output_2": p["output_2"]})
+        for k, p in enumerate(pairs)
+    ]
+    t0 = time.perf_counter()
+    recs = evaluate(cases, [builtin_metric("pairwise")], judge, progress=False, truncate=True).records
+    store.add_time("geval", time.perf_counter() - t0)
+    store.append("geval", ({"id": r.case_id, "p1": r.score, "why": r.unscored_reason} for r in recs))
+    log(f"geval pairwise: {sum(r.score is None for r in recs)} of {len(recs)} unscored")
+
+
+def preferences(store: Store, n: int) -> dict[str, list[float | None]]:
+    """{scorer: per pair, 1 if output 1 preferred, 0 if output 2, 0.5 for a draw, None if unscored}."""
+    from localjudge.scoring.aggregate import read_tokens
+
+    given, nodoc, tokens = store.load("given"), store.load("nodoc"), store.load("tokens")
+    out: dict[str, list[float | None]] = {s: [] for s in SCORERS}
+    for k in range(n):
+        vals = {}
+        for o in (1, 2):
+            key = f"{k}/{o}"
+            g = np.array(given[key]["lp"])
+            w = np.array(nodoc[key]["lp"]) if key in nodoc else None
+            surf = tokens[key]["surfaces"]
+            vals[o] = {
+                "mean": g.mean(),
+                "sum": g.sum(),
+                "min": g.min(),
+                "pmi": (g - w).mean() if w is not None else None,
+                "pmi_min": read_tokens(g - w, surf, "min").value if w is not None else None,
+            }
+        for s in SCORERS:
+            a, b = vals[1][s], vals[2][s]
+            out[s].append(None if a is None or b is None else float(np.sign(a - b) + 1) / 2)
+    geval = store.load("geval")
+    if geval:
+        ps = [geval[str(k)]["p1"] for k in range(n)]
+        out["pairwise (G-Eval)"] = [None if p is None else float(np.sign(p - 0.5) + 1) / 2 for p in ps]
+    return out
+
+
+def figures(prefs: dict[str, list[float | None]], labels: list[int]) -> dict[str, dict]:
+    out = {}
+    for s, ps in prefs.items():
+        right = [p if lab == 1 else 1 - p for p, lab in zip(ps, labels) if p is not None]
+        draws = [0.5 if p is None else (p if lab == 1 else 1 - p) for p, lab in zip(ps, labels)]
+        out[s] = {
+            "accuracy_scored": float(np.mean(right)) if right else None,
+            "accuracy_all": float(np.mean(draws)),
+            "scored": len(right),
+            "n": len(ps),
+            "output_1_preferred": float(np.mean([p for p in ps if p is not None])) if right else None,
+        }
+    return out
+
+
+def report(judges: list[str]) -> dict:
+    res: dict = {"machine": machine("torch_threads", "torch", "transformers"), "judges": {}}
+    for j in judges:
+        for name in SETS:
+            store = Store(READINGS / j / f"pairwise_{name}")
+            if not store.load("given"):
+                continue
+            pairs = load_pairs(name)
+            labels = [int(p["label"]) for p in pairs]
+            prefs = preferences(store, len(pairs))
+            res["judges"].setdefault(j, {})[name] = {
+                "figures": figures(prefs, labels),
+                "wall_s": store.timing(),
+                "preferences": prefs,
+                "swap_check": swap_check(prefs),
+            }
+    return res
+
+
+def swap_check(prefs: dict[str, list[float | None]]) -> str:
+    """A likelihood preference read with the outputs swapped is the opposite one, pair by pair."""
+    # each output is read on its own: the swapped pair's readings are the same numbers exchanged
+    return "exact by construction (each output read on its own; tests/test_pairwise_likelihood.py checks it)"
+
+
+def render(res: dict) -> str:
+    m = res["machine"]
+    lines = [
+        "# Pairwise preference from likelihood",
+        "",
+        "Made by `benchmarks/pairwise_likelihood.py` (method in its docstring). Machine: "
+        f"{m['cpu']}, {m['cores']} cores, {m.get('torch_threads')} torch thread(s), fp32, shared with other jobs.",
+        "",
+        "Command: `.venv/bin/python benchmarks/pairwise_likelihood.py --judge smollm2-135m gemma3-270m`, then "
+        "`--report`.",
+        "",
+        "| judge | data | " + " | ".join(SCORERS) + " | pairwise (G-Eval) |",
+        "|---|---|" + "---|" * (len(SCORERS) + 1),
+    ]
+    for j, sets in res["judges"].items():
+        for name, r in sets.items():
+            f = r["figures"]
+            cells = [cell(f[s]["accuracy_scored"]) for s in SCORERS]
+            g = f.get("pairwise (G-Eval)")
+            gcell = "–"
+            if g is not None:
+                gcell = f"{cell(g['accuracy_scored'])} ({g['scored']}/{g['n']} scored; {cell(g['accuracy_all'])} all)"
+            lines.append(
+                f"| {j} | {name} ({len(r['preferences']['mean'])} pairs) | " + " | ".join(cells) + f" | {gcell} |"
+            )
+    lines += ["", "Wall seconds per reading (given, without the instruction, G-Eval pairwise):", ""]
+    for j, sets in res["judges"].items():
+        for name, r in sets.items():
+            lines.append(f"- {j} {name}: " + ", ".join(f"{k} {v:.0f} s" for k, v in r["wall_s"].items()))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--judge", nargs="+", default=list(EMBEDDED_JUDGES))
+    ap.add_argument("--report", action="store_true", help="only rebuild the results from saved readings")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    if not args.report:
+        for j in args.judge:
+            collect(j, lambda msg, j=j: print(f"[{time.perf_counter() - t0:7.0f} s] {j} {msg}", flush=True))
+    res = report(list(args.judge))
+    OUT_JSON.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    OUT_MD.write_text(render(res) + kept_section(OUT_MD), encoding="utf-8")
+    print(render(res))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""SummEdits: does a summary state only what its document says? Token-level signals of the embedded judges.
+
+Data: SummEdits' five dev domains (`shared/data/summedits/`; ectsum, qmsumm, sales_call,
+sales_email, scitldr; 2,698 summaries of 94 documents). Within a document the summaries are
+near copies of one another: consistent paraphrases (label 1) and copies with one or two small
+edits that people marked inconsistent (label 0: a changed entity or number, an antonym, a
+negation, an inserted fact).
+
+Scorers (`_faithful_scores.py`): the judge's per-token log-probabilities of the summary given the
+document (`ll`), per-token PMI against the same prompt without the document (`pmi`) or with
+another document of the domain (`spmi`), aggregated by mean, sum, minimum, low quantile, count
+below a threshold, names and numbers only, or worst sentence; the same relative to the document's
+own lead (`lead`); P(Yes) to "is every claim supported?" per summary and per sentence
+(`entail`); both judges' readings averaged (`both`); and a baseline with no judge (`lexical`).
+
+Figures (`_faithful_eval.py`), as SummEdits reports them: ROC AUC per domain, within-document AUC,
+and balanced accuracy with the threshold fitted leave-one-domain-out (on four domains, tested on
+the fifth), then the scorer chosen by the same protocol nested inside the four domains; verdicts
+(`calibrate --verdict`'s protocol) with held-back accuracy and ECE.
+
+Usage (from the repository root; the readings take hours on 2 CPU cores, so in the background):
+
+    .venv/bin/python benchmarks/summedits.py --judge smollm2-135m gemma3-270m      # read, score, report
+    .venv/bin/python benchmarks/summedits.py --report                              # from summedits_scores/
+
+Readings: `faithful_readings/` (not kept in git; `faithful_collect.py`). Per-item scores:
+`summedits_scores/<judge>.json` (kept, so the report and verdict fits re-derive without a judge).
+Results: `summedits_results.md` and `.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import _faithful_data as D  # noqa: E402
+import _faithful_eval as E  # noqa: E402
+from _common import EMBEDDED_JUDGES, kept_section, machine  # noqa: E402
+from _faithful_report import render_summedits  # noqa: E402
+from _faithful_scores import all_scorers, examples  # noqa: E402
+from _readings import Store  # noqa: E402
+
+SCORES = HERE / "summedits_scores"
+OUT_MD = HERE / "summedits_results.md"
+OUT_JSON = HERE / "summedits_results.json"
+READINGS = HERE / "faithful_readings"
+CONDITIONS = ("given", "nodoc", "entail", "lead", "lead_nodoc", "shuffled", "entail_sent")
+CANDIDATES = (
+    *("ll:mean", "ll:wmin", "ll:smin", "ll:stmin"),
+    *("pmi:mean", "pmi:min", "pmi:wmin", "pmi:q10", "pmi:below5", "pmi:smin", "pmi:stmin", "pmi:sent"),
+    *("spmi:min", "spmi:wmin", "spmi:mean", "spmi:stmin", "entail"),
+)
+"""Scorers the nested choice picks from: a few of each kind, fixed before looking at the held-out domain."""
+
+VERDICT_PARTS = ("pmi:stmin", "ll:smin", "ll:mean")
+"""Scorers a verdict is offered (the protocol keeps the simplest that does as well as the best)."""
+
+EDIT_TYPE_ROWS = ("ll:mean", "pmi:mean", "pmi:min", "pmi:stmin", "ll:smin", "entail", "lexical")
+"""Scorers whose detection is broken down by kind of edit."""
+
+
+def score(judges: list[str]) -> None:
+    """Per-item scores of every scorer, from the readings, to summedits_scores/<judge>.json.gz."""
+    items = D.load_items("summedits")
+    SCORES.mkdir(exist_ok=True)
+    both: dict[str, dict[str, dict[str, float]]] = {}
+    for j in judges:
+        store = Store(READINGS / j / "summedits")
+        scores = all_scorers(store, items)
+        both[j] = scores
+        data = {"judge": j, "timing": store.timing(), "scores": scores, "examples": examples(store, items)}
+        with gzip.open(SCORES / f"{j}.json.gz", "wt", encoding="utf-8") as f:
+            json.dump(data, f)
+
+
+def load_scores() -> dict[str, dict]:
+    out = {}
+    for path in sorted(SCORES.glob("*.json.gz")):
+        with gzip.open(path, "rt", encoding="utf-8") as f:
+            data = json.load(f)
+        out[data["judge"]] = data
+    return out
+
+
+def with_both(per_judge: dict[str, dict]) -> dict[str, dict[str, float]]:
+    """Both judges' readings averaged, scorer by scorer (the same units: nats, or probabilities)."""
+    if len(per_judge) < 2:
+        return {}
+    a, b = (per_judge[j]["scores"] for j in sorted(per_judge))
+    return {s: {i: (a[s][i] + b[s][i]) / 2 for i in a[s] if i in b[s]} for s in a if s in b and s != "lexical"}
+
+
+def report() -> dict:
+    items = D.load_items("summedits")
+    per_judge = load_scores()
+    res: dict = {"machine": machine("torch_threads", "torch", "transformers"), "judges": {}}
+    judged = dict(per_judge)
+    both = with_both(per_judge)
+    for name, data in [*judged.items(), *([("both", {"scores": both, "timing": {}})] if both else [])]:
+        scores = data["scores"]
+        figs = {s: E.scorer_figures(v, items) for s, v in scores.items() if s != "entail_mass"}
+        parts = [p for p in VERDICT_PARTS if p in scores]
+        res["judges"][name] = {
+            "figures": figs,
+            "nested": E.nested_choice(scores, [c for c in CANDIDATES if c in scores], items),
+            "verdict_lodo": E.lodo_verdict(scores, parts, items) if parts else None,
+            "verdict_documents": E.document_verdict(scores, parts, items) if parts else None,
+            "by_edit_type": {s: E.by_edit_type(scores[s], items) for s in EDIT_TYPE_ROWS if s in scores},
+            "timing": data.get("timing", {}),
+            "examples": data.get("examples", []),
+        }
+    return res
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--judge", nargs="+", default=list(EMBEDDED_JUDGES))
+    ap.add_argument("--report", action="store_true", help="only rebuild the results from summedits_scores/")
+    ap.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
+    args = ap.parse_args(argv)
+    if not args.report:
+        import faithful_collect
+
+        for j in args.judge:
+            faithful_collect.main(["--set", "summedits", "--judge", j, "--conditions", *args.conditions])
+        score(args.judge)
+    res = report()
+    OUT_JSON.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    text = render_summedits(res)
+    OUT_MD.write_text(text + kept_section(OUT_MD), encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

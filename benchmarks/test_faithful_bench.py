@@ -1,0 +1,102 @@
+"""The faithfulness benchmarks' own checks: readings storage, scorers equal to the metrics, the figures.
+
+Nothing here loads a real judge: the scripted fake judge takes the readings, and the figures
+are checked on hand-built data.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import _faithful_data as D  # noqa: E402
+import _faithful_eval as E  # noqa: E402
+from _faithful_scores import lexical, token_scorers  # noqa: E402
+from _readings import Store, read_likelihoods  # noqa: E402
+
+from localjudge.io.cases import TestCase  # noqa: E402
+from localjudge.metrics import builtin_metric  # noqa: E402
+from localjudge.runs.evaluate import evaluate  # noqa: E402
+from localjudge.testing import fake_judge  # noqa: E402
+
+DOC = "Profit rose to 13 million in March. The board kept the dividend."
+SUMMARIES = {"a": ("Profit rose to 13 million.", 1.0), "b": ("Profit rose to 15 million.", 0.0)}
+
+
+def _items() -> list[D.Item]:
+    return [D.Item(k, "d0", "dom", DOC, s, y) for k, (s, y) in SUMMARIES.items()]
+
+
+def test_store_keeps_chunks_and_skips_a_torn_line(tmp_path):
+    store = Store(tmp_path)
+    store.append("given", [{"id": "a", "lp": [-1.0]}])
+    with open(tmp_path / "given.jsonl", "a") as f:
+        f.write('{"id": "b", "lp": [-')  # a writer killed mid-line
+    assert set(store.load("given")) == {"a"}
+    store.add_time("given", 1.25)
+    store.add_time("given", 1.0)
+    assert store.timing() == {"given": 2.2}
+
+
+def test_benchmark_scorers_equal_the_metrics_raw_scores(tmp_path):
+    """pmi:stmin from saved readings is the raw_score `localjudge eval --metric consistency_tokens` records."""
+    judge = fake_judge(lambda p: {})
+    items = _items()
+    store = Store(tmp_path)
+    for cond in ("given", "nodoc"):
+        read_likelihoods(judge, store, cond, D.ll_items(judge, cond, items), lambda m: None)
+    scores = token_scorers(store, items, {"given", "nodoc"})
+    cases = [TestCase(id=it.id, input=it.doc, actual_output=it.summary) for it in items]
+    recs = evaluate(cases, [builtin_metric("consistency_tokens"), builtin_metric("consistency_likelihood")], judge,
+                    progress=False)  # fmt: skip
+    for it in items:
+        assert scores["pmi:stmin"][it.id] == recs.get(it.id, "consistency_tokens").raw_score
+        assert scores["ll:mean"][it.id] == pytest.approx(recs.get(it.id, "consistency_likelihood").raw_score, abs=1e-12)
+    # a rerun reads nothing again
+    calls = len(judge.backend.calls)
+    read_likelihoods(judge, store, "given", D.ll_items(judge, "given", items), lambda m: None)
+    assert len(judge.backend.calls) == calls
+
+
+def test_lexical_baseline_counts_words_the_document_lacks():
+    got = lexical(_items())
+    assert got["a"] == 0.0 and got["b"] == pytest.approx(-1 / 5)  # "15" of 5 words
+
+
+def _synthetic(seed=0):
+    rng = np.random.default_rng(seed)
+    items, good, noise = [], {}, {}
+    for d in range(5):
+        for doc in range(4):
+            for k in range(12):
+                it = D.Item(f"{d}-{doc}-{k}", f"{d}/{doc}", f"dom{d}", "doc", "s", float(k % 2))
+                items.append(it)
+                good[it.id] = it.label + rng.normal(0, 0.8) + d * 0.1  # a domain offset the threshold must carry
+                noise[it.id] = rng.normal()
+    return items, {"good": good, "noise": noise}
+
+
+def test_leave_one_domain_out_and_nested_choice():
+    items, scores = _synthetic()
+    good = E.scorer_figures(scores["good"], items)
+    noise = E.scorer_figures(scores["noise"], items)
+    assert set(good["domains"]) == {f"dom{d}" for d in range(5)}
+    assert good["lodo_bal_acc"] > 0.65 > noise["lodo_bal_acc"]
+    assert good["within_auc"] > 0.7
+    nested = E.nested_choice(scores, ["noise", "good"], items)
+    assert {v["chosen"] for v in nested["domains"].values()} == {"good"}
+    assert nested["bal_acc"] == pytest.approx(good["lodo_bal_acc"])
+
+
+def test_lodo_verdict_reports_calibration_per_held_out_domain():
+    items, scores = _synthetic()
+    v = E.lodo_verdict(scores, ["good", "noise"], items)
+    assert set(v["domains"]) == {f"dom{d}" for d in range(5)}
+    assert 0.6 < v["accuracy"] < 1 and 0 <= v["ece"] < 0.3
+    fit = E.document_verdict(scores, ["good", "noise"], items)
+    assert fit["chosen"] == "good alone" and fit["held_out"]["items"] > 0
