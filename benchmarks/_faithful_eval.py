@@ -46,6 +46,9 @@ def lodo(x: np.ndarray, y: np.ndarray, dom: np.ndarray) -> dict[str, float | Non
     out: dict[str, float | None] = {}
     for d in np.unique(dom):
         train, test = dom != d, dom == d
+        if len(np.unique(y[train])) < 2:
+            out[str(d)] = None  # nothing to fit a threshold on (readings of one domain only)
+            continue
         t = best_threshold(x[train], y[train])
         out[str(d)] = balanced_accuracy(x[test] >= t, y[test])
     return out
@@ -59,7 +62,7 @@ def _mean(xs) -> float | None:
 def scorer_figures(values: dict[str, float], items: Sequence[Item]) -> dict:
     """Per-domain and mean ROC AUC, within-document AUC and leave-one-domain-out balanced accuracy."""
     x, y, doc, dom = arrays(values, items)
-    out: dict = {"n": len(x), "domains": {}}
+    out: dict = {"n": len(x), "scored": len(x) / len(items), "domains": {}}
     ba = lodo(x, y, dom) if len(np.unique(dom)) > 1 else {}
     for d in np.unique(dom):
         sel = dom == d
@@ -77,7 +80,7 @@ def nested_choice(scores: dict[str, dict[str, float]], candidates: Sequence[str]
     """For each domain: the candidate with the best leave-one-domain-out balanced accuracy on the others, and its
     balanced accuracy on this domain with the threshold fitted on the others."""
     domains = sorted({it.domain for it in items})
-    out: dict = {"domains": {}}
+    out: dict = {"domains": {}, "candidates": sum(c in scores for c in candidates)}
     for d in domains:
         inner = [it for it in items if it.domain != d]
         best, best_ba = None, -1.0
@@ -95,6 +98,7 @@ def nested_choice(scores: dict[str, dict[str, float]], candidates: Sequence[str]
             "chosen": best,
             "inner_bal_acc": best_ba,
             "bal_acc": balanced_accuracy(x[dom == d] >= t, y[dom == d]),
+            "scored": int((dom == d).sum()),
         }
     out["bal_acc"] = _mean(v["bal_acc"] for v in out["domains"].values())
     return out

@@ -18,7 +18,7 @@ TIMING_OF = {
 METRIC_OF = {
     "ll:mean": "`consistency_likelihood`",
     "pmi:mean": "`consistency_likelihood` + `pmi: {without: [input]}`",
-    "pmi:wmin": "`consistency_tokens`",
+    "pmi:stmin": "`consistency_tokens`",
     "entail": "`consistency_entailment`",
     "entail_sent": "`consistency_entailment` + `unit: sentence`",
 }
@@ -53,20 +53,22 @@ def render_summedits(res: dict) -> str:
     for judge, r in res["judges"].items():
         lines += [f"## {judge}", ""]
         lines += [
-            "| scorer | as a metric | AUC | within | BA | " + " | ".join(f"BA {d}" for d in DOMAINS) + " | wall s |",
-            "|---|---|---|---|---|" + "---|" * len(DOMAINS) + "---|",
+            "| scorer | as a metric | scored | AUC | within | BA | "
+            + " | ".join(f"BA {d}" for d in DOMAINS)
+            + " | wall s |",
+            "|---|---|---|---|---|---|" + "---|" * len(DOMAINS) + "---|",
         ]
         for s, f in r["figures"].items():
             doms = [cell(f["domains"].get(d, {}).get("lodo_bal_acc")) for d in DOMAINS]
             lines.append(
-                f"| {s} | {METRIC_OF.get(s, '')} | {cell(f['auc'])} | {cell(f['within_auc'])} | "
+                f"| {s} | {METRIC_OF.get(s, '')} | {f['scored']:.0%} | {cell(f['auc'])} | {cell(f['within_auc'])} | "
                 f"{cell(f['lodo_bal_acc'])} | " + " | ".join(doms) + f" | {_wall(r['timing'], s)} |"
             )
         n = r["nested"]
         lines += [
             "",
-            f"Scorer chosen on four domains (inner leave-one-domain-out among {len(n['domains'])} candidates of "
-            "`summedits.CANDIDATES`), tested on the fifth: "
+            f"Scorer chosen on four domains (inner leave-one-domain-out among the {n['candidates']} candidates of "
+            "`summedits.CANDIDATES` this judge has), tested on the fifth: "
             + ", ".join(f"{d} {v['chosen']} {cell(v['bal_acc'])}" for d, v in n["domains"].items())
             + f"; mean balanced accuracy **{cell(n['bal_acc'])}**.",
             "",
@@ -114,11 +116,14 @@ def render_summedits(res: dict) -> str:
             ]
         if r.get("examples"):
             lines += [
-                "What a `consistency_tokens` record names (lowest words by PMI, nats), on inconsistent summaries:",
+                "What a `consistency_tokens` record names (its lowest tokens by PMI, nats, and their words), on the "
+                "first inconsistent summaries of each domain:",
                 "",
             ]
             for e in r["examples"][:10]:
-                worst = "; ".join(f"“{w}” {v:+.2f}" for w, v in e["worst"])
+                worst = (
+                    "; ".join(f"“{t}” in “{w}” {v:+.2f}" for t, w, v in e["worst"]) or "nothing read (no salient word)"
+                )
                 lines.append(f"- {e['domain']} `{e['id']}` ({', '.join(e['edits']) or 'no edit type'}): {worst}")
             lines.append("")
     return "\n".join(lines)

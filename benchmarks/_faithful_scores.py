@@ -12,7 +12,8 @@ Scorer names read `<values>:<aggregation>`:
   `ref` (SummEval: ll minus the reference summary's);
 - aggregation: `mean`, `sum`, `min`, `wmin` (lowest word), `q10` (10% quantile of tokens), `wq10`
   (of words), `below5` (minus the tokens under −5 nats), `wbelow5` (words), `smin` (lowest word
-  among names and numbers), `sent` (worst sentence mean);
+  among names and numbers), `stmin` (lowest token of those words), `sent` (worst sentence mean);
+  names-and-numbers scorers leave a summary without any unscored (about a fifth of SummEdits);
 - `entail` (P(yes) per summary), `entail_sent` (lowest P(yes) over sentences);
 - `lexical`: no judge, minus the share of the summary's words absent from the document.
 """
@@ -39,6 +40,7 @@ AGGREGATIONS: dict[str, dict] = {
     "below5": dict(aggregation="count_below", below=-5.0),
     "wbelow5": dict(aggregation="count_below", unit="word", below=-5.0),
     "smin": dict(aggregation="min", unit="word", focus="salient"),
+    "stmin": dict(aggregation="min", focus="salient"),
     "sent": dict(aggregation="sentence_min"),
 }
 """Aggregation settings, as a likelihood metric's spec gives them."""
@@ -135,18 +137,25 @@ def all_scorers(store: Store, items: Sequence[Item]) -> dict[str, dict[str, floa
 
 
 def examples(store: Store, items: Sequence[Item], per_domain: int = 2) -> list[dict]:
-    """The first inconsistent summaries of each domain with the word the token-level reading blames.
+    """The first inconsistent summaries of each domain with what the `consistency_tokens` record blames.
 
-    What a user sees in a record of a `pmi:wmin` metric: the lowest word and its PMI (the nats the
-    document takes away from it), beside the edit that made the summary inconsistent.
+    The reading is the built-in metric's own settings, applied to the saved readings: the lowest
+    units (their text, the word they lie in, their value) beside the edit that made the summary
+    inconsistent.
     """
+    from localjudge.metrics import builtin_metric
+
+    m = builtin_metric("consistency_tokens")
+    kw = dict(unit=m.unit, focus=m.focus, quantile=m.quantile, below=m.below)
     tokens, given, nodoc = store.load("tokens"), store.load("given"), store.load("nodoc")
     out = []
     for domain in sorted({it.domain for it in items}):
         bad = [it for it in items if it.domain == domain and it.label == 0 and it.id in nodoc]
         for it in bad[:per_domain]:
-            v = np.array(given[it.id]["lp"]) - np.array(nodoc[it.id]["lp"])
-            r = read_tokens(v, tokens[it.id]["surfaces"], "min", unit="word")
+            v = np.array(given[it.id]["lp"])
+            if m.pmi is not None:
+                v = v - np.array(nodoc[it.id]["lp"])
+            r = read_tokens(v, tokens[it.id]["surfaces"], m.aggregation, **kw)
             out.append(
                 {
                     "id": it.id,
@@ -154,7 +163,7 @@ def examples(store: Store, items: Sequence[Item], per_domain: int = 2) -> list[d
                     "summary": it.summary,
                     "original": it.original,
                     "edits": list(it.edits),
-                    "worst": [(u.text.strip(), round(u.value, 2)) for u in r.worst],
+                    "worst": [(u.text.strip(), u.word.strip(), round(u.value, 2)) for u in r.worst],
                     "worst_sentence": r.worst_sentence.text.strip() if r.worst_sentence else None,
                 }
             )

@@ -12,7 +12,8 @@ Files, under `<root>/<judge>/<set>/`:
 - `<condition>.jsonl`: `{"id", "lp": [...]}` (log-probabilities) or `{"id", "probs": {...}, "valid_mass"}`;
 - `tokens.jsonl`: `{"id", "ids": [...], "surfaces": [...]}`, the scored text's tokens (the same under
   every likelihood condition of an item: the continuation is tokenised on its own);
-- `timing.json`: wall seconds spent per condition, summed over runs.
+- `timing.json`: wall seconds spent per condition, summed over runs (and process CPU seconds as
+  `<condition>_cpu` where they were recorded: on a shared machine wall time includes waiting).
 """
 
 from __future__ import annotations
@@ -78,10 +79,13 @@ class Store:
             for row in rows:
                 f.write(json.dumps(row, separators=(",", ":")) + "\n")
 
-    def add_time(self, name: str, seconds: float) -> None:
+    def add_time(self, name: str, seconds: float, cpu: float | None = None) -> None:
+        """Adds wall seconds (and process CPU seconds, under `<name>_cpu`) spent on a condition."""
         path = self.root / "timing.json"
         timing = json.loads(path.read_text()) if path.exists() else {}
         timing[name] = round(timing.get(name, 0.0) + seconds, 1)
+        if cpu is not None:
+            timing[f"{name}_cpu"] = round(timing.get(f"{name}_cpu", 0.0) + cpu, 1)
         path.write_text(json.dumps(timing, indent=1) + "\n")
 
     def timing(self) -> dict[str, float]:
@@ -111,9 +115,9 @@ def read_likelihoods(judge, store: Store, name: str, items: Sequence[LLItem], lo
     todo = sorted((it for it in items if it.id not in done), key=lambda it: (it.group, it.id))
     surfaces = judge.backend.token_surfaces()
     for k, chunk in enumerate(_chunks(todo)):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         lls = judge.loglikelihood([it.prompt for it in chunk], [it.continuation for it in chunk])
-        store.add_time(name, time.perf_counter() - t0)
+        store.add_time(name, time.perf_counter() - t0, time.process_time() - c0)
         store.append(name, ({"id": it.id, "lp": list(ll.logprobs)} for it, ll in zip(chunk, lls)))
         new = [(it, ll) for it, ll in zip(chunk, lls) if it.id not in have_tokens]
         store.append(
@@ -134,8 +138,8 @@ def read_labels(
     done = store.load(name)
     todo = sorted((it for it in items if it.id not in done), key=lambda it: (it.group, it.id))
     for k, chunk in enumerate(_chunks(todo)):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         dists = judge.score_labels([it.prompt for it in chunk], list(labels), min_valid_mass=0.0)
-        store.add_time(name, time.perf_counter() - t0)
+        store.add_time(name, time.perf_counter() - t0, time.process_time() - c0)
         store.append(name, ({"id": it.id, "probs": d.probs, "valid_mass": d.valid_mass} for it, d in zip(chunk, dists)))
         log(f"{name}: chunk {k + 1}/{len(_chunks(todo))}")

@@ -10,6 +10,11 @@ Usage (from the repository root; slow: run it in the background under `nice`):
     .venv/bin/python benchmarks/faithful_collect.py --set summeval --judge gemma3-270m --conditions given nodoc
 
 Readings go to `benchmarks/faithful_readings/<judge>/<set>/` (see `_readings.py`).
+
+`--timing` reads the first two documents of each domain again into a fresh folder
+(`faithful_readings/timing/<judge>/`), recording wall and process CPU seconds per condition: the
+per-summary cost the results files quote, measured in one go rather than summed over a long run
+that shared the machine.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--docs", type=int, help="first N documents per domain (a quick run)")
     ap.add_argument("--domains", nargs="+", default=list(D.SUMMEDITS_DOMAINS))
     ap.add_argument("--readings", type=Path, default=READINGS, help=f"readings folder [default: {READINGS}]")
+    ap.add_argument("--timing", action="store_true", help="time each condition on 2 documents per domain")
     args = ap.parse_args(argv)
 
     from localjudge import load_judge
@@ -46,8 +52,9 @@ def main(argv: list[str] | None = None) -> None:
 
     judge = load_judge(args.judge, progress=False)
     log(f"loaded {judge.info.dtype} {judge.info.device}, bitwise {judge.info.bitwise}")
-    items = D.load_items(args.dataset, tuple(args.domains), args.docs)
-    store = Store(args.readings / args.judge / args.dataset)
+    items = D.load_items(args.dataset, tuple(args.domains), 2 if args.timing else args.docs)
+    root = args.readings / "timing" if args.timing else args.readings
+    store = Store(root / args.judge / args.dataset)
     for cond in args.conditions:
         if cond in D.LABEL_CONDITIONS:
             read_labels(judge, store, cond, D.label_items(judge, cond, items), ("Yes", "No"), log)

@@ -67,7 +67,12 @@ def figures(values: dict[str, float], items) -> dict:
     y = np.array([it.label for it in its])
     g = np.array([it.doc_id for it in its])
     lvl = summary_level(x, y, g)
-    return {"n": len(its), "rho": lvl.means.spearman, "tau": lvl.means.kendall, "rho_all": correlations(x, y).spearman}
+    return {
+        "n": len(its),
+        "rho": lvl.means.spearman,
+        "tau": lvl.means.kendall_tau_b,
+        "rho_all": correlations(x, y).spearman,
+    }
 
 
 def verdict(scores: dict, items) -> dict | None:

@@ -44,7 +44,7 @@ def test_store_keeps_chunks_and_skips_a_torn_line(tmp_path):
 
 
 def test_benchmark_scorers_equal_the_metrics_raw_scores(tmp_path):
-    """pmi:wmin from saved readings is the raw_score `localjudge eval --metric consistency_tokens` records."""
+    """pmi:stmin from saved readings is the raw_score `localjudge eval --metric consistency_tokens` records."""
     judge = fake_judge(lambda p: {})
     items = _items()
     store = Store(tmp_path)
@@ -55,7 +55,7 @@ def test_benchmark_scorers_equal_the_metrics_raw_scores(tmp_path):
     recs = evaluate(cases, [builtin_metric("consistency_tokens"), builtin_metric("consistency_likelihood")], judge,
                     progress=False)  # fmt: skip
     for it in items:
-        assert scores["pmi:wmin"][it.id] == recs.get(it.id, "consistency_tokens").raw_score
+        assert scores["pmi:stmin"][it.id] == recs.get(it.id, "consistency_tokens").raw_score
         assert scores["ll:mean"][it.id] == pytest.approx(recs.get(it.id, "consistency_likelihood").raw_score, abs=1e-12)
     # a rerun reads nothing again
     calls = len(judge.backend.calls)

@@ -93,6 +93,11 @@ def test_one_bad_token_decides_min_but_is_diluted_by_the_mean():
     assert read_tokens(bad, surfaces, "min").worst[0].start == 17
 
 
+def test_a_token_unit_shows_the_word_it_lies_in():
+    worst = read_tokens(VALUES, SURFACES, "min").worst[0]
+    assert (worst.text, worst.word, worst.value) == ("5", " 5%", -4.0)  # the digit, and its number
+
+
 def test_reading_names_the_worst_units_and_sentence():
     r = read_tokens(VALUES, SURFACES, "min", unit="word")
     assert [u.text for u in r.worst] == [" 5%", " 2019.", " Smith"]  # lowest first, at most 3

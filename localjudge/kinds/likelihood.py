@@ -165,7 +165,7 @@ def _detail(
 
 
 def _span(u: UnitValue) -> TokenSpan:
-    return TokenSpan(text=u.text, value=u.value, start=u.start, tokens=u.stop - u.start)
+    return TokenSpan(text=u.text, value=u.value, start=u.start, tokens=u.stop - u.start, word=u.word)
 
 
 def _read_tokens(

@@ -61,6 +61,7 @@ class TokenSpan(BaseModel):
     )
     start: int = Field(description="Index of its first token in the target.")
     tokens: int = Field(description="Number of tokens.")
+    word: str = Field(description="The word it lies in (a token's word, so a changed digit shows its number).")
 
 
 class TokenReading(BaseModel):

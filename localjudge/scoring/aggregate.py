@@ -35,7 +35,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from localjudge.scoring.spans import Span, salient_words, sentences, words
+from localjudge.scoring.spans import salient_words, sentences, words
 
 Aggregation = Literal["mean", "sum", "min", "quantile", "count_below", "sentence_min"]
 Unit = Literal["token", "word"]
@@ -51,6 +51,7 @@ class UnitValue(NamedTuple):
     stop: int  # one past the last token
     text: str
     value: float
+    word: str = ""  # the word the unit lies in (a token's word; a word or sentence itself)
 
 
 class TokenReading(NamedTuple):
@@ -65,19 +66,17 @@ class TokenReading(NamedTuple):
 def units(values: np.ndarray, surfaces: Sequence[str], unit: Unit, focus: Focus) -> list[UnitValue]:
     """The text's units with their values: tokens or words (summed), all or only salient words."""
     assert len(values) == len(surfaces), "one value per token"
-    if unit == "token" and focus == "all":
-        spans = [Span(k, k + 1, s) for k, s in enumerate(surfaces)]
-    else:
-        spans = salient_words(surfaces) if focus == "salient" else words(surfaces)
-        if unit == "token":  # salient words' tokens, one by one
-            spans = [Span(k, k + 1, surfaces[k]) for w in spans for k in range(w.start, w.stop)]
-    return [UnitValue(s.start, s.stop, s.text, math.fsum(values[s.start : s.stop])) for s in spans]
+    kept = salient_words(surfaces) if focus == "salient" else words(surfaces)
+    if unit == "word":
+        return [UnitValue(w.start, w.stop, w.text, math.fsum(values[w.start : w.stop]), w.text) for w in kept]
+    # tokens one by one (of the salient words only, with that focus), each with the word it lies in
+    return [UnitValue(k, k + 1, surfaces[k], float(values[k]), w.text) for w in kept for k in range(w.start, w.stop)]
 
 
 def sentence_values(values: np.ndarray, surfaces: Sequence[str]) -> list[UnitValue]:
     """Each sentence with the mean value of its tokens."""
     return [
-        UnitValue(s.start, s.stop, s.text, math.fsum(values[s.start : s.stop]) / (s.stop - s.start))
+        UnitValue(s.start, s.stop, s.text, math.fsum(values[s.start : s.stop]) / (s.stop - s.start), s.text)
         for s in sentences(surfaces)
     ]
 

@@ -66,6 +66,8 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray, objective: str = "bal
     """
     s = np.asarray(scores, float)
     y = np.asarray(labels).astype(bool)
+    if not len(s):
+        raise ValueError("no scores to choose a threshold from")
     u = np.unique(s)  # (m,) sorted
     cuts = np.concatenate([[u[0] - 1.0], (u[:-1] + u[1:]) / 2, [u[-1] + 1.0]])  # (m + 1,)
     measure = balanced_accuracy if objective == "balanced_accuracy" else accuracy
