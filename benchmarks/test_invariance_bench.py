@@ -11,12 +11,12 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import _bf16_sources as B
-from conftest import tiny_info, tiny_llama
 
 from localjudge import Judge
 from localjudge.engine.invariant import InvariantLinear
 from localjudge.engine.options import EngineOptions
 from localjudge.testing import build_tiny_tokenizer
+from localjudge.testing.tiny_models import tiny_info, tiny_llama
 
 
 def _is_bf16(t: torch.Tensor) -> bool:

@@ -151,7 +151,7 @@ _STEERED = re.compile(r" ?(\d|10|100|[ABab.,/!]|Yes|No|yes|no)?")
 
 
 def steer(model, surfaces: list[str]):
-    """Makes a random model put real mass on digits, 10, 100, labels and terminators (as conftest._steer).
+    """Makes a random model put real mass on digits, 10, 100, labels and terminators (as testing.tiny_models does).
 
     Without it a 128k-248k vocabulary spreads the mass so thin that every item is unscored.
     """

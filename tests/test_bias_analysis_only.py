@@ -1,8 +1,8 @@
 """`localjudge bias --verdicts`: analyse verdicts already on disk without loading any model.
 
-The finished study in benchmarks/bias (two embedded judges, 40 prompts, pointwise and pairwise)
-is analysed again from its verdict files: the reports must equal the ones the judging run wrote,
-no model may load, and torch must not even be imported.
+The finished study of benchmarks/bias, copied to tests/data/bias_study (two embedded judges, 40
+prompts, pointwise and pairwise) is analysed again from its verdict files: the reports must equal
+the ones the judging run wrote, no model may load, and torch must not even be imported.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from localjudge.cli import main
 
-STUDY = Path(__file__).resolve().parents[1] / "benchmarks" / "bias"
+STUDY = Path(__file__).resolve().parent / "data" / "bias_study"  # a copy of benchmarks/bias
 RESPONSES = STUDY / "responses.jsonl"
 
 

@@ -186,9 +186,8 @@ def test_analysis_refuses_unknown_families(responses_file):
 
 
 def test_load_judge_records_the_family_given(tmp_path, tiny_tokenizer):
-    from conftest import tiny_llama
-
     from localjudge import load_judge
+    from localjudge.testing.tiny_models import tiny_llama
 
     tiny_llama(tiny_tokenizer).save_pretrained(tmp_path / "m")
     tiny_tokenizer.save_pretrained(tmp_path / "m")

@@ -483,12 +483,12 @@ def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loade
 def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
     """judge_logppl: the responses go through the likelihood engine in batches, not one forward each."""
     import torch
-    from conftest import tiny_info, tiny_llama
 
     from localjudge.bias.pipeline import judge_logppl
     from localjudge.engine.options import EngineOptions
     from localjudge.judges.judge import Judge
     from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
+    from localjudge.testing.tiny_models import tiny_info, tiny_llama
 
     info = tiny_info(1024)
     model = tiny_llama(tiny_tokenizer)

@@ -15,10 +15,10 @@ import random
 import numpy as np
 import pytest
 import torch
-from conftest import tiny_gemma3, tiny_info, tiny_llama
 
 from localjudge import Judge
 from localjudge.engine.options import EngineOptions
+from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

@@ -7,7 +7,6 @@ import itertools
 import json
 import math
 
-import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -27,7 +26,7 @@ from localjudge.calibration import (
 )
 from localjudge.calibration.diagnostics import MIN_LABELLED, sample_size_check, scale_diagnostics
 from localjudge.calibration.isotonic import MIN_SPLIT_ITEMS, evaluate_isotonic, split_indices
-from localjudge.cli.calibrate import calibrate as calibrate_cmd
+from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError, LocalJudgeError, UnknownNameError
 from localjudge.stats import bootstrap_indices, summary_level
 
@@ -375,12 +374,7 @@ def test_table_columns_and_unscored(tmp_path):
 # ---- CLI ------------------------------------------------------------------------------------
 
 
-@click.group()
-def _main() -> None:
-    """Stand-in for the main `localjudge` group."""
-
-
-_main.add_command(calibrate_cmd)
+_main = main  # the real group: it turns localjudge's errors into exit 2 at the boundary
 
 
 def _write_csv(path, judge, human, groups=None):

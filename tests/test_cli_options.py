@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import tiny_llama
 from tiny_gguf import write_tiny_gguf
 
 import localjudge.judges.loading
@@ -18,6 +17,7 @@ from localjudge.calibration.inputs import load_pairs
 from localjudge.cli import main
 from localjudge.engine.options import EngineOptions
 from localjudge.testing import fake_judge
+from localjudge.testing.tiny_models import tiny_llama
 
 LOADING_COMMANDS = ("eval", "score", "steps", "demo", "bias", "generate")
 

@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import tiny_llama
 
 from localjudge.runs.distributed import deal, merge
+from localjudge.testing.tiny_models import tiny_llama
 
 ROOT = Path(__file__).parent.parent
 DATA = ROOT / "localjudge" / "examples" / "rag_demo.jsonl"

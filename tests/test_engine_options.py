@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import tiny_llama
 from pydantic import ValidationError
 
 from localjudge import load_judge
@@ -16,6 +15,7 @@ from localjudge.io.cases import TestCase
 from localjudge.judges.judge import JudgeInfo
 from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate
+from localjudge.testing.tiny_models import tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

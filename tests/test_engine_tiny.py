@@ -13,12 +13,12 @@ import math
 
 import pytest
 import torch
-from conftest import tiny_gemma3, tiny_info, tiny_llama
 from reference import brute_force_scores, continues_word, decoded_vocab, label_variants
 
 from localjudge import Judge, JudgeInfo
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ContextLengthError
+from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

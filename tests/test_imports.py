@@ -20,10 +20,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1] / "localjudge"
 
 
-def _modules() -> dict[str, Path]:
+def _modules(root: Path = ROOT) -> dict[str, Path]:
+    """Dotted module name -> source file, for every module of the package at `root`."""
     out = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = path
@@ -33,22 +34,24 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _targets(node: ast.Import | ast.ImportFrom) -> list[str]:
+def _targets(node: ast.Import | ast.ImportFrom, modules: dict[str, Path]) -> list[str]:
     if isinstance(node, ast.Import):
         return [a.name for a in node.names]
     assert node.level == 0, "relative imports are not used in localjudge"
     base = node.module or ""
-    return [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
 
 
-def _imports(tree: ast.Module, everywhere: bool) -> list[tuple[str, int]]:
+def _imports(
+    tree: ast.Module, everywhere: bool, modules: dict[str, Path] = MODULES, package: str = "localjudge"
+) -> list[tuple[str, int]]:
     """(imported module, line) of the module's imports: module level only, or everywhere."""
     found = []
 
     def visit(nodes):
         for node in nodes:
             if isinstance(node, ast.Import | ast.ImportFrom):
-                found.extend((t, node.lineno) for t in _targets(node))
+                found.extend((t, node.lineno) for t in _targets(node, modules))
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 if everywhere:
                     visit(ast.iter_child_nodes(node))
@@ -56,16 +59,27 @@ def _imports(tree: ast.Module, everywhere: bool) -> list[tuple[str, int]]:
                 visit(ast.iter_child_nodes(node))
 
     visit(tree.body)
-    return [(t, line) for t, line in found if t == "localjudge" or t.startswith("localjudge.")]
+    return [(t, line) for t, line in found if t == package or t.startswith(package + ".")]
 
 
-def _graph(everywhere: bool) -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {m: set() for m in MODULES}
-    for name, path in MODULES.items():
-        for target, _ in _imports(ast.parse(path.read_text(encoding="utf-8")), everywhere):
-            if target != name and target in MODULES:
+def _graph(everywhere: bool, modules: dict[str, Path] = MODULES, package: str = "localjudge") -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for name, path in modules.items():
+        for target, _ in _imports(ast.parse(path.read_text(encoding="utf-8")), everywhere, modules, package):
+            if target != name and target in modules:
                 graph[name].add(target)
     return graph
+
+
+def _upward(modules: dict[str, Path] = MODULES, package: str = "localjudge") -> list[str]:
+    """Modules that import the package root, with the line."""
+    return [
+        f"{name} (line {line})"
+        for name, path in modules.items()
+        if name != package
+        for target, line in _imports(ast.parse(path.read_text(encoding="utf-8")), True, modules, package)
+        if target == package
+    ]
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -98,13 +112,7 @@ def test_the_import_graph_is_acyclic(everywhere):
 
 
 def test_no_module_imports_the_package_root():
-    upward = [
-        f"{name} (line {line})"
-        for name, path in MODULES.items()
-        if name != "localjudge"
-        for target, line in _imports(ast.parse(path.read_text(encoding="utf-8")), everywhere=True)
-        if target == "localjudge"
-    ]
+    upward = _upward()
     assert not upward, "import the module that defines a name, not the package root: " + ", ".join(upward)
 
 
@@ -112,3 +120,36 @@ def test_the_cycle_finder_finds_cycles():
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
     assert "localjudge.runs.evaluate" in MODULES and "localjudge" in MODULES
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
+    """A synthetic package `pkg` under tmp_path with the given module sources."""
+    for rel, text in {"pkg/__init__.py": "", **files}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    return _modules(tmp_path / "pkg")
+
+
+HIDDEN_CYCLE = {
+    "pkg/runs/__init__.py": "",
+    # the shape of the old runs.chunk <-> runs.likelihood cycle: a TYPE_CHECKING import one way ...
+    "pkg/runs/chunk.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.runs.likelihood import f\n",
+    # ... and a function-level import the other way
+    "pkg/runs/likelihood.py": "def f():\n    from pkg.runs import chunk\n    return chunk\n",
+}
+
+
+def test_a_cycle_behind_type_checking_and_a_function_import_is_found(tmp_path):
+    modules = _package(tmp_path, HIDDEN_CYCLE)
+    assert _cycle(_graph(False, modules, "pkg")) is None  # module level alone: only one direction
+    assert _cycle(_graph(True, modules, "pkg")) == ["pkg.runs.chunk", "pkg.runs.likelihood", "pkg.runs.chunk"]
+
+
+def test_a_module_level_cycle_is_found(tmp_path):
+    modules = _package(tmp_path, {"pkg/a.py": "from pkg.b import x\n", "pkg/b.py": "import pkg.a\nx = 1\n"})
+    assert _cycle(_graph(False, modules, "pkg")) == ["pkg.a", "pkg.b", "pkg.a"]
+
+
+def test_an_upward_import_is_found(tmp_path):
+    modules = _package(tmp_path, {"pkg/sub.py": "def f():\n    from pkg import __version__\n"})
+    assert _upward(modules, "pkg") == ["pkg.sub (line 2)"]

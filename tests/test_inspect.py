@@ -8,7 +8,6 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import tiny_llama
 from test_cli_errors import assert_user_error
 
 from localjudge import load_judge
@@ -17,6 +16,7 @@ from localjudge.judges.inspection import inspect_judge
 from localjudge.judges.loading import file_sha256
 from localjudge.judges.registry import load_registry, package_gguf_path
 from localjudge.testing import fake_judge
+from localjudge.testing.tiny_models import tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

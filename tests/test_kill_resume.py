@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import tiny_info, tiny_llama
 
 from localjudge import Judge
 from localjudge.engine.options import EngineOptions
@@ -30,6 +29,7 @@ from localjudge.metrics import GEvalMetric
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results
 from localjudge.testing import fake_judge
+from localjudge.testing.tiny_models import tiny_info, tiny_llama
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"

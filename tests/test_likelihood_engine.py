@@ -12,12 +12,12 @@ import math
 
 import pytest
 import torch
-from conftest import tiny_gemma3, tiny_info, tiny_llama
 
 from localjudge import Judge, JudgeInfo
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ContextLengthError
 from localjudge.scoring.likelihood import split_boundary
+from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

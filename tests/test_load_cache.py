@@ -21,7 +21,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import tiny_llama
 from tiny_gguf import write_tiny_gguf
 
 from localjudge import load_judge
@@ -30,6 +29,7 @@ from localjudge.errors import CacheError
 from localjudge.judges.cache import MANIFEST, CacheKey, cache_root, find_prepared, store_prepared
 from localjudge.judges.cache_list import clear_prepared, list_prepared
 from localjudge.kinds.geval_steps import cache_dir as steps_dir
+from localjudge.testing.tiny_models import tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 PROMPTS = ["Score: 1", "the answer is good. Rating", "Total 10 and"]

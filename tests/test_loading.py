@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import tiny_llama
 
 from localjudge import load_judge
 from localjudge.errors import (
@@ -24,6 +23,7 @@ from localjudge.errors import (
     UnsafeModelError,
 )
 from localjudge.judges.registry import HubSource, PackageGGUFSource, load_registry, package_gguf_path
+from localjudge.testing.tiny_models import tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

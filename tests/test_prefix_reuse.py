@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import tiny_gemma3, tiny_info, tiny_llama
 
 from localjudge import Judge, JudgeInfo
 from localjudge.engine.options import EngineOptions
 from localjudge.engine.prefix import MIN_PREFIX, common_prefix_len, plan_prefix_batches
+from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
 
 TOL = 1e-5
 

@@ -12,7 +12,6 @@ spells a score must be counted, and nothing else, so the valid mass and every pr
 from __future__ import annotations
 
 import pytest
-from conftest import tiny_info
 from real_tokenizers import ARCH, NAMES, llama3_files, load_tokenizer, tiny_model
 from reference import brute_force_scores, continues_word, decoded_vocab, label_variants
 from test_likelihood_engine import brute_force
@@ -20,6 +19,7 @@ from test_likelihood_engine import brute_force
 from localjudge import Judge
 from localjudge.engine.options import EngineOptions
 from localjudge.scoring.likelihood import split_boundary
+from localjudge.testing.tiny_models import tiny_info
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("torch_one_thread")]
 

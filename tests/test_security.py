@@ -21,12 +21,12 @@ import pytest
 import torch
 import transformers
 from click.testing import CliRunner
-from conftest import tiny_llama
 
 from localjudge.cli import main
 from localjudge.errors import ModelUnavailableError, UnsafeModelError
 from localjudge.judges.loading import load_judge
 from localjudge.judges.registry import PackageGGUFSource, availability, load_registry, package_gguf_path
+from localjudge.testing.tiny_models import tiny_llama
 
 GOOD = json.dumps({"id": "a", "input": "q", "actual_output": "x", "expected_output": "y"}) + "\n"
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import tiny_gemma3, tiny_info, tiny_llama
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fuzz import VOCAB
@@ -20,6 +19,7 @@ from localjudge.engine.options import EngineOptions
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.scoring.distribution import outcome_mass, score_distribution
 from localjudge.scoring.trie import build_score_tree
+from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

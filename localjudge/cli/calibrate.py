@@ -6,9 +6,8 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.fits import UserError as _UserError
 from localjudge.cli.fits import fit_hybrid_cmd, fit_verdict_cmd
-from localjudge.errors import ConfigError, LocalJudgeError
+from localjudge.errors import ConfigError
 
 
 def _pick(a: str | None, b: str | None, names: str) -> str | None:
@@ -148,11 +147,11 @@ def calibrate(
     from localjudge.io.files import refuse_overwriting
 
     if save_hybrid is not None and not hybrid:
-        raise _UserError("--save-hybrid needs --hybrid M1,M2,...")
+        raise ConfigError("--save-hybrid needs --hybrid M1,M2,...")
     if (save_verdict is not None or pass_at is not None) and not verdict:
-        raise _UserError("--save-verdict and --pass-at need --verdict M1,M2,...")
+        raise ConfigError("--save-verdict and --pass-at need --verdict M1,M2,...")
     if hybrid and verdict:
-        raise _UserError("--hybrid and --verdict fit different things; give one of them")
+        raise ConfigError("--hybrid and --verdict fit different things; give one of them")
     if verdict:
         fit_verdict_cmd(
             path,
@@ -185,33 +184,30 @@ def calibrate(
         plots_dir = None  # from here on, None means no plots
     elif plots_dir is None:
         plots_dir = out.parent / f"{out.stem}_plots" if out else Path("calibration_plots")
-    try:
-        outputs = ([out] if out else []) + ([] if plots_dir is None else plot_paths(plots_dir))
-        refuse_overwriting(outputs, [("calibration input", path)])
-        pairs = load_pairs(
-            path,
-            human=_pick(human, human_col, "--human and --human-col"),
-            judge=_pick(judge_field, judge_col, "--judge-field and --judge-col"),
-            group=_pick(group, group_col, "--group and --group-col"),
-            metric=metric,
-        )
-        if metric is not None and pairs.info.kind != "results":
-            raise ConfigError(f"--metric applies to results files; {path} is a plain table")
-        report = run_calibration(
-            pairs.judge,
-            pairs.human,
-            pairs.groups,
-            target=target,
-            n_bootstrap=n_bootstrap,
-            seed=seed,
-            judge_scale=judge_scale or pairs.judge_scale,
-            human_scale=human_scale,
-            fit=fit,
-            split=split,
-            input_info=pairs.info,
-        )
-    except LocalJudgeError as err:
-        raise _UserError(str(err)) from None
+    outputs = ([out] if out else []) + ([] if plots_dir is None else plot_paths(plots_dir))
+    refuse_overwriting(outputs, [("calibration input", path)])
+    pairs = load_pairs(
+        path,
+        human=_pick(human, human_col, "--human and --human-col"),
+        judge=_pick(judge_field, judge_col, "--judge-field and --judge-col"),
+        group=_pick(group, group_col, "--group and --group-col"),
+        metric=metric,
+    )
+    if metric is not None and pairs.info.kind != "results":
+        raise ConfigError(f"--metric applies to results files; {path} is a plain table")
+    report = run_calibration(
+        pairs.judge,
+        pairs.human,
+        pairs.groups,
+        target=target,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        judge_scale=judge_scale or pairs.judge_scale,
+        human_scale=human_scale,
+        fit=fit,
+        split=split,
+        input_info=pairs.info,
+    )
 
     if plots_dir is not None:
         written = write_plots(pairs.judge, pairs.human, plots_dir)

@@ -6,13 +6,7 @@ from pathlib import Path
 
 import click
 
-from localjudge.errors import ConfigError, LocalJudgeError
-
-
-class UserError(click.ClickException):
-    """A `LocalJudgeError` shown as a one-line message with exit code 2, without traceback."""
-
-    exit_code = 2
+from localjudge.errors import ConfigError
 
 
 def fit_hybrid_cmd(
@@ -32,17 +26,12 @@ def fit_hybrid_cmd(
     from localjudge.runs.results_file import read_results
 
     components = [n.strip() for n in names.split(",") if n.strip()]
-    try:
-        refuse_overwriting([save] if save else [], [("calibration input", path)])
-        if len(components) < 2:
-            raise ConfigError("--hybrid needs at least two metrics, comma-separated")
-        if human is None:
-            raise ConfigError("--hybrid needs --human FIELD, the human label to fit")
-        metric, report = fit_hybrid(
-            read_results(path), components, human, group=group, share=split, seed=seed, name=name
-        )
-    except LocalJudgeError as err:
-        raise UserError(str(err)) from None
+    refuse_overwriting([save] if save else [], [("calibration input", path)])
+    if len(components) < 2:
+        raise ConfigError("--hybrid needs at least two metrics, comma-separated")
+    if human is None:
+        raise ConfigError("--hybrid needs --human FIELD, the human label to fit")
+    metric, report = fit_hybrid(read_results(path), components, human, group=group, share=split, seed=seed, name=name)
     if save is not None:
         save.parent.mkdir(parents=True, exist_ok=True)
         save.write_text(metric.model_dump_json(indent=1) + "\n", encoding="utf-8")
@@ -70,23 +59,20 @@ def fit_verdict_cmd(
     from localjudge.runs.results_file import read_results
 
     components = [n.strip() for n in names.split(",") if n.strip()]
-    try:
-        refuse_overwriting([save] if save else [], [("calibration input", path)])
-        if human is None:
-            raise ConfigError("--verdict needs --human FIELD, the label to fit")
-        metric, fit, rule = fit_verdict(
-            read_results(path),
-            components,
-            human,
-            pass_at=pass_at,
-            group=group,
-            share=split,
-            seed=seed,
-            objective=objective,
-            name=name,
-        )
-    except LocalJudgeError as err:
-        raise UserError(str(err)) from None
+    refuse_overwriting([save] if save else [], [("calibration input", path)])
+    if human is None:
+        raise ConfigError("--verdict needs --human FIELD, the label to fit")
+    metric, fit, rule = fit_verdict(
+        read_results(path),
+        components,
+        human,
+        pass_at=pass_at,
+        group=group,
+        share=split,
+        seed=seed,
+        objective=objective,
+        name=name,
+    )
     if save is not None:
         save.parent.mkdir(parents=True, exist_ok=True)
         save.write_text(metric.model_dump_json(indent=1) + "\n", encoding="utf-8")
