@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from localjudge import load_judge
     from localjudge.bias import BiasSettings
-    from localjudge.bias.io import analyze_verdicts, summary_lines, write_study
-    from localjudge.bias.pipeline import judge_responses
+    from localjudge.bias.judging import judge_responses
+    from localjudge.bias.study import analyze_verdicts, summary_lines, write_study
     from localjudge.io.cases import load_cases
     from localjudge.metrics import builtin_metric
     from localjudge.runs.generation import generate_responses, read_responses

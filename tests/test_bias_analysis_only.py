@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from localjudge.bias.results import BiasReport
 from localjudge.cli import main
 
 STUDY = Path(__file__).resolve().parent / "data" / "bias_study"  # a copy of benchmarks/bias
@@ -32,7 +33,11 @@ def test_reanalysis_of_a_finished_study_gives_its_reports(tmp_path, no_load):
     res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", out)
     assert res.exit_code == 0, res.output
     before, after = json.loads((STUDY / "report.json").read_text()), json.loads((out / "report.json").read_text())
-    assert after["pointwise"] == before["pointwise"] and after["pairwise"] == before["pairwise"]
+    # the study was written before BiasSettings took calibration's names (n_bootstrap, ci_level): it still loads
+    assert before["pointwise"]["settings"]["n_resamples"] == after["pointwise"]["settings"]["n_bootstrap"] == 1000
+    for part in ("pointwise", "pairwise"):
+        assert after[part] == BiasReport.model_validate(before[part]).model_dump(mode="json")
+        assert after[part]["findings"] == before[part]["findings"]
     assert after["generators"] == before["generators"] and after["responses_sha256"] == before["responses_sha256"]
     assert [(j["name"], j["family"]) for j in after["judges"]] == [("gemma3-270m", "gemma"), ("smollm2-135m", "smollm")]
     assert after["verdicts_files"] == [str(STUDY / "pointwise_records.jsonl"), str(STUDY / "pairwise_records.jsonl")]
@@ -165,3 +170,22 @@ def test_human_field_refills_human_scores(tmp_path, no_load):
     point = [json.loads(line) for line in (tmp_path / "out" / "pointwise_records.jsonl").read_text().splitlines()]
     assert all(p["human_score"] == p["response_length"] % 5 + 1 for p in point)
     assert json.loads(res.output)["pointwise"]["equal_opportunity"]  # analysed with the human scores
+
+
+def test_the_lab_runs_without_the_command_line(tmp_path, no_load):
+    """The orchestration lives in the lab (`bias.lab`); the command only parses flags and prints."""
+    from localjudge.bias import lab
+    from localjudge.bias.results import BiasSettings
+    from localjudge.bias.study import write_study
+
+    settings = BiasSettings(n_bootstrap=200, ci_level=0.9)
+    study = lab.analyse_only(RESPONSES, [STUDY], metric_name="correctness", settings=settings)
+    assert study.study.pointwise is not None and study.study.pointwise.settings == settings
+    files = write_study(study.study, study.verdicts, tmp_path / "out")
+    assert files and (tmp_path / "out" / "report.json").is_file()
+    # the command's --bootstrap (calibrate's name) and its former name --resamples set the same setting
+    for flag in ("--bootstrap", "--resamples"):
+        out = tmp_path / flag.strip("-")
+        res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", out, flag, "200", "--json")
+        assert res.exit_code == 0, res.output
+        assert json.loads((out / "report.json").read_text())["pointwise"]["settings"]["n_bootstrap"] == 200

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from test_bias_pipeline import FAST, _judge, write_prompts, write_responses
 
 from localjudge.bias.families import fill_families, model_families, parse_families
-from localjudge.bias.io import analyze_verdicts
-from localjudge.bias.pipeline import judge_responses
+from localjudge.bias.judging import judge_responses
+from localjudge.bias.study import analyze_verdicts
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
 from localjudge.judges.registry import load_registry

@@ -19,15 +19,15 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge.bias import BiasSettings
-from localjudge.bias.io import analyze_verdicts, write_study
-from localjudge.bias.pipeline import cross_family_pairs, judge_responses
+from localjudge.bias.judging import cross_family_pairs, judge_responses
+from localjudge.bias.study import analyze_verdicts, write_study
 from localjudge.errors import ConfigError
 from localjudge.io.cases import load_cases
 from localjudge.metrics import builtin_metric
 from localjudge.runs.generation import clean_response, generate_responses, generation_prompt, read_responses
 from localjudge.testing import fake_judge
 
-FAST = BiasSettings(n_resamples=300, n_permutations=1999)
+FAST = BiasSettings(n_bootstrap=300, n_permutations=1999)
 MARKERS = {"alpha": "zephyr", "beta": "quokka", "gamma": "marimba"}
 N_ITEMS = 30
 
@@ -484,7 +484,7 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
     """judge_logppl: the responses go through the likelihood engine in batches, not one forward each."""
     import torch
 
-    from localjudge.bias.pipeline import judge_logppl
+    from localjudge.bias.judging import judge_logppl
     from localjudge.engine.options import EngineOptions
     from localjudge.judges.judge import Judge
     from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation

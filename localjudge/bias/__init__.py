@@ -11,6 +11,7 @@ Examples:
     >>> write_heatmap(report, "bias_heatmap.png")  # doctest: +SKIP
 """
 
+from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
 from localjudge.bias.markdown import format_report
 from localjudge.bias.pairwise import (
     equal_opportunity_pairwise,
@@ -22,7 +23,6 @@ from localjudge.bias.plots import write_heatmap
 from localjudge.bias.pointwise import equal_opportunity_pointwise, score_matrix, self_preference
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.bias.regression import length_bias, perplexity_adjusted
-from localjudge.bias.report import analyze_pairwise, analyze_pointwise
 from localjudge.bias.results import (
     BiasReport,
     BiasSettings,

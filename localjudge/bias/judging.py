@@ -7,7 +7,7 @@ each judge also compares every pair of responses from different families on the 
 both orders (`evaluate` asks both). Judges are loaded one at a time and freed before the next.
 
 Examples:
-    >>> from localjudge.bias.pipeline import judge_responses, run_bias
+    >>> from localjudge.bias.judging import judge_responses, run_bias
     >>> from localjudge.runs.generation import read_responses
     >>> from localjudge.metrics import builtin_metric
     >>> verdicts = run_bias(read_responses("responses.jsonl"), ["smollm2-135m", "gemma3-270m"],
@@ -308,7 +308,7 @@ def run_bias(
         pairwise_metric: Pairwise metric, or None.
         device: Device for every judge (`load_judge`'s default when None).
         dtype: Compute dtype for every judge (`load_judge`'s default when None).
-        options: Engine options for every judge, as for `load_judge` (device and dtype may fill them).
+        options: Engine options for every judge, as for `load_judge` (not with device or dtype).
         families: Model family of judges loaded by path or hub id (`load_judge(family=...)`).
         registry_path: A models.yaml other than the bundled one.
         human_field, records_dir, resume, truncate, progress, min_valid_mass: as for `judge_responses`.

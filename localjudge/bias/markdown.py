@@ -42,8 +42,8 @@ def format_report(report: BiasReport) -> str:
         f"# Bias report ({report.kind})",
         "",
         f"{report.n_records} records on {report.n_items} items from {len(report.judges)} judges; "
-        f"{report.n_unscored} unscored and skipped. Intervals: {100 * s.confidence:g}% "
-        f"percentile bootstrap over items ({s.n_resamples} resamples, seed {s.seed}).",
+        f"{report.n_unscored} unscored and skipped. Intervals: {100 * s.ci_level:g}% "
+        f"percentile bootstrap over items ({s.n_bootstrap} resamples, seed {s.seed}).",
         "",
         "## Summary",
         "",

@@ -47,7 +47,7 @@ def _mean_estimate(
         null: Value under H0; None for no test.
         test_seed: Seed of the sign flips.
     """
-    w = stats.item_weights(len(t.items), settings.n_resamples, settings.seed)
+    w = stats.item_weights(len(t.items), settings.n_bootstrap, settings.seed)
     item = t.item[rows]
     boot = stats.group_mean(w, item, values)
     p = None
@@ -55,7 +55,7 @@ def _mean_estimate(
         sums = np.bincount(item, weights=values - null, minlength=len(t.items))
         p = stats.sign_flip_p(sums[np.unique(item)], settings.n_permutations, test_seed)
     return stats.estimate(
-        boot, n=int(rows.size), n_items=int(np.unique(item).size), confidence=settings.confidence, p_value=p
+        boot, n=int(rows.size), n_items=int(np.unique(item).size), confidence=settings.ci_level, p_value=p
     )
 
 
@@ -137,7 +137,7 @@ def equal_opportunity_pairwise(
     t = pairwise_table(records)
     if np.all(np.isnan(t.human_a)):
         return []
-    w = stats.item_weights(len(t.items), settings.n_resamples, settings.seed)
+    w = stats.item_weights(len(t.items), settings.n_bootstrap, settings.seed)
     results = []
     for j, judge in enumerate(t.judges):
         family = t.judge_families[j]
@@ -156,7 +156,7 @@ def equal_opportunity_pairwise(
                 boot,
                 n=int(mask.sum()),
                 n_items=int(np.unique(item[mask]).size),
-                confidence=settings.confidence,
+                confidence=settings.ci_level,
                 p_value=p_value,
             )
 

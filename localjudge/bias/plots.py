@@ -71,7 +71,7 @@ def write_heatmap(report: BiasReport, path: str | Path) -> Path:
             ax.text(g, j - 0.08, f"{means[j, g]:.2f}", ha="center", va="center", fontsize=11, color=color)
             if not np.isnan(half[j, g]):
                 ax.text(g, j + 0.22, f"±{half[j, g]:.2f}", ha="center", va="center", fontsize=7, color=color)
-    ax.set_title(f"Mean score, {100 * report.settings.confidence:g}% CI half-width below")
+    ax.set_title(f"Mean score, {100 * report.settings.ci_level:g}% CI half-width below")
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

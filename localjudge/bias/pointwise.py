@@ -59,7 +59,7 @@ def _item_mean_estimate(
     if test_seed is not None:
         p = stats.sign_flip_p(d[ok], settings.n_permutations, test_seed)
     n = int(ok.sum())
-    return stats.estimate(boot, n=n, n_items=n, confidence=settings.confidence, p_value=p)
+    return stats.estimate(boot, n=n, n_items=n, confidence=settings.ci_level, p_value=p)
 
 
 def score_matrix(records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT) -> ScoreMatrix:
@@ -74,7 +74,7 @@ def score_matrix(records: Sequence[PointwiseRecord], settings: BiasSettings = _D
         >>> [(c.judge, c.generator, c.mean.value) for c in m.cells]  # doctest: +SKIP
     """
     t = pointwise_table(records)
-    w = stats.item_weights(len(t.items), settings.n_resamples, settings.seed)
+    w = stats.item_weights(len(t.items), settings.n_bootstrap, settings.seed)
     ok = ~np.isnan(t.score)  # (J, I, G)
     num = np.einsum("ri,jig->rjg", w, np.where(ok, t.score, 0.0))
     den = np.einsum("ri,jig->rjg", w, ok.astype(float))
@@ -84,7 +84,7 @@ def score_matrix(records: Sequence[PointwiseRecord], settings: BiasSettings = _D
     for j, judge in enumerate(t.judges):
         for g, gen in enumerate(t.generators):
             n = int(ok[j, :, g].sum())
-            mean = stats.estimate(means[:, j, g], n=n, n_items=n, confidence=settings.confidence)
+            mean = stats.estimate(means[:, j, g], n=n, n_items=n, confidence=settings.ci_level)
             cells.append(MatrixCell(judge=judge, generator=gen, mean=mean, n_unscored=int(t.n_unscored[j, g])))
     return ScoreMatrix(
         judges=list(t.judges),
@@ -99,7 +99,7 @@ def _self_preference(t: PointwiseTable, j: int, settings: BiasSettings) -> SelfP
     family = t.judge_families[j]
     gen_fam = np.array(t.generator_families)
     own = gen_fam == family  # (G,)
-    w = stats.item_weights(len(t.items), settings.n_resamples, settings.seed)
+    w = stats.item_weights(len(t.items), settings.n_bootstrap, settings.seed)
     refs = [k for k, f in enumerate(t.judge_families) if f != family]
     raw_gap = _nan_estimate()
     did = _nan_estimate()
@@ -167,7 +167,7 @@ def equal_opportunity_pointwise(
     t = pointwise_table(records)
     if np.all(np.isnan(t.human)):
         return []
-    w = stats.item_weights(len(t.items), settings.n_resamples, settings.seed)
+    w = stats.item_weights(len(t.items), settings.n_bootstrap, settings.seed)
     gen_fam = np.array(t.generator_families)
     results = []
     for j, judge in enumerate(t.judges):
@@ -191,7 +191,7 @@ def equal_opportunity_pointwise(
         def est(boot: np.ndarray, mask: np.ndarray, p_value: float | None = None, item: np.ndarray = item) -> Estimate:
             n_items = int(np.unique(item[mask]).size)
             return stats.estimate(
-                boot, n=int(mask.sum()), n_items=n_items, confidence=settings.confidence, p_value=p_value
+                boot, n=int(mask.sum()), n_items=n_items, confidence=settings.ci_level, p_value=p_value
             )
 
         everything = np.ones_like(own)

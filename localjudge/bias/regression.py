@@ -53,7 +53,7 @@ def length_bias(records: Sequence[PointwiseRecord], settings: BiasSettings = _DE
     """
     t = pointwise_table(records)
     n_items = len(t.items)
-    w = stats.item_weights(n_items, settings.n_resamples, settings.seed)
+    w = stats.item_weights(n_items, settings.n_bootstrap, settings.seed)
     results = []
     for j, judge in enumerate(t.judges):
         ok = ~np.isnan(t.score[j]) & ~np.isnan(t.length[j])  # (I, G)
@@ -85,8 +85,8 @@ def length_bias(records: Sequence[PointwiseRecord], settings: BiasSettings = _DE
         results.append(
             LengthBias(
                 judge=judge,
-                slope=stats.estimate(slope_boot, p_value=p_slope, n=n, n_items=n_inf, confidence=settings.confidence),
-                spearman=stats.estimate(rho_boot, p_value=p_rho, n=n, n_items=n_inf, confidence=settings.confidence),
+                slope=stats.estimate(slope_boot, p_value=p_slope, n=n, n_items=n_inf, confidence=settings.ci_level),
+                spearman=stats.estimate(rho_boot, p_value=p_rho, n=n, n_items=n_inf, confidence=settings.ci_level),
             )
         )
     return results
@@ -130,7 +130,7 @@ def perplexity_adjusted(
     """
     t = pointwise_table(records)
     n_items = len(t.items)
-    w = stats.item_weights(n_items, settings.n_resamples, settings.seed)
+    w = stats.item_weights(n_items, settings.n_bootstrap, settings.seed)
     gen_fam = np.array(t.generator_families)
     results = []
     for j, judge in enumerate(t.judges):
@@ -184,7 +184,7 @@ def perplexity_adjusted(
                 p_ppl = _cluster_p(ppl[0], sc, bread, 1, groups)
 
         def est(boot: np.ndarray, p: float | None, n_responses: int = n_responses, groups: int = groups) -> Estimate:
-            return stats.estimate(boot, n=n_responses, n_items=groups, confidence=settings.confidence, p_value=p)
+            return stats.estimate(boot, n=n_responses, n_items=groups, confidence=settings.ci_level, p_value=p)
 
         results.append(
             PerplexityAdjusted(

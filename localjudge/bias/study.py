@@ -20,11 +20,11 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
+from localjudge.bias.judging import JudgeVerdicts
 from localjudge.bias.markdown import format_report
-from localjudge.bias.pipeline import JudgeVerdicts
 from localjudge.bias.plots import write_heatmap
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.bias.report import analyze_pairwise, analyze_pointwise
 from localjudge.bias.results import BiasReport, BiasSettings
 from localjudge.errors import ConfigError, clip
 from localjudge.io.jsonl import write_rows

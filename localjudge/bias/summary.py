@@ -36,7 +36,7 @@ def fmt_p(p: float) -> str:
 
 
 def _ci(e: Estimate, settings: BiasSettings, digits: int = 2) -> str:
-    level = f"{100 * settings.confidence:g}% CI"
+    level = f"{100 * settings.ci_level:g}% CI"
     if e.ci_low is None or e.ci_high is None:
         return f"{level} not available"
     return f"{level} {e.ci_low:.{digits}f}–{e.ci_high:.{digits}f}"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.options import engine_options
+from localjudge.cli.options import engine_options, run_options
 from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
 
 _family = click.option(
@@ -27,41 +27,28 @@ _models = click.option(
 )
 
 
-def _registry(path: str | None):
-    from localjudge.judges.registry import load_registry
-
-    return load_registry(Path(path)) if path else load_registry()
-
-
 @click.command("generate")
 @click.argument("prompts", type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--model", "models", multiple=True, required=True, help="Registry name, model dir, .gguf or hub id; repeatable."
 )
-@click.option("--out", type=click.Path(dir_okay=False), required=True, help="Append responses to this JSONL file.")
+@run_options(
+    "out",
+    "resume",
+    "overwrite",
+    "progress",
+    out_required=True,
+    out="Append responses to this JSONL file.",
+    resume="Skip (prompt, model) pairs already in --out.",
+)
 @click.option("--max-new-tokens", type=click.IntRange(min=1), default=128, show_default=True, help="Generation limit.")
 @click.option(
     "--batch-size", type=click.IntRange(min=1), default=8, show_default=True, help="Prompts per generation chunk."
 )
-@click.option("--resume", is_flag=True, help="Skip (prompt, model) pairs already in --out.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @_family
 @_models
 @engine_options
-def generate_cmd(
-    prompts,
-    models,
-    out,
-    max_new_tokens,
-    batch_size,
-    resume,
-    overwrite,
-    no_progress,
-    family_specs,
-    registry,
-    engine,
-) -> None:
+def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs, registry, engine) -> None:
     """Answer the prompts in PROMPTS (JSONL with id, input, optional context/reference) with each --model.
 
     Greedy and deterministic: instruct models get their chat template, base models a plain
@@ -73,49 +60,21 @@ def generate_cmd(
       localjudge generate prompts.jsonl --model smollm2-135m --model gemma3-270m --out responses.jsonl
       localjudge generate prompts.jsonl --model ./my-llama --family ./my-llama=llama --out responses.jsonl
     """
-    import gc
+    from localjudge.bias import lab
+    from localjudge.bias.families import parse_families
 
-    from localjudge.bias.families import check_names, model_families, parse_families
-    from localjudge.cli.options import judge_inputs
-    from localjudge.errors import ConfigError, repeated
-    from localjudge.io.cases import load_cases
-    from localjudge.io.files import refuse_overwriting
-    from localjudge.judges import loading
-    from localjudge.runs.generation import check_prompts, generate_responses
-
-    if resume and overwrite:
-        raise ConfigError("--resume and --overwrite exclude each other")
-    if len(set(models)) != len(models):
-        raise ConfigError(f"models repeated: {repeated(models)}; give each --model once")
-    refuse_overwriting(
-        [out],
-        [("prompts file", prompts), ("judge registry", registry), *[i for m in models for i in judge_inputs(m, None)]],
+    lab.generate(
+        prompts,
+        models,
+        run,
+        max_new_tokens=max_new_tokens,
+        batch_size=batch_size,
+        families=parse_families(family_specs),
+        registry=registry,
+        engine=engine,
+        say=lambda line: click.echo(line, err=True),
     )
-    cases = load_cases(prompts)
-    check_prompts(cases)  # these checks come before the first (slow) load
-    given = parse_families(family_specs)
-    check_names(given, models, "--model")
-    families = model_families(models, given, _registry(registry), "model")
-    for k, name in enumerate(models):
-        click.echo(f"Loading model {name}...", err=True)
-        model = loading.load_judge(
-            name, options=engine, progress=not no_progress, family=families[name], registry_path=registry
-        )
-        # later models append to the file the first one started
-        records = generate_responses(
-            cases,
-            model,
-            out,
-            max_new_tokens=max_new_tokens,
-            batch_size=batch_size,
-            resume=resume or k > 0,
-            overwrite=overwrite and k == 0,
-            progress=not no_progress,
-        )
-        click.echo(f"{model.info.name} ({model.info.family}, {model.info.dtype}): {len(records)} responses", err=True)
-        del model
-        gc.collect()
-    click.echo(f"responses: {out}")
+    click.echo(f"responses: {run.out}")
 
 
 @click.command("bias")
@@ -147,15 +106,25 @@ def generate_cmd(
     "--out-dir", type=click.Path(file_okay=False), required=True, help="Folder for report.json, report.md, heatmap.png."
 )
 @click.option("--human-field", default=None, help="Prompt field with a human score of each response.")
-@click.option(
-    "--truncate", is_flag=True, help="Cut content longer than a judge's context (recorded) instead of failing."
+@run_options(
+    "truncate",
+    "resume",
+    "progress",
+    truncate="Cut content longer than a judge's context (recorded) instead of failing.",
+    resume="Continue the result records in --out-dir/records.",
 )
-@click.option("--resume", is_flag=True, help="Continue the result records in --out-dir/records.")
 @min_valid_mass_option
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests.")
-@click.option("--resamples", type=click.IntRange(min=1), default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option(
+    "--bootstrap",
+    "--resamples",
+    "n_bootstrap",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples (as calibrate's --bootstrap; --resamples is its former name).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of the summary.")
-@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @_family
 @_models
 @engine_options
@@ -168,13 +137,11 @@ def bias_cmd(
     pairwise_metric,
     out_dir,
     human_field,
-    truncate,
-    resume,
+    run,
     min_valid_mass,
     seed,
-    resamples,
+    n_bootstrap,
     as_json,
-    no_progress,
     family_specs,
     registry,
     engine,
@@ -205,9 +172,10 @@ def bias_cmd(
       localjudge bias responses.jsonl --judge ./my-llama --family ./my-llama=llama --judge gemma3-270m --out-dir out
       localjudge bias responses.jsonl --verdicts bias_out --out-dir bias_out_again
     """
+    from localjudge.bias import lab
     from localjudge.bias.families import parse_families
-    from localjudge.bias.io import STUDY_FILES, summary_lines, write_study
     from localjudge.bias.results import BiasSettings
+    from localjudge.bias.study import STUDY_FILES, summary_lines, write_study
     from localjudge.cli.options import given_engine_flags
     from localjudge.errors import ConfigError
     from localjudge.io.files import is_file
@@ -215,7 +183,7 @@ def bias_cmd(
     if bool(judges) == bool(verdict_paths):
         raise ConfigError("give judges to run (--judge) or verdicts to analyse (--verdicts), one of the two")
     given = parse_families(family_specs)
-    settings = BiasSettings(seed=seed, n_resamples=resamples)
+    settings = BiasSettings(seed=seed, n_bootstrap=n_bootstrap)
     inputs = [
         ("responses file", responses),
         ("judge registry", registry),
@@ -225,8 +193,8 @@ def bias_cmd(
     if verdict_paths:
         judging_only = {
             "--pairwise": pairwise,
-            "--truncate": truncate,
-            "--resume": resume,
+            "--truncate": run.truncate,
+            "--resume": run.resume,
             "--min-valid-mass": min_valid_mass is not None,
             "--models": registry,
             **{flag: True for flag in given_engine_flags(engine)},
@@ -234,26 +202,34 @@ def bias_cmd(
         for option, value in judging_only.items():
             if value:
                 raise ConfigError(f"{option} applies when judges run; drop it with --verdicts")
-        study, verdicts, pair_metric = _analyse_only(
-            responses, verdict_paths, metric_name, pairwise_metric, given, human_field, settings, inputs, outputs
+        study, verdicts, pair_metric = lab.analyse_only(
+            responses,
+            verdict_paths,
+            metric_name=metric_name,
+            pairwise_metric=pairwise_metric,
+            families=given,
+            human_field=human_field,
+            settings=settings,
+            inputs=inputs,
+            outputs=outputs,
         )
     else:
-        study, verdicts, pair_metric = _judge_and_analyse(
+        study, verdicts, pair_metric = lab.judge_and_analyse(
             responses,
             judges,
-            metric_name,
-            pairwise,
-            pairwise_metric,
-            given,
-            registry,
-            human_field,
-            settings,
-            inputs,
-            outputs,
             out_dir,
-            resume=resume,
-            truncate=truncate,
-            progress=not no_progress,
+            metric_name=metric_name,
+            pairwise=pairwise,
+            pairwise_metric=pairwise_metric,
+            families=given,
+            registry=registry,
+            human_field=human_field,
+            settings=settings,
+            inputs=inputs,
+            outputs=outputs,
+            resume=run.resume,
+            truncate=run.truncate,
+            progress=run.progress,
             min_valid_mass=min_valid_mass_or_default(min_valid_mass),
             engine=engine,
         )
@@ -271,113 +247,3 @@ def bias_cmd(
     click.echo("")
     for role, path in files.items():
         click.echo(f"{role}: {path}")
-
-
-def _metrics(metric_name: str | None, pairwise: bool, pairwise_metric: str | None, default: bool):
-    """The pointwise and pairwise metrics the options name (defaults only when `default`)."""
-    from localjudge.errors import clip
-    from localjudge.metrics import resolve_metric
-
-    name = metric_name or ("correctness" if default else None)
-    metric = resolve_metric(name) if name else None
-    pair_name = pairwise_metric or ("pairwise" if pairwise else None)
-    pair_metric = resolve_metric(pair_name) if pair_name else None
-    if metric is not None and metric.kind == "pairwise":
-        if pair_metric is not None and not default:
-            raise click.UsageError("--metric names a pairwise metric and --pairwise-metric another; give one")
-        metric, pair_metric = None, metric
-    if pair_metric is not None and pair_metric.kind != "pairwise":
-        raise click.UsageError(f"--pairwise-metric {clip(pair_name)} is not a pairwise metric")
-    return metric, pair_metric
-
-
-def _judge_and_analyse(
-    responses,
-    judges,
-    metric_name,
-    pairwise,
-    pairwise_metric,
-    given,
-    registry,
-    human_field,
-    settings,
-    inputs,
-    outputs,
-    out_dir,
-    *,
-    resume: bool,
-    truncate: bool,
-    progress: bool,
-    min_valid_mass: float,
-    engine,
-):
-    """Checks everything that needs no model, then runs the judges one at a time and analyses."""
-    from localjudge.bias.families import check_names, fill_families, model_families
-    from localjudge.bias.io import analyze_verdicts
-    from localjudge.bias.pipeline import check_responses, records_path, run_bias
-    from localjudge.cli.options import judge_inputs
-    from localjudge.io.files import refuse_overwriting
-    from localjudge.runs.generation import read_responses
-
-    metric, pair_metric = _metrics(metric_name, pairwise, pairwise_metric, default=True)
-    outputs = outputs + [
-        records_path(Path(out_dir) / "records", j, m.name) for j in judges for m in (metric, pair_metric) if m
-    ]
-    refuse_overwriting(outputs, inputs + [i for j in judges for i in judge_inputs(j, None)])
-    records = read_responses(responses)
-    check_responses(records, metric, human_field)
-    check_names(given, [*judges, *{r.generator for r in records}], "--judge or generator")
-    judge_families = model_families(judges, given, _registry(registry), "judge")
-    gen_families = fill_families({r.generator: r.generator_family for r in records}, given, "generator")
-    records = [r.model_copy(update={"generator_family": gen_families[r.generator]}) for r in records]
-    verdicts = run_bias(
-        records,
-        list(judges),
-        metric,
-        pair_metric,
-        families=judge_families,
-        registry_path=registry,
-        human_field=human_field,
-        records_dir=Path(out_dir) / "records",
-        resume=resume,
-        truncate=truncate,
-        progress=progress,
-        min_valid_mass=min_valid_mass,
-        options=engine,
-    )
-    study = analyze_verdicts(
-        verdicts, records, responses, metric, pair_metric, human_field=human_field, settings=settings
-    )
-    return study, verdicts, pair_metric
-
-
-def _analyse_only(
-    responses, verdict_paths, metric_name, pairwise_metric, given, human_field, settings, inputs, outputs
-):
-    """Reads verdicts from disk and analyses them; imports no torch and loads no model."""
-    from localjudge.bias.families import check_names
-    from localjudge.bias.io import Verdicts, analyze_records
-    from localjudge.bias.verdicts import align_verdicts, read_verdicts, verdict_files
-    from localjudge.io.files import refuse_overwriting
-    from localjudge.runs.generation import read_responses
-
-    metric, pair_metric = _metrics(metric_name, False, pairwise_metric, default=False)
-    files = verdict_files(verdict_paths)
-    refuse_overwriting(outputs, inputs + [("verdicts file", f) for f in files])
-    records = read_responses(responses)
-    point, pair, files = read_verdicts(verdict_paths)
-    check_names(given, {r.generator for r in records} | {v.judge for v in [*point, *pair]}, "judge or generator")
-    point, pair, records, judges = align_verdicts(point, pair, records, given, human_field)
-    study = analyze_records(
-        point,
-        pair,
-        records,
-        responses,
-        metric,
-        pair_metric,
-        judges=judges,
-        human_field=human_field,
-        settings=settings,
-        verdicts_files=files,
-    )
-    return study, [Verdicts(tuple(point), tuple(pair))], pair_metric

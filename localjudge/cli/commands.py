@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.options import judge_inputs, judge_options, load_from_options, read_scale
+from localjudge.cli.options import judge_inputs, judge_options, load_from_options, read_scale, run_options
 from localjudge.cli.output import print_table
 from localjudge.cli.reading import (
     field_label_option,
@@ -121,20 +121,15 @@ def _read_prompts(path: Path) -> list[str]:
 
 @click.command("steps")
 @click.option("--metric", "metric_name", required=True, help="Built-in metric name or metric file.")
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False),
-    required=True,
-    help="Write the metric with its steps pinned to this .yaml file.",
+@run_options(
+    "out", "overwrite", "progress", out_required=True, out="Write the metric with its steps pinned to this .yaml file."
 )
 @click.option(
     "--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric)."
 )
 @click.option("--regenerate", is_flag=True, help="Ignore built-in or pinned steps and let the judge write them.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
-@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @judge_options
-def steps_cmd(metric_name, out, style_guide, regenerate, overwrite, no_progress, **judge_kw) -> None:
+def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
     from localjudge.errors import ConfigError
     from localjudge.io.files import read_text, refuse_overwriting
@@ -143,6 +138,7 @@ def steps_cmd(metric_name, out, style_guide, regenerate, overwrite, no_progress,
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.spec import dump_metric
 
+    out = str(run.out)
     refuse_overwriting(
         [out],
         [
@@ -151,15 +147,14 @@ def steps_cmd(metric_name, out, style_guide, regenerate, overwrite, no_progress,
             *judge_inputs(judge_kw["judge_name"], judge_kw["registry"]),
         ],
     )
-    if not overwrite and Path(out).exists() and Path(out).stat().st_size > 0:
-        raise ConfigError(f"{out} already exists; pass --overwrite to replace it")
+    run.check_output(resumable=False)
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metric = resolve_metric(metric_name, style_guide=guide)
     if not isinstance(metric, GEvalMetric):  # the command writes G-Eval's steps: no other kind has any
         raise click.UsageError("only G-Eval metrics have evaluation steps")
     if regenerate:
         metric = metric.model_copy(update={"steps": None})
-    judge = load_from_options(**judge_kw, progress=not no_progress)
+    judge = load_from_options(**judge_kw, progress=run.progress)
     steps, source = resolve_steps(judge, metric)
     Path(out).write_text(dump_metric(metric.model_copy(update={"steps": steps})), encoding="utf-8")
     click.echo(f"{len(steps)} steps ({source}) written to {out}:")
@@ -172,14 +167,16 @@ def steps_cmd(metric_name, out, style_guide, regenerate, overwrite, no_progress,
 @click.option(
     "--metric", "metric_names", multiple=True, required=True, help="Built-in metric name or metric file; repeatable."
 )
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Stream result records to this JSONL file (in input order once the run ends).",
+@run_options(
+    "out",
+    "resume",
+    "overwrite",
+    "truncate",
+    "skip_invalid",
+    "progress",
+    out="Stream result records to this JSONL file (in input order once the run ends).",
+    skip_invalid="Skip malformed rows of DATA, listing each one.",
 )
-@click.option("--resume", is_flag=True, help="Continue an interrupted run in --out without redoing finished items.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --out.")
 @click.option(
     "--reasoning",
     type=click.Choice(["none", "before", "after"]),
@@ -189,15 +186,10 @@ def steps_cmd(metric_name, out, style_guide, regenerate, overwrite, no_progress,
 @click.option(
     "--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric)."
 )
-@click.option(
-    "--truncate", is_flag=True, help="Cut content longer than the judge's context (recorded) instead of failing."
-)
 @min_valid_mass_option
 @field_label_option
-@click.option("--skip-invalid", is_flag=True, help="Skip malformed rows of DATA, listing each one.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
-@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @click.option(
     "--distributed",
     is_flag=True,
@@ -207,18 +199,13 @@ def steps_cmd(metric_name, out, style_guide, regenerate, overwrite, no_progress,
 def eval_cmd(
     data,
     metric_names,
-    out,
-    resume,
-    overwrite,
+    run,
     reasoning,
     style_guide,
-    truncate,
     min_valid_mass,
     field_labels,
-    skip_invalid,
     limit,
     as_json,
-    no_progress,
     distributed,
     **judge_kw,
 ) -> None:
@@ -230,10 +217,7 @@ def eval_cmd(
     from localjudge.metrics.builtin import with_reasoning
     from localjudge.runs.evaluate import evaluate
 
-    if resume and overwrite:
-        raise ConfigError("--resume and --overwrite exclude each other")
-    if resume and not out:
-        raise ConfigError("--resume needs --out")
+    out = str(run.out) if run.out else None
     if out:
         refuse_overwriting(
             [out],
@@ -244,9 +228,8 @@ def eval_cmd(
                 *judge_inputs(judge_kw["judge_name"], judge_kw["registry"]),
             ],
         )
-    if out and not (resume or overwrite) and Path(out).exists() and Path(out).stat().st_size > 0:
-        raise ConfigError(f"{out} already exists; pass --resume to continue it or --overwrite to replace it")
-    skipped: list[str] | None = [] if skip_invalid else None
+    run.check_output()
+    skipped: list[str] | None = [] if run.skip_invalid else None
     try:
         cases = load_cases(data, skipped)
     finally:  # listed even when nothing valid is left and the run stops
@@ -262,29 +245,29 @@ def eval_cmd(
     if distributed:
         from localjudge.runs.distributed import evaluate_distributed, local_device, write_records
 
-        if resume:
+        if run.resume:
             raise ConfigError("--resume is not supported with --distributed; rerun the whole set")
         engine = judge_kw["engine"]
         engine = engine if engine.device else engine.replace(device=local_device())
-        judge = load_from_options(**{**judge_kw, "engine": engine}, progress=not no_progress)
+        judge = load_from_options(**{**judge_kw, "engine": engine}, progress=run.progress)
         result = evaluate_distributed(
-            cases, metrics, judge, truncate=truncate, progress=not no_progress, min_valid_mass=threshold
+            cases, metrics, judge, truncate=run.truncate, progress=run.progress, min_valid_mass=threshold
         )
         if result is None:  # not rank 0: rank 0 prints and writes everything
             return
         if out:
-            write_records(result, out, overwrite)
+            write_records(result, out, run.overwrite)
     else:
-        judge = load_from_options(**judge_kw, progress=not no_progress)
+        judge = load_from_options(**judge_kw, progress=run.progress)
         result = evaluate(
             cases,
             metrics,
             judge,
             out=out,
-            resume=resume,
-            overwrite=overwrite,
-            truncate=truncate,
-            progress=not no_progress,
+            resume=run.resume,
+            overwrite=run.overwrite,
+            truncate=run.truncate,
+            progress=run.progress,
             min_valid_mass=threshold,
         )
     for r in result.records:

@@ -79,6 +79,59 @@ def given_engine_flags(engine) -> list[str]:
     return ["--" + name.replace("_", "-") for name in type(engine).model_fields if name in engine.model_fields_set]
 
 
+_RUN_HELP = {
+    "out": "Write the records to this JSONL file.",
+    "resume": "Continue an interrupted run in --out without redoing finished items.",
+    "overwrite": "Replace an existing --out.",
+    "truncate": "Cut content longer than the judge's context (recorded) instead of failing.",
+    "skip_invalid": "Skip malformed rows of the input, listing each one.",
+    "progress": "Hide progress bars (also hidden when stderr is not a terminal).",
+}
+
+
+def run_options(*names: str, out_required: bool = False, **help_text: str):
+    """The run flags a command takes, passed to it as one `RunOptions` named `run`.
+
+    `names` are `RunOptions` fields (out, resume, overwrite, truncate, skip_invalid, progress;
+    progress is the --no-progress flag); `help_text` rewords a flag's help for the command. A
+    combination `RunOptions` refuses (--resume with --overwrite) exits 2 before anything runs.
+
+    Examples:
+        >>> @click.command()
+        ... @run_options("out", "resume", "overwrite", out="Stream results here.")
+        ... def cmd(run):
+        ...     click.echo(run.mode)
+    """
+    unknown = set(names) - set(_RUN_HELP) | set(help_text) - set(names)
+    assert not unknown, f"no run flag {unknown}"
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def command(*args, **kwargs):
+            from localjudge.runs.options import RunOptions
+
+            given = {name: kwargs.pop(_RUN + name) for name in names}
+            if "progress" in given:
+                given["progress"] = not given["progress"]  # the flag is --no-progress
+            kwargs["run"] = RunOptions(**given)
+            return fn(*args, **kwargs)
+
+        for name in reversed(names):
+            text = help_text.get(name, _RUN_HELP[name])
+            if name == "out":
+                path = click.Path(dir_okay=False)
+                command = click.option("--out", _RUN + name, type=path, required=out_required, help=text)(command)
+            else:
+                flag = "--no-progress" if name == "progress" else "--" + name.replace("_", "-")
+                command = click.option(flag, _RUN + name, is_flag=True, help=text)(command)
+        return command
+
+    return decorate
+
+
+_RUN = "run_"
+
+
 _JUDGE = click.option(
     "--judge",
     "judge_name",
@@ -171,7 +224,6 @@ def load_from_options(judge_name, trust_remote_code, allow_pickle, registry, eng
 
 def judge_inputs(judge_name: str | None, registry: str | None) -> list[tuple[str, str | None]]:
     """The files a judge load reads that a command must not overwrite: registry, model file or folder."""
-    from localjudge.io.files import is_dir, is_file
+    from localjudge.io.files import model_path_input
 
-    model = judge_name if judge_name and (is_file(judge_name) or is_dir(judge_name)) else None
-    return [("judge registry", registry), ("judge model", model)]
+    return [("judge registry", registry), model_path_input(judge_name) if judge_name else ("judge model", None)]

@@ -162,6 +162,11 @@ def same_file(a: str | Path, b: str | Path) -> bool:
         return False
 
 
+def model_path_input(name: str) -> tuple[str, str | None]:
+    """("judge model", the file or folder) a model load reads; None for a registry name or hub id."""
+    return ("judge model", name if is_file(name) or is_dir(name) else None)
+
+
 def refuse_overwriting(outputs: Iterable[str | Path], inputs: Iterable[tuple[str, str | Path | None]]) -> None:
     """Refuses a command whose outputs would overwrite one of its inputs.
 

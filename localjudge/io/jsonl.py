@@ -76,6 +76,25 @@ def write_rows(path: str | Path, rows: Iterable[BaseModel | dict[str, Any]], **d
 Mode = Literal["new", "overwrite", "resume"]
 
 
+def check_output_mode(path: str | Path, mode: Mode, resumable: bool = True) -> None:
+    """The one output-mode check: a "new" output may not replace a file that holds something.
+
+    Every command and run that writes a file checks here, before any model loads and again as
+    the file opens (`Appender`). `resumable`: the output can be continued (--resume is offered).
+
+    Raises:
+        ConfigError: `mode` is "new" and `path` exists and is not empty.
+    """
+    path = Path(path)
+    if mode == "new" and path.exists() and path.stat().st_size > 0:
+        hint = (
+            "pass --resume to continue it or --overwrite to replace it"
+            if resumable
+            else "pass --overwrite to replace it"
+        )
+        raise ConfigError(f"{path} already exists; {hint}")
+
+
 class Appender:
     """Appends records to a JSONL file, one line each, flushed as soon as written.
 
@@ -98,8 +117,7 @@ class Appender:
         """
         self.path = Path(path)
         self._allow_nan = kind.allow_nan
-        if mode == "new" and self.path.exists() and self.path.stat().st_size > 0:
-            raise ConfigError(f"{self.path} already exists; pass --resume to continue it or --overwrite to replace it")
+        check_output_mode(self.path, mode)
         if mode == "resume" and self.path.exists():
             kind.cut_torn(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from pydantic import (
     BaseModel,
@@ -15,7 +15,7 @@ from pydantic import (
 
 from localjudge.engine.backend import Backend, Progress
 from localjudge.engine.options import EngineOptions
-from localjudge.errors import ConfigError
+from localjudge.errors import ConfigError, clip
 from localjudge.scoring.distribution import (
     DEFAULT_MIN_VALID_MASS,
     DEFAULT_TREE_TOLERANCE,
@@ -74,6 +74,27 @@ class JudgeInfo(BaseModel):
     grid: int | None = Field(default=None, description="Row-width, prefix and attention-block grid it ran with.")
     threads: int | None = Field(default=None, description="torch CPU threads at load (the probe holds for them).")
     fp32_head: bool | None = Field(default=None, description="Whether the output layer ran in fp32 where read.")
+
+    IDENTITY: ClassVar[tuple[str, ...]] = ("name", "provenance", "dtype")
+    """What makes two runs' records the same judge's: a resume continues only these (`check_same_judge`)."""
+
+    def check_same_judge(self, recorded: Mapping[str, Any], where: str) -> None:
+        """The one judge identity check: refuses to continue `where`'s records of another judge.
+
+        `recorded` is a record's judge block (`ResultRecord.judge`, a response's `generator_info`
+        with its name); engine settings (token budget, prefix reuse) may differ, as they do not
+        change results.
+
+        Raises:
+            ConfigError: the name, weights (provenance) or dtype differ.
+        """
+        theirs = tuple(recorded.get(f) for f in self.IDENTITY)
+        if theirs != tuple(getattr(self, f) for f in self.IDENTITY):
+            name, provenance, dtype = (clip(v) for v in theirs)
+            raise ConfigError(
+                f"{where} holds results of judge {name} ({provenance}, {dtype}); "
+                "resume with the same judge and dtype, or write to a new --out"
+            )
 
     @model_serializer(mode="wrap")
     def _omit_unset_engine(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

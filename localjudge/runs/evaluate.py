@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,6 +16,7 @@ from localjudge.kinds.base import MetricContext, missing
 from localjudge.kinds.fitting import fit
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import components
+from localjudge.runs.options import RunOptions
 from localjudge.runs.results_file import open_results, read_results, replace_results
 from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
@@ -90,10 +91,14 @@ def evaluate(
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"case ids repeated: {repeated(ids)}; give every case a unique id")
+    run = RunOptions(
+        out=None if out is None else Path(out), resume=resume, overwrite=overwrite, truncate=truncate, progress=progress
+    )
+    run.check_output()
     done: dict[tuple[str, str], ResultRecord] = {}
     if out is not None and resume and Path(out).exists():  # resuming
         for r in read_results(out):
-            _check_same_run(r, judge, out)
+            judge.info.check_same_judge(r.judge, str(out))
             done[(r.case_id, r.metric)] = r
     # every check runs before the file is touched: a refused resume leaves it as it was
     contexts = {}
@@ -104,8 +109,7 @@ def evaluate(
     chunk = chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
     todo = {(c.id, m.name) for c in cases for m in metrics} - set(done)
     bar = _progress_bar(len(todo), progress)
-    mode: Literal["new", "overwrite", "resume"] = "resume" if resume else ("overwrite" if overwrite else "new")
-    writer = open_results(out, mode) if out is not None else None  # resuming, it cuts a torn last record
+    writer = open_results(out, run.mode) if out is not None else None  # resuming, it cuts a torn last record
     fresh: dict[tuple[str, str], ResultRecord] = {}
 
     def emit(rec: ResultRecord) -> None:
@@ -189,15 +193,6 @@ def _context(
     kind = kind_of(metric)
     prepared = kind.prepare(judge, metric, hardened, cache)
     return MetricContext(metric, kind, prepared, hardened, truncate, min_valid_mass)
-
-
-def _check_same_run(r: ResultRecord, judge: Judge, out) -> None:
-    theirs = (r.judge.get("name"), r.judge.get("provenance"), r.judge.get("dtype"))
-    if theirs != (judge.info.name, judge.info.provenance, judge.info.dtype):
-        raise ConfigError(
-            f"{out} holds results of judge {clip(theirs[0])} ({clip(theirs[1])}, {clip(theirs[2])}); "
-            "resume with the same judge and dtype, or write to a new --out"
-        )
 
 
 def _check_same_spec(ctx: MetricContext[Any], done: list[ResultRecord], out) -> None:

@@ -28,6 +28,7 @@ from localjudge.errors import ConfigError, DataError, clip
 from localjudge.io.cases import TestCase
 from localjudge.io.jsonl import RecordFile
 from localjudge.judges.judge import Judge
+from localjudge.runs.options import RunOptions
 from localjudge.version import __version__
 
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
@@ -126,16 +127,11 @@ def _check_resumable(
     for r in done:
         if r.generator != model.info.name:
             continue
-        same = (
-            r.generator_info.get("provenance") == model.info.provenance
-            and r.generator_info.get("dtype") == model.info.dtype
-            and r.max_new_tokens == max_new_tokens
-            and r.batch_size == batch_size
-        )
-        if not same:
+        model.info.check_same_judge({**r.generator_info, "name": r.generator}, str(path))
+        if (r.max_new_tokens, r.batch_size) != (max_new_tokens, batch_size):
             raise ConfigError(
                 f"{path} holds responses of {r.generator} made with other settings "
-                f"(provenance, dtype, max_new_tokens or batch size); resume with the same "
+                f"(max_new_tokens or batch size); resume with the same "
                 "settings or write to a new --out"
             )
 
@@ -176,13 +172,11 @@ def generate_responses(
     """
     if batch_size < 1:
         raise ConfigError("batch_size must be at least 1")
-    if resume and overwrite:
-        raise ConfigError("resume and overwrite exclude each other; pass one of them")
+    run = RunOptions(out=Path(out), resume=resume, overwrite=overwrite, progress=progress)
     check_prompts(cases)
+    run.check_output()
     path = Path(out)
     exists = path.exists() and path.stat().st_size > 0
-    if exists and not (resume or overwrite):
-        raise ConfigError(f"{path} already exists; pass --resume to continue it or --overwrite to replace it")
     done = read_responses(path) if exists and resume else []
     _check_resumable(done, model, max_new_tokens, batch_size, path)
     have = {r.id: r for r in done if r.generator == model.info.name}
@@ -197,7 +191,7 @@ def generate_responses(
         dynamic_ncols=True,
     )
     # resuming, the file is checked above before its torn last record (if any) is cut here
-    with RESPONSES.open(path, "overwrite" if overwrite else ("resume" if resume else "new")) as f:
+    with RESPONSES.open(path, run.mode) as f:
         for start in range(0, len(cases), batch_size):
             chunk = cases[start : start + batch_size]
             if all(c.id in have for c in chunk):

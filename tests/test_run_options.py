@@ -1,0 +1,86 @@
+"""`RunOptions`: the run settings every command shares, one output-mode check, one judge identity check."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from localjudge.cli import main
+from localjudge.errors import ConfigError
+from localjudge.io.cases import TestCase
+from localjudge.metrics import builtin_metric
+from localjudge.runs.evaluate import evaluate
+from localjudge.runs.generation import generate_responses
+from localjudge.runs.options import RunOptions
+from localjudge.testing import fake_judge
+
+
+def test_modes_and_the_combination_refused(tmp_path):
+    assert RunOptions().mode == "new"
+    assert RunOptions(out=tmp_path / "r.jsonl", overwrite=True).mode == "overwrite"
+    assert RunOptions(out=tmp_path / "r.jsonl", resume=True).mode == "resume"
+    with pytest.raises(ConfigError, match="--resume and --overwrite exclude each other"):
+        RunOptions(resume=True, overwrite=True)
+    with pytest.raises(ConfigError, match="--resume needs --out"):
+        RunOptions(resume=True).check_output()
+    with pytest.raises(ConfigError, match="run option resmue: Extra inputs"):  # a misspelt setting is refused
+        RunOptions(resmue=True)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    "resumable, hint", [(True, "pass --resume to continue it or --overwrite"), (False, "pass --overwrite to replace")]
+)
+def test_one_output_mode_check(tmp_path, resumable, hint):
+    out = tmp_path / "r.jsonl"
+    RunOptions(out=out).check_output(resumable)  # absent: fine
+    out.write_text("")
+    RunOptions(out=out).check_output(resumable)  # empty: fine
+    out.write_text("x\n")
+    with pytest.raises(ConfigError, match=f"already exists; {hint}"):
+        RunOptions(out=out).check_output(resumable)
+    RunOptions(out=out, overwrite=True).check_output(resumable)
+    RunOptions(out=out, resume=True).check_output(resumable)
+
+
+def test_every_writer_gives_the_same_refusal(tmp_path):
+    out = tmp_path / "r.jsonl"
+    out.write_text("x\n")
+    case = TestCase(id="c", input="q", actual_output="a", expected_output="a")
+    judge = fake_judge(lambda p: {"4": 1.0})
+    expected = f"{out} already exists; pass --resume to continue it or --overwrite to replace it"
+    with pytest.raises(ConfigError) as by_evaluate:
+        evaluate([case], [builtin_metric("correctness")], judge, out=out, progress=False)
+    with pytest.raises(ConfigError) as by_generation:
+        generate_responses([case], judge, out, progress=False)
+    assert str(by_evaluate.value) == str(by_generation.value) == expected
+    assert judge.backend.calls == []  # refused before any model call
+    with pytest.raises(ConfigError, match="exclude each other"):
+        evaluate([case], [builtin_metric("correctness")], judge, out=out, resume=True, overwrite=True)
+
+
+@pytest.mark.parametrize("command", [["eval", "DATA", "--metric", "correctness"], ["generate", "DATA", "--model", "m"]])
+def test_the_cli_flags_build_one_run_options(tmp_path, no_load, command):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "c", "input": "q", "actual_output": "a", "expected_output": "a"}\n')
+    args = [str(data) if a == "DATA" else a for a in command]
+    res = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "o.jsonl"), "--resume", "--overwrite"])
+    assert res.exit_code == 2 and "Error: --resume and --overwrite exclude each other" in res.output
+    (tmp_path / "o.jsonl").write_text("x\n")
+    res = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "o.jsonl")])
+    assert res.exit_code == 2 and "already exists; pass --resume to continue it" in res.output
+
+
+def test_one_judge_identity_check(tmp_path):
+    case = TestCase(id="c", input="q", actual_output="a", expected_output="a")
+    out = tmp_path / "r.jsonl"
+    evaluate([case], [builtin_metric("correctness")], fake_judge(lambda p: {"4": 1.0}), out=out, progress=False)
+    other = fake_judge(lambda p: {"4": 1.0}, name="other")
+    with pytest.raises(ConfigError, match=r"holds results of judge 'fake'.*resume with the same judge and dtype"):
+        evaluate([case], [builtin_metric("faithfulness")], other, out=out, resume=True, progress=False)
+    # generation resumes through the same check: other weights (provenance) are refused
+    responses = tmp_path / "g.jsonl"
+    generate_responses([case], fake_judge(lambda p: {}), responses, progress=False)
+    moved = fake_judge(lambda p: {})
+    moved.info = moved.info.model_copy(update={"provenance": "other-weights"})
+    with pytest.raises(ConfigError, match="holds results of judge 'fake' \\('fake', 'float32'\\)"):
+        generate_responses([case, TestCase(id="d", input="q2")], moved, responses, resume=True, progress=False)
