@@ -132,7 +132,7 @@ def _bf16_throughput(name: str, docs: int | None, plain_docs: int) -> dict:
             for d in order:
                 b = judges[d].backend
                 if b.options.reuse_prefix != reuse:
-                    judges[d] = load_judge(name, options=judges[d].options.replace(reuse_prefix=reuse))
+                    judges[d] = judges[d].with_options(reuse_prefix=reuse)  # the same weights
                     b = judges[d].backend
                 prompts = [b.encode(p) for p, _ in pairs]
                 conts = [b.encode_continuation(c) for _, c in pairs]
@@ -160,7 +160,7 @@ def _bitwise(name: str, dtype: str, docs: int, items: int) -> dict:
     same, total = 0, 0
     for budget in (1024, 8192):
         for reuse in (True, False):
-            other = load_judge(name, options=judge.options.replace(token_budget=budget, reuse_prefix=reuse))
+            other = judge.with_options(token_budget=budget, reuse_prefix=reuse)  # the same weights
             got = other.score_texts(questions[::-1], 1, 10)[::-1]
             lls = other.backend.token_logprobs(prompts[::-1], conts[::-1])[::-1]
             same += sum(g.probs == a for g, a in zip(got, alone)) + sum(
