@@ -52,9 +52,13 @@ def render_summedits(res: dict) -> str:
     ]
     for judge, r in res["judges"].items():
         lines += [f"## {judge}", ""]
-        n_read = max((f["n"] for f in r["figures"].values()), default=0)
+        n_read = max((f["n"] for s, f in r["figures"].items() if s != "lexical"), default=0)
         if r["figures"] and n_read < r.get("items", n_read):
-            lines += [f"Read {n_read} of the {r['items']} summaries (compared on the same summaries below).", ""]
+            lines += [
+                f"Read {n_read} of the {r['items']} summaries, some scorers fewer (the `scored` column); the judges "
+                "are compared on the same summaries below.",
+                "",
+            ]
         lines += [
             "| scorer | as a metric | scored | AUC | within | BA | "
             + " | ".join(f"BA {d}" for d in DOMAINS)

@@ -104,10 +104,15 @@ SAME_ITEMS_ROWS = ("ll:mean", "pmi:mean", "pmi:min", "pmi:stmin", "spmi:stmin", 
 
 
 def same_items(per_judge: dict[str, dict], both: dict[str, dict[str, float]], items: list) -> dict | None:
-    """The key scorers of each judge (and of both averaged) on the summaries all judges read, if not all."""
+    """The key scorers of each judge (and of both averaged) on the summaries all judges read, if not all.
+
+    "Read" = with the readings of the plain and the PMI scorers (`ll:mean`, `pmi:mean`) where every judge
+    has them; scorers of names and numbers cover the same summaries that have any.
+    """
     if len(per_judge) < 2:
         return None
-    common = set.intersection(*(set(d["scores"].get("ll:mean", {})) for d in per_judge.values()))
+    keys = [k for k in ("ll:mean", "pmi:mean") if all(k in d["scores"] for d in per_judge.values())]
+    common = set.intersection(*(set(d["scores"][k]) for d in per_judge.values() for k in keys))
     if len(common) == len(items):
         return None
     sub = [it for it in items if it.id in common]
