@@ -52,6 +52,13 @@ def render_summedits(res: dict) -> str:
     ]
     for judge, r in res["judges"].items():
         lines += [f"## {judge}", ""]
+        n_read = max((f["n"] for s, f in r["figures"].items() if s != "lexical"), default=0)
+        if r["figures"] and n_read < r.get("items", n_read):
+            lines += [
+                f"Read {n_read} of the {r['items']} summaries, some scorers fewer (the `scored` column); the judges "
+                "are compared on the same summaries below.",
+                "",
+            ]
         lines += [
             "| scorer | as a metric | scored | AUC | within | BA | "
             + " | ".join(f"BA {d}" for d in DOMAINS)
@@ -126,4 +133,24 @@ def render_summedits(res: dict) -> str:
                 )
                 lines.append(f"- {e['domain']} `{e['id']}` ({', '.join(e['edits']) or 'no edit type'}): {worst}")
             lines.append("")
+    same = res.get("same_items")
+    if same:
+        lines += [
+            f"## Both judges on the same summaries ({same['n']} summaries of {same['documents']} documents)",
+            "",
+            "The judges above did not read the same summaries; here every scorer is on those they all read "
+            "(`both`: the two judges' readings averaged).",
+            "",
+            "| judge | scorer | AUC | within | BA | " + " | ".join(f"BA {d}" for d in DOMAINS) + " |",
+            "|---|---|---|---|---|" + "---|" * len(DOMAINS),
+        ]
+        for judge, figs in same["judges"].items():
+            for s, f in figs.items():
+                doms = [cell(f["domains"].get(d, {}).get("lodo_bal_acc")) for d in DOMAINS]
+                lines.append(
+                    f"| {judge} | {s} | {cell(f['auc'])} | {cell(f['within_auc'])} | {cell(f['lodo_bal_acc'])} | "
+                    + " | ".join(doms)
+                    + " |"
+                )
+        lines.append("")
     return "\n".join(lines)

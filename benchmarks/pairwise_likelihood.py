@@ -13,7 +13,8 @@ A scorer's preference is the sign of (reading of output 1 − reading of output 
 - `pmi`: mean PMI with the instruction (given minus without it): how much the instruction makes
   the response likelier, a contrast that cancels how generic or fluent a response is anyway;
 - `min`, `pmi_min`: the least likely token, the token the instruction helps least;
-- `pairwise` (G-Eval): the `pairwise` metric, labels A/B read exactly in both presentation orders.
+- `pairwise` (G-Eval): the `pairwise` metric, labels A/B read exactly in both presentation orders;
+- `longer`: no judge, the response with more tokens (the length bias every judge is suspected of).
 
 Each response is read on its own, so a likelihood preference has no presentation order: swapping
 the outputs gives exactly the opposite preference (checked below on every pair, both orders).
@@ -49,13 +50,20 @@ SETS = {"llmbar_natural": "llmbar_natural.json", "mtbench": "mtbench_human_pairs
 READINGS = Path(__import__("os").environ.get("LOCALJUDGE_READINGS", HERE / "faithful_readings"))
 OUT_MD = HERE / "pairwise_likelihood_results.md"
 OUT_JSON = HERE / "pairwise_likelihood_results.json"
-SCORERS = ("mean", "sum", "pmi", "min", "pmi_min")
+SCORERS = ("mean", "sum", "pmi", "min", "pmi_min", "longer")
 CONTRAST = "Write a response."
 """The contrast prompt's instruction: a response to no request in particular."""
 
 
-def load_pairs(name: str) -> list[dict]:
-    return json.loads((SHARED_DATA / SETS[name]).read_text())
+PAIRS = {"llmbar_natural": 100, "mtbench": 100}
+"""Pairs read per set: all of LLMBar natural, the first 100 of MT-Bench's 200 (its responses are
+2.7 times longer; the whole set did not fit this machine's time next to the other benchmarks)."""
+
+
+def load_pairs(name: str, limit: int | None = None) -> list[dict]:
+    """The first `limit` pairs of a set (all when None), in the file's order."""
+    pairs = json.loads((SHARED_DATA / SETS[name]).read_text())
+    return pairs[:limit] if limit is not None else pairs
 
 
 def items(judge, pairs: list[dict], without: bool) -> list[LLItem]:
@@ -79,16 +87,17 @@ def items(judge, pairs: list[dict], without: bool) -> list[LLItem]:
     return out
 
 
-def collect(judge_name: str, log) -> None:
+def collect(judge_name: str, log, limits: dict[str, int | None], geval: bool = True) -> None:
     from localjudge import load_judge
 
     judge = load_judge(judge_name, progress=False)
     for name in SETS:
         store = Store(READINGS / judge_name / f"pairwise_{name}")
-        pairs = load_pairs(name)
+        pairs = load_pairs(name, limits[name])
         for cond, without in (("given", False), ("nodoc", True)):
             read_likelihoods(judge, store, cond, items(judge, pairs, without), log)
-        geval_pairwise(judge, store, pairs, log)
+        if geval:
+            geval_pairwise(judge, store, pairs, log)
 
 
 def geval_pairwise(judge, store: Store, pairs: list[dict], log) -> None:
@@ -129,6 +138,7 @@ def preferences(store: Store, n: int) -> dict[str, list[float | None]]:
                 "min": g.min(),
                 "pmi": (g - w).mean() if w is not None else None,
                 "pmi_min": read_tokens(g - w, surf, "min").value if w is not None else None,
+                "longer": len(g),
             }
         for s in SCORERS:
             a, b = vals[1][s], vals[2][s]
@@ -155,17 +165,18 @@ def figures(prefs: dict[str, list[float | None]], labels: list[int]) -> dict[str
     return out
 
 
-def report(judges: list[str]) -> dict:
+def report(judges: list[str], limits: dict[str, int | None]) -> dict:
     res: dict = {"machine": machine("torch_threads", "torch", "transformers"), "judges": {}}
     for j in judges:
         for name in SETS:
             store = Store(READINGS / j / f"pairwise_{name}")
             if not store.load("given"):
                 continue
-            pairs = load_pairs(name)
+            pairs = load_pairs(name, limits[name])
             labels = [int(p["label"]) for p in pairs]
             prefs = preferences(store, len(pairs))
             res["judges"].setdefault(j, {})[name] = {
+                "pairs_in_set": len(load_pairs(name)),
                 "figures": figures(prefs, labels),
                 "wall_s": store.timing(),
                 "preferences": prefs,
@@ -203,7 +214,9 @@ def render(res: dict) -> str:
             if g is not None:
                 gcell = f"{cell(g['accuracy_scored'])} ({g['scored']}/{g['n']} scored; {cell(g['accuracy_all'])} all)"
             lines.append(
-                f"| {j} | {name} ({len(r['preferences']['mean'])} pairs) | " + " | ".join(cells) + f" | {gcell} |"
+                f"| {j} | {name} ({len(r['preferences']['mean'])} of {r['pairs_in_set']} pairs) | "
+                + " | ".join(cells)
+                + f" | {gcell} |"
             )
     lines += ["", "Wall seconds per reading (given, without the instruction, G-Eval pairwise):", ""]
     for j, sets in res["judges"].items():
@@ -216,12 +229,16 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--judge", nargs="+", default=list(EMBEDDED_JUDGES))
     ap.add_argument("--report", action="store_true", help="only rebuild the results from saved readings")
+    ap.add_argument("--no-geval", action="store_true", help="skip the G-Eval `pairwise` metric (likelihood only)")
+    ap.add_argument("--all-pairs", action="store_true", help="every pair of every set (default: `PAIRS`)")
     args = ap.parse_args(argv)
+    limits: dict[str, int | None] = {name: None for name in SETS} if args.all_pairs else dict(PAIRS)
     t0 = time.perf_counter()
     if not args.report:
         for j in args.judge:
-            collect(j, lambda msg, j=j: print(f"[{time.perf_counter() - t0:7.0f} s] {j} {msg}", flush=True))
-    res = report(list(args.judge))
+            log = lambda msg, j=j: print(f"[{time.perf_counter() - t0:7.0f} s] {j} {msg}", flush=True)  # noqa: E731
+            collect(j, log, limits, geval=not args.no_geval)
+    res = report(list(args.judge), limits)
     OUT_JSON.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
     OUT_MD.write_text(render(res) + kept_section(OUT_MD), encoding="utf-8")
     print(render(res))

@@ -49,7 +49,11 @@ SCORES = HERE / "summedits_scores"
 OUT_MD = HERE / "summedits_results.md"
 OUT_JSON = HERE / "summedits_results.json"
 READINGS = HERE / "faithful_readings"
-CONDITIONS = ("given", "nodoc", "entail", "lead", "lead_nodoc", "shuffled", "entail_sent")
+CONDITIONS = ("given", "nodoc", "entail", "lead", "lead_nodoc", "shuffled")
+"""Readings per judge. Per-sentence entailment (`entail_sent`, `consistency_entailment` with
+`unit: sentence`) is not among them: per-summary P(yes) is at chance for SmolLM2 here (AUC 0.495)
+and a sentence-by-sentence pass costs twice its 49 minutes; `faithful_collect.py --conditions
+entail_sent` reads it when wanted."""
 CANDIDATES = (
     *("ll:mean", "ll:wmin", "ll:smin", "ll:stmin"),
     *("pmi:mean", "pmi:min", "pmi:wmin", "pmi:q10", "pmi:below5", "pmi:smin", "pmi:stmin", "pmi:sent"),
@@ -95,6 +99,33 @@ def with_both(per_judge: dict[str, dict]) -> dict[str, dict[str, float]]:
     return {s: {i: (a[s][i] + b[s][i]) / 2 for i in a[s] if i in b[s]} for s in a if s in b and s != "lexical"}
 
 
+SAME_ITEMS_ROWS = ("ll:mean", "pmi:mean", "pmi:min", "pmi:stmin", "spmi:stmin", "ll:smin", "entail", "lexical")
+"""Scorers compared judge by judge on the summaries every judge read (when their coverage differs)."""
+
+
+def same_items(per_judge: dict[str, dict], both: dict[str, dict[str, float]], items: list) -> dict | None:
+    """The key scorers of each judge (and of both averaged) on the summaries all judges read, if not all.
+
+    "Read" = with the readings of the plain and the PMI scorers (`ll:mean`, `pmi:mean`) where every judge
+    has them; scorers of names and numbers cover the same summaries that have any.
+    """
+    if len(per_judge) < 2:
+        return None
+    keys = [k for k in ("ll:mean", "pmi:mean") if all(k in d["scores"] for d in per_judge.values())]
+    common = set.intersection(*(set(d["scores"][k]) for d in per_judge.values() for k in keys))
+    if len(common) == len(items):
+        return None
+    sub = [it for it in items if it.id in common]
+    tables = {name: d["scores"] for name, d in per_judge.items()} | ({"both": both} if both else {})
+    return {
+        "n": len(sub),
+        "documents": len({it.doc_id for it in sub}),
+        "judges": {
+            name: {r: E.scorer_figures(sc[r], sub) for r in SAME_ITEMS_ROWS if r in sc} for name, sc in tables.items()
+        },
+    }
+
+
 def report() -> dict:
     items = D.load_items("summedits")
     per_judge = load_scores()
@@ -106,6 +137,7 @@ def report() -> dict:
         figs = {s: E.scorer_figures(v, items) for s, v in scores.items() if s != "entail_mass"}
         parts = [p for p in VERDICT_PARTS if p in scores]
         res["judges"][name] = {
+            "items": len(items),
             "figures": figs,
             "nested": E.nested_choice(scores, [c for c in CANDIDATES if c in scores], items),
             "verdict_lodo": E.lodo_verdict(scores, parts, items) if parts else None,
@@ -114,6 +146,7 @@ def report() -> dict:
             "timing": data.get("timing", {}),
             "examples": data.get("examples", []),
         }
+    res["same_items"] = same_items(per_judge, both, items)
     return res
 
 
