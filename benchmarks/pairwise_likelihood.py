@@ -14,7 +14,8 @@ A scorer's preference is the sign of (reading of output 1 − reading of output 
   the response likelier, a contrast that cancels how generic or fluent a response is anyway;
 - `min`, `pmi_min`: the least likely token, the token the instruction helps least;
 - `pairwise` (G-Eval): the `pairwise` metric, labels A/B read exactly in both presentation orders;
-- `longer`: no judge, the response with more tokens (the length bias every judge is suspected of).
+- `longer`: no judge, the response with more tokens of the judge's tokenizer (the length bias every judge
+  is suspected of).
 
 Each response is read on its own, so a likelihood preference has no presentation order: swapping
 the outputs gives exactly the opposite preference (checked below on every pair, both orders).
@@ -199,8 +200,13 @@ def render(res: dict) -> str:
         "Made by `benchmarks/pairwise_likelihood.py` (method in its docstring). Machine: "
         f"{m['cpu']}, {m['cores']} cores, {m.get('torch_threads')} torch thread(s), fp32, shared with other jobs.",
         "",
-        "Command: `.venv/bin/python benchmarks/pairwise_likelihood.py --judge smollm2-135m gemma3-270m`, then "
-        "`--report`.",
+        "Commands: `.venv/bin/python benchmarks/pairwise_likelihood.py --judge smollm2-135m`, "
+        "`... --judge gemma3-270m --no-geval` (the G-Eval metric left out for the base model, for machine time), "
+        "then `--report --judge smollm2-135m gemma3-270m`.",
+        "",
+        "Accuracy = share of pairs where the scorer prefers the response people chose (draws count half); "
+        "`longer` prefers the response with more tokens (the judge's own tokenizer), no judge involved; "
+        "– = not run.",
         "",
         "| judge | data | " + " | ".join(SCORERS) + " | pairwise (G-Eval) |",
         "|---|---|" + "---|" * (len(SCORERS) + 1),
