@@ -1,5 +1,5 @@
-"""Token-level readings and entailment on the real default judge (SmolLM2-135M): a changed number is
-the word the reading blames, and the yes/no answer is read with enough mass to be scored."""
+"""Token-level readings and entailment on the real default judge (SmolLM2-135M): a changed number holds
+the token the reading blames, and the yes/no answer is read with enough mass to be scored."""
 
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ def test_the_changed_number_is_the_lowest_word(smollm_judge):
     kept, edited = res.records
     assert edited.raw_score < kept.raw_score
     worst = edited.likelihood.tokens.worst[0]
-    assert "0.19" in worst.text and worst.value == edited.raw_score < 0
+    # the lowest token among names and numbers is the changed digit, and the record names its word
+    assert worst.text == "9" and "0.19" in worst.word and worst.value == edited.raw_score < 0
     assert edited.likelihood.tokens.worst_sentence.text.strip() == EDITED.actual_output
 
 
