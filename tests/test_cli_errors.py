@@ -509,3 +509,36 @@ def test_too_long_likelihood_case_names_case_and_truncates(fake, monkeypatch):
     result = run("eval", "d.jsonl", "--metric", "likelihood", "--out", "r2.jsonl", "--truncate", "--no-progress")
     assert result.exit_code == 0, result.output
     assert "truncated: case 'long-one' (likelihood): input cut from" in result.output
+
+
+def test_ctrl_c_inside_a_serializer_callback_exits_130():
+    """pydantic turns a KeyboardInterrupt raised in a serializer callback (a record's `_omit_newer`, say)
+    into PydanticSerializationError; the CLI's boundary still reports an interruption (exit 130)."""
+    import click
+    from pydantic import BaseModel, model_serializer
+
+    from localjudge.cli import _Group
+
+    class Record(BaseModel):
+        score: float = 0.5
+
+        @model_serializer(mode="wrap")
+        def _omit(self, handler):
+            raise KeyboardInterrupt  # Ctrl-C arriving while pydantic runs this callback
+
+    @click.group(cls=_Group)
+    def cli():
+        pass
+
+    @cli.command()
+    def write():
+        Record().model_dump_json()
+
+    @cli.command()
+    def fail():
+        raise ValueError("Error calling function `f`: not an interrupt")
+
+    result = CliRunner().invoke(cli, ["write"])
+    assert result.exit_code == 130 and "Interrupted" in result.stderr, result.output
+    other = CliRunner().invoke(cli, ["fail"])
+    assert other.exit_code == 1 and "Error: ValueError" in other.stderr

@@ -25,13 +25,27 @@ class _Group(click.Group):
             click.echo(f"Error: {' '.join(str(exc).split())}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:
-            click.echo("Interrupted; results written so far are kept (rerun with --resume).", err=True)
-            ctx.exit(130)
+            _interrupted(ctx)
         except Exception as exc:  # the boundary: report, exit 1
+            if _wrapped_interrupt(exc):
+                _interrupted(ctx)
             if os.environ.get("LOCALJUDGE_DEBUG"):
                 raise
             click.echo(f"Error: {type(exc).__name__}: {exc} (set LOCALJUDGE_DEBUG=1 for a traceback)", err=True)
             ctx.exit(1)
+
+
+def _interrupted(ctx: click.Context) -> None:
+    click.echo("Interrupted; results written so far are kept (rerun with --resume).", err=True)
+    ctx.exit(130)
+
+
+def _wrapped_interrupt(exc: Exception) -> bool:
+    """A Ctrl-C that pydantic wrapped: a KeyboardInterrupt raised while a serializer callback of a record
+    runs reaches the boundary as `PydanticSerializationError("Error calling function ...: KeyboardInterrupt")`."""
+    from pydantic_core import PydanticSerializationError
+
+    return isinstance(exc, PydanticSerializationError) and "KeyboardInterrupt" in str(exc)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
