@@ -9,7 +9,7 @@ component is unscored, naming it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -90,15 +90,10 @@ class HybridKind(MetricKind[HybridMetric]):
         names = [c.metric["name"] for c in metric.components]
         lo, hi = metric.human_scale
         out = []
-        for it in items:
-            parts = [judged[(it.case.id, n)] for n in names]
-            values = component_values(parts, [c.field for c in metric.components])
+        for it, values, raw in linear_readings(metric.components, metric.intercept, items, judged):
             if isinstance(values, str):
                 out.append(ctx.unscored(judge, it.case, values))
                 continue
-            raw = metric.intercept + math.fsum(
-                c.weight * (v - c.mean) / c.std for c, v in zip(metric.components, values)
-            )
             score = min(1.0, max(0.0, (raw - lo) / (hi - lo)))
             out.append(
                 ResultRecord(
@@ -129,6 +124,24 @@ class HybridKind(MetricKind[HybridMetric]):
         parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.hybrid or {}).items())
         human = record.metric_spec.get("human_field")
         return Explanation(f"predicted {human} {record.raw_score:.2f} from {parts}; score {record.score:.3f}")
+
+
+def linear_readings(
+    components: Sequence[Any],  # HybridComponent or VerdictComponent: metric, field, mean, std, weight
+    intercept: float,
+    items: Sequence[Fitted],
+    judged: Mapping[tuple[str, str], ResultRecord],
+) -> Iterator[tuple[Fitted, list[float] | str, float]]:
+    """Per item: its components' scores and intercept + Σ weight · (score − mean) / std (hybrids and
+    verdicts alike), or the unscored reason (a str) and NaN when a component has no score."""
+    names = [c.metric["name"] for c in components]
+    for it in items:
+        parts = [judged[(it.case.id, n)] for n in names]
+        values = component_values(parts, [c.field for c in components])
+        if isinstance(values, str):
+            yield it, values, math.nan
+            continue
+        yield it, values, intercept + math.fsum(c.weight * (v - c.mean) / c.std for c, v in zip(components, values))
 
 
 def component_values(parts: Sequence[ResultRecord], fields: Sequence[str]) -> list[float] | str:

@@ -11,7 +11,6 @@ held-back cases when it was fitted (`fit.held_out`), not on the cases it is appl
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -20,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import Explanation, Fitted, Listing, MetricContext, MetricKind, Needs
-from localjudge.kinds.hybrid import component_values
+from localjudge.kinds.hybrid import linear_readings
 from localjudge.kinds.records import ResultRecord
 from localjudge.scoring.logistic import sigmoid
 
@@ -85,15 +84,10 @@ class VerdictKind(MetricKind[VerdictMetric]):
         metric = ctx.metric
         names = [c.metric["name"] for c in metric.components]
         out = []
-        for it in items:
-            parts = [judged[(it.case.id, n)] for n in names]
-            values = component_values(parts, [c.field for c in metric.components])
+        for it, values, logit in linear_readings(metric.components, metric.intercept, items, judged):
             if isinstance(values, str):
                 out.append(ctx.unscored(judge, it.case, values))
                 continue
-            logit = metric.intercept + math.fsum(
-                c.weight * (v - c.mean) / c.std for c, v in zip(metric.components, values)
-            )
             p = float(sigmoid(np.array(logit)))
             out.append(
                 ResultRecord(
