@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from localjudge.engine.invariant import InvariantLinear
+from localjudge.engine.invariant import InvariantLinear, can_prepack, gemm_for
 
 Kernel = Callable[[torch.Tensor], torch.Tensor]
 
@@ -28,8 +28,9 @@ VARIANTS = {
 
 
 def _pack(weight: torch.Tensor) -> Kernel:
-    packed = torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), 256)
-    return lambda x: torch.ops.mkldnn._linear_pointwise(x, packed, None, "none", [], "")
+    """The engine's kernel for this weight: prepacked oneDNN where the CPU supports its dtype, else
+    `F.linear` (bf16 prepacking needs AVX-512 or AVX-NE-CONVERT)."""
+    return gemm_for(weight, None, can_prepack(weight), 256)
 
 
 def _kernel(variant: str, weight: torch.Tensor) -> Kernel:
