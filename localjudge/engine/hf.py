@@ -10,6 +10,7 @@ applies the output layer only at the nodes that can move the score."""
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from localjudge.engine import masks
 from localjudge.engine.attention import use_block_attention
 from localjudge.engine.batching import plan_batches
 from localjudge.engine.decoding import GreedyDecoding
-from localjudge.engine.invariant import GemmPlan, make_invariant, read_layer
+from localjudge.engine.invariant import GemmPlan, make_invariant, read_layer, slow_dtype
 from localjudge.engine.likelihood import ContinuationScoring
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.options import RUNTIME_FIELDS, EngineOptions
@@ -32,6 +33,7 @@ from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
 Progress = Callable[[int], None]
+log = logging.getLogger(__name__)
 
 
 def _identity(x):
@@ -97,6 +99,9 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
             else:
                 decoder = split.decoder
                 read_head = split.head(read_layer(split.layer, options.fp32_head, invariant))
+        slow = slow_dtype(model)
+        if slow:
+            log.warning(slow)
         chunks = (HEAD_ROWS, HEAD_ROWS) if self.gemm is not None else None
         self.runner = Runner(
             model, decoder, read_head, options.row_grid, chunks, self._pad_id, self._logit_width, invariant
