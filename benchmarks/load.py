@@ -154,9 +154,10 @@ def demo_floor(judge: str, dtype: str, cache: str, imports: list[float], stack: 
         per_shape[f"{out_f}x{in_f}"] = {"layers": count, "rows": n, "gflops": f / 1e9, "gflop_s": r / 1e9}
     if head is not None and not any(m is head for m in decoder):  # the fp32 head the engine reads
         from localjudge.engine.invariant import read_layer
+        from localjudge.engine.runner import HEAD_ROWS
 
         layer = read_layer(head, backend.options.fp32_head, plan is not None)
-        r = rate(layer, 16)
+        r = rate(layer, HEAD_ROWS)
         f = 2.0 * head_rows * layer.in_features * layer.out_features
         flops, seconds = flops + f, seconds + f / r
         per_shape["head"] = {"layers": 1, "rows": head_rows, "gflops": f / 1e9, "gflop_s": r / 1e9}

@@ -1,7 +1,8 @@
-"""A reduced-precision judge on a CPU without native kernels for it says so when it loads."""
+"""A reduced-precision judge on a CPU without native kernels for it says so when it loads, and records what runs."""
 
 from __future__ import annotations
 
+import copy
 import logging
 
 import pytest
@@ -44,3 +45,15 @@ def test_slow_dtype_follows_the_kernels(monkeypatch, tiny_tokenizer, native):
     model = tiny_llama(tiny_tokenizer).to(torch.bfloat16)
     monkeypatch.setattr(invariant, "can_prepack", lambda weight: native)
     assert (invariant.slow_dtype(model) is None) == native
+
+
+def test_a_model_cast_after_it_was_made_invariant_records_the_kernel_that_runs(monkeypatch, tiny_tokenizer):
+    # an fp32 judge prepacks its weights; a bf16 copy of that model keeps the layers and chunk shapes,
+    # but where bf16 cannot be prepacked its layers run F.linear, and the record must say so
+    monkeypatch.setattr(invariant, "can_prepack", lambda weight: weight.dtype == torch.float32)
+    fp32 = _load(tiny_tokenizer, "float32")
+    assert fp32.info.gemm.endswith("prepacked")
+    model = copy.deepcopy(fp32.backend.model).to(torch.bfloat16)
+    info = tiny_info().model_copy(update={"dtype": "bfloat16"})
+    bf16 = Judge.from_model(model, tiny_tokenizer, info, fp32.options.replace(dtype="bfloat16"))
+    assert bf16.info.gemm.endswith("stock linear") and bf16.info.bitwise

@@ -16,7 +16,7 @@ bf16 needs AVX-512 or AVX-NE-CONVERT): stock `F.linear` reorders them on every c
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -177,15 +177,18 @@ def _passes(layer: nn.Linear, packed: bool, big: int, small: int) -> bool:
 def make_invariant(model: nn.Module) -> GemmPlan | None:
     """Replaces every `nn.Linear` of the model by an `InvariantLinear` on a probed plan.
 
-    A model made invariant before (another judge over the same model) keeps its layers and plan.
+    A model made invariant before (another judge over the same model) keeps its layers and chunk
+    shapes; its plan says prepacked only if the weights, maybe cast since, can still be prepacked
+    here (`InvariantLinear.forward` falls back to `F.linear` otherwise).
 
     Returns:
         The plan, or None when no candidate passed (the model is left as it was).
     """
     linears = [m for m in model.modules() if type(m) is nn.Linear]
-    done = {m.plan for m in model.modules() if isinstance(m, InvariantLinear)}
+    done = [m for m in model.modules() if isinstance(m, InvariantLinear)]
     if done and not linears:
-        return next(iter(done))
+        kept = done[0].plan
+        return replace(kept, packed=kept.packed and can_prepack(done[0].weight))
     plan = plan_for(linears)
     if plan is None:
         return None
