@@ -22,6 +22,7 @@ from localjudge.engine.batching import plan_batches
 from localjudge.engine.decoding import GreedyDecoding
 from localjudge.engine.invariant import GemmPlan, make_invariant, read_layer, slow_dtype
 from localjudge.engine.likelihood import ContinuationScoring
+from localjudge.engine.mixed import lower_linears
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.options import RUNTIME_FIELDS, EngineOptions
 from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
@@ -86,6 +87,10 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
             # process-wide flags, so set for every judge on CUDA (unchecked until the GPU script runs)
             torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
             torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+        if options.mixed_precision:
+            # the linear layers in the compute dtype, the rest in fp32 (`engine.mixed`); the output
+            # layer stays fp32, as the engine reads it anyway
+            lower_linears(model, getattr(torch, options.dtype), keep=model.get_output_embeddings())
         with torch.inference_mode():
             split = split_model(model, self.encode("Score: 5 of 10"))
             if options.batch_invariant:
@@ -130,6 +135,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
             "grid": self.runner.grid,
             "threads": self.threads,
             "fp32_head": self.options.fp32_head,
+            "mixed_precision": self.options.mixed_precision,
         }
 
     def with_options(self, options: EngineOptions) -> HFBackend:

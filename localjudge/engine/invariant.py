@@ -21,6 +21,8 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
+from localjudge.engine.mixed import MixedLinear, low_linear
+
 CANDIDATES = ((256, 16), (128, 16), (64, 16), (32, 8), (16, 16), (8, 8))
 """(big, small) chunk shapes tried, fastest first; a plan is the first whose probe passes."""
 
@@ -72,7 +74,7 @@ def slow_dtype(model: nn.Module) -> str | None:
     Reduced precision pays on the CPU only where oneDNN has native kernels for it (AVX-512 BF16,
     AMX, AVX-NE-CONVERT); elsewhere each GEMM converts and runs several times slower than fp32.
     """
-    weight = next((m.weight for m in model.modules() if isinstance(m, (nn.Linear, InvariantLinear))), None)
+    weight = next((m.weight for m in model.modules() if isinstance(m, (nn.Linear, MixedLinear, InvariantLinear))), None)
     if weight is None or weight.device.type != "cpu" or weight.dtype == torch.float32:
         return None
     if can_prepack(weight):
@@ -128,9 +130,14 @@ def probe(gemm: Gemm, n_in: int, dtype: torch.dtype, device: torch.device, big: 
 
 
 class InvariantLinear(nn.Module):
-    """A drop-in `nn.Linear` whose rows do not depend on the other rows of the call."""
+    """A drop-in `nn.Linear` whose rows do not depend on the other rows of the call.
 
-    def __init__(self, linear: nn.Linear, plan: GemmPlan):
+    An input in another dtype than the weight (mixed precision, `engine.mixed`) is cast to the
+    weight's dtype for the GEMM and the output back to the input's, the bias added after in that
+    dtype: elementwise steps, so rows stay independent.
+    """
+
+    def __init__(self, linear: nn.Linear | MixedLinear, plan: GemmPlan):
         super().__init__()
         self.weight, self.bias = linear.weight, linear.bias  # shared, not copied (tied embeddings)
         self.in_features, self.out_features = linear.in_features, linear.out_features
@@ -141,10 +148,17 @@ class InvariantLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # prepacked weights follow the weights: rebuilt after `model.to(...)` changes them
         key = (self.weight.dtype, self.weight.device, self.weight.data_ptr())
+        mixed = self.bias is not None and self.bias.dtype != self.weight.dtype
         if self._gemm is None or key != self._packed_for:
             packed = self.plan.packed and can_prepack(self.weight)
-            self._gemm, self._packed_for = gemm_for(self.weight, self.bias, packed, self.plan.big), key
-        return chunked(self._gemm, x, self.plan.big, self.plan.small, self.out_features)
+            bias = None if mixed else self.bias
+            self._gemm, self._packed_for = gemm_for(self.weight, bias, packed, self.plan.big), key
+        gemm = self._gemm
+        if x.dtype == self.weight.dtype and not mixed:
+            return chunked(gemm, x, self.plan.big, self.plan.small, self.out_features)
+        return low_linear(
+            x, self.weight, self.bias, lambda rows: chunked(gemm, rows, self.plan.big, self.plan.small, self.out_features)
+        )
 
 
 PROBE_ROWS = 2048
@@ -152,9 +166,9 @@ PROBE_ROWS = 2048
 of 262k rows would make the probe cost seconds)."""
 
 
-def plan_for(linears: list[nn.Linear]) -> GemmPlan | None:
+def plan_for(linears: list[nn.Linear | MixedLinear]) -> GemmPlan | None:
     """The first candidate plan whose probe passes on one layer of every weight shape, else None."""
-    shapes: dict[tuple[int, int], nn.Linear] = {}
+    shapes: dict[tuple[int, int], nn.Linear | MixedLinear] = {}
     for layer in linears:
         shapes.setdefault((layer.out_features, layer.in_features), layer)
     if not shapes:
@@ -167,9 +181,10 @@ def plan_for(linears: list[nn.Linear]) -> GemmPlan | None:
     return None
 
 
-def _passes(layer: nn.Linear, packed: bool, big: int, small: int) -> bool:
+def _passes(layer: nn.Linear | MixedLinear, packed: bool, big: int, small: int) -> bool:
     weight = layer.weight[:PROBE_ROWS]
-    bias = None if layer.bias is None else layer.bias[:PROBE_ROWS]
+    # a mixed-precision layer adds its (fp32) bias after the GEMM, elementwise: the GEMM is what is probed
+    bias = None if layer.bias is None or layer.bias.dtype != weight.dtype else layer.bias[:PROBE_ROWS]
     gemm = gemm_for(weight, bias, packed, big)
     return probe(gemm, layer.in_features, weight.dtype, weight.device, big, small)
 
@@ -184,7 +199,7 @@ def make_invariant(model: nn.Module) -> GemmPlan | None:
     Returns:
         The plan, or None when no candidate passed (the model is left as it was).
     """
-    linears = [m for m in model.modules() if type(m) is nn.Linear]
+    linears = [m for m in model.modules() if type(m) in (nn.Linear, MixedLinear)]
     done = [m for m in model.modules() if isinstance(m, InvariantLinear)]
     if done and not linears:
         kept = done[0].plan
@@ -194,7 +209,7 @@ def make_invariant(model: nn.Module) -> GemmPlan | None:
         return None
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
-            if type(child) is nn.Linear:
+            if type(child) in (nn.Linear, MixedLinear):
                 setattr(parent, name, InvariantLinear(child, plan))
     return plan
 

@@ -80,6 +80,12 @@ class EngineOptions(BaseModel):
     fp32_head: bool = Field(
         default=True, description="Apply the output layer in fp32 at the positions read, whatever the compute dtype."
     )
+    mixed_precision: bool | None = Field(
+        default=None,
+        description="With dtype bf16 or fp16: only the linear layers run in it (weights and GEMMs), the residual "
+        "stream, norms, attention and softmax in fp32; False: every op in it. None: on for the CPU, off on CUDA; "
+        "always off in fp32.",
+    )
 
     def __init__(self, **data: Any):
         try:
@@ -136,7 +142,22 @@ class EngineOptions(BaseModel):
         if dtype == "auto":
             dtype = "bfloat16" if on_cuda else "float32"
         budget = self.token_budget or (CUDA_BUDGET if on_cuda else CPU_BUDGET)
-        return self.model_copy(update={"device": device, "dtype": dtype, "token_budget": budget, "grid": self.row_grid})
+        mixed = None if dtype == "float32" else (not on_cuda if self.mixed_precision is None else self.mixed_precision)
+        return self.model_copy(
+            update={
+                "device": device,
+                "dtype": dtype,
+                "token_budget": budget,
+                "grid": self.row_grid,
+                "mixed_precision": mixed,
+            }
+        )
+
+    @property
+    def weights_dtype(self) -> str:
+        """The dtype a judge's weights load in: fp32 under mixed precision (its linear layers are cast at load)."""
+        assert self.dtype is not None and self.dtype != "auto", "resolve the options first"
+        return "float32" if self.mixed_precision else self.dtype
 
     def replace(self, **changes: Any) -> EngineOptions:
         """A copy with some fields changed, validated like a new one."""

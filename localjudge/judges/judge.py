@@ -28,7 +28,7 @@ from localjudge.scoring.distribution import (
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 from localjudge.scoring.trie import TokenTree, build_label_tree, build_score_tree
 
-ENGINE_RECORD = ("batch_invariant", "bitwise", "gemm", "grid", "threads", "fp32_head")
+ENGINE_RECORD = ("batch_invariant", "bitwise", "gemm", "grid", "threads", "fp32_head", "mixed_precision")
 """JudgeInfo fields the transformers backend fills in from what it probed and ran with."""
 
 
@@ -74,8 +74,13 @@ class JudgeInfo(BaseModel):
     grid: int | None = Field(default=None, description="Row-width, prefix and attention-block grid it ran with.")
     threads: int | None = Field(default=None, description="torch CPU threads at load (the probe holds for them).")
     fp32_head: bool | None = Field(default=None, description="Whether the output layer ran in fp32 where read.")
+    mixed_precision: bool | None = Field(
+        default=None,
+        description="bf16/fp16 judges: whether only the linear layers ran in that dtype (the rest in fp32); "
+        "null in fp32 and in records written before it was recorded (every op in the dtype).",
+    )
 
-    IDENTITY: ClassVar[tuple[str, ...]] = ("name", "provenance", "dtype")
+    IDENTITY: ClassVar[tuple[str, ...]] = ("name", "provenance", "dtype", "mixed_precision")
     """What makes two runs' records the same judge's: a resume continues only these (`check_same_judge`)."""
 
     def check_same_judge(self, recorded: Mapping[str, Any], where: str) -> None:
@@ -86,11 +91,12 @@ class JudgeInfo(BaseModel):
         change results.
 
         Raises:
-            ConfigError: the name, weights (provenance) or dtype differ.
+            ConfigError: the name, weights (provenance), dtype or mixed precision differ.
         """
         theirs = tuple(recorded.get(f) for f in self.IDENTITY)
         if theirs != tuple(getattr(self, f) for f in self.IDENTITY):
-            name, provenance, dtype = (clip(v) for v in theirs)
+            name, provenance, dtype, _ = (clip(v) for v in theirs)
+            dtype += ", mixed precision" if theirs[3] else ""
             raise ConfigError(
                 f"{where} holds results of judge {name} ({provenance}, {dtype}); "
                 "resume with the same judge and dtype, or write to a new --out"

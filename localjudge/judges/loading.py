@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -12,6 +13,8 @@ from typing import Any
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
 from localjudge.io.files import is_dir
+from localjudge.judges.cache import cache_root
+from localjudge.judges.chunks import joined_gguf
 from localjudge.judges.gguf_weights import file_sha256, load_gguf
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.judges.registry import (
@@ -21,6 +24,7 @@ from localjudge.judges.registry import (
     HubSource,
     JudgeEntry,
     LocalDirSource,
+    PackageChunksSource,
     PackageGGUFSource,
     load_registry,
     model_family,
@@ -98,7 +102,7 @@ def load_judge(
     assert run.device is not None and run.dtype is not None  # resolved
     trust = entry.trust_remote_code if trust_remote_code is None else trust_remote_code
     with _loader_bars(progress and _stderr_is_terminal()):
-        model, tokenizer, provenance = _load_weights(entry, run.dtype, trust, allow_pickle, cache)
+        model, tokenizer, provenance = _load_weights(entry, run.weights_dtype, trust, allow_pickle, cache)
     model.to(run.device).eval()
     use_chat = entry.chat_template == "auto" and bool(getattr(tokenizer, "chat_template", None))
     info = JudgeInfo(
@@ -200,6 +204,11 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
 
     src = entry.source
     kw = {"dtype": getattr(torch, dtype_name), "trust_remote_code": trust}
+    if isinstance(src, PackageChunksSource):
+        if cache is False:  # the chunks are joined for this load only
+            with tempfile.TemporaryDirectory(prefix="localjudge-") as tmp:
+                return load_gguf(joined_gguf(src, entry.name, Path(tmp)), dtype_name, False)
+        return load_gguf(joined_gguf(src, entry.name, cache_root(None if cache is True else cache)), dtype_name, cache)
     if isinstance(src, (GGUFFileSource, PackageGGUFSource)):
         path = Path(src.path) if isinstance(src, GGUFFileSource) else package_gguf_path(src)
         if not path.is_file():

