@@ -39,6 +39,10 @@ class ContextLengthError(LocalJudgeError):
     """A prompt is longer than the judge's context window."""
 
 
+class NumericalError(LocalJudgeError):
+    """A judge's forward overflowed its dtype (inf or NaN in its states): the item gets no score."""
+
+
 class CacheError(LocalJudgeError):
     """The cache folder cannot hold a prepared copy of a judge (disk full, read-only, not a folder)."""
 

@@ -65,7 +65,7 @@ def offline_env(tmp_path) -> dict[str, str]:
     return env
 
 
-REAL_JUDGES = ("smollm_judge", "gemma_judge")
+REAL_JUDGES = ("smollm_judge", "gemma_judge", "qwen_judge")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -87,6 +87,14 @@ def smollm_judge():
     from localjudge import load_judge
 
     return load_judge("smollm2-135m", device="cpu", dtype="float32")
+
+
+@pytest.fixture(scope="session")
+def qwen_judge():
+    """The embedded Qwen2.5-Coder-0.5B-Instruct judge, loaded by registry name, fp32 on CPU (~10 s warm)."""
+    from localjudge import load_judge
+
+    return load_judge("qwen2.5-coder-0.5b", device="cpu", dtype="float32")
 
 
 @pytest.fixture(scope="session")

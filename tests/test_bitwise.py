@@ -34,8 +34,9 @@ def _prompts(seed: int = 0) -> list[str]:
     return shared + loose
 
 
-def _judge(model, tokenizer, dtype: str, **options) -> Judge:
+def _judge(model, tokenizer, dtype: str, mixed: bool | None = None, **options) -> Judge:
     info = tiny_info().model_copy(update={"dtype": dtype})
+    options["mixed_precision"] = mixed
     opts = EngineOptions(device="cpu", dtype=dtype, token_budget=options.pop("token_budget", 4096), **options)
     return Judge.from_model(model, tokenizer, info, opts)
 
@@ -50,24 +51,35 @@ def _labels(judge: Judge, texts: list[str]) -> list[np.ndarray]:
     return [np.array([d.probs[k] for k in sorted(d.probs)] + [d.valid_mass]) for d in out]
 
 
-@pytest.fixture(scope="module", params=[("llama", "float32"), ("llama", "bfloat16"), ("gemma3", "float32")])
+CASES = [
+    ("llama", "float32", None),
+    ("llama", "bfloat16", False),
+    ("llama", "bfloat16", True),
+    ("gemma3", "float32", None),
+]
+
+
+@pytest.fixture(scope="module", params=CASES, ids=["llama-fp32", "llama-bf16", "llama-bf16-mixed", "gemma3-fp32"])
 def model_case(request, tiny_tokenizer):
-    build, dtype = request.param
-    model = (tiny_llama if build == "llama" else tiny_gemma3)(tiny_tokenizer).to(getattr(torch, dtype))
-    return model, dtype
+    """A tiny model in its dtype; the mixed-precision one loads in fp32 and the engine lowers its linear layers."""
+    build, dtype, mixed = request.param
+    model = (tiny_llama if build == "llama" else tiny_gemma3)(tiny_tokenizer)
+    if not mixed:
+        model = model.to(getattr(torch, dtype))
+    return model, dtype, mixed
 
 
 @pytest.mark.parametrize("read", [_scores, _labels], ids=["scores", "labels"])
 def test_distributions_alone_equal_batched(model_case, tiny_tokenizer, read):
-    model, dtype = model_case
+    model, dtype, mixed = model_case
     texts = _prompts()
-    judge = _judge(model, tiny_tokenizer, dtype)
+    judge = _judge(model, tiny_tokenizer, dtype, mixed)
     assert judge.info.bitwise, judge.info  # the probe passed on this machine
     alone = [read(judge, [t])[0] for t in texts]
     rng = random.Random(1)
     for budget in (256, 4096):
         for reuse in (True, False):
-            batched = _judge(model, tiny_tokenizer, dtype, token_budget=budget, reuse_prefix=reuse)
+            batched = _judge(model, tiny_tokenizer, dtype, mixed, token_budget=budget, reuse_prefix=reuse)
             order = rng.sample(range(len(texts)), len(texts))
             got = read(batched, [texts[i] for i in order])
             for i, g in zip(order, got):
@@ -75,24 +87,24 @@ def test_distributions_alone_equal_batched(model_case, tiny_tokenizer, read):
 
 
 def test_likelihoods_alone_equal_batched(model_case, tiny_tokenizer):
-    model, dtype = model_case
-    judge = _judge(model, tiny_tokenizer, dtype)
+    model, dtype, mixed = model_case
+    judge = _judge(model, tiny_tokenizer, dtype, mixed)
     backend = judge.backend
     prompts = [backend.encode(t) for t in _prompts(2)]
     conts = [backend.encode_continuation(c) for c in [" the cat sat", " 7 and 10", " quickly"] * 3]
     alone = [backend.token_logprobs([p], [c])[0] for p, c in zip(prompts, conts)]
     for budget in (256, 4096):
         for reuse in (True, False):
-            got = _judge(model, tiny_tokenizer, dtype, token_budget=budget, reuse_prefix=reuse).backend.token_logprobs(
-                prompts, conts
-            )
+            got = _judge(
+                model, tiny_tokenizer, dtype, mixed, token_budget=budget, reuse_prefix=reuse
+            ).backend.token_logprobs(prompts, conts)
             for i, (a, g) in enumerate(zip(alone, got)):
                 assert np.array_equal(a, g), (budget, reuse, i)
 
 
 def test_generations_alone_equal_batched(model_case, tiny_tokenizer):
-    model, dtype = model_case
-    backend = _judge(model, tiny_tokenizer, dtype).backend
+    model, dtype, mixed = model_case
+    backend = _judge(model, tiny_tokenizer, dtype, mixed).backend
     texts = _prompts(3)
     alone = [backend.generate([t], 6)[0] for t in texts]
     for share in (True, False):

@@ -1,11 +1,12 @@
-"""Bitwise batch invariance on the embedded judges: SmolLM2-135M in fp32 and bf16, Gemma-3-270M in fp32.
+"""Bitwise batch invariance on the embedded judges: SmolLM2-135M, Gemma-3-270M and Qwen2.5-Coder-0.5B.
 
 The real architectures, vocabularies and weights: scores, likelihoods and greedy generations of
 each item alone against the same items shuffled in batches, two token budgets, prefix reuse on
 and off, compared with `np.array_equal` / `==`. bf16 copies of the session's fp32 models keep the
 load count down; bf16 matmuls are slow on CPUs without native bf16, so the bf16 set is small.
 Gemma-3-270M (262k vocabulary, sliding-window layers) runs a smaller set, in fp32 and, where the CPU
-has native bf16 kernels, in bf16.
+has native bf16 kernels, in bf16. SmolLM2 and Qwen also run mixed precision (bf16 linear layers,
+fp32 between them: the CPU's bf16 default), Qwen's where the CPU has native bf16 kernels.
 """
 
 from __future__ import annotations
@@ -42,24 +43,31 @@ def _prompts(judge: Judge) -> list[str]:
     return texts + ["Is the sky green? Answer Yes or No. Answer:", "Rate this reply from 1 to 10: 'ok'. Score:"]
 
 
-def _rebuild(judge: Judge, dtype: str, **options) -> Judge:
-    opts = judge.options.replace(dtype=dtype, **options)
-    model = judge.backend.model if dtype == judge.info.dtype else _as(judge.backend.model, dtype)
-    return Judge.from_model(model, judge.backend.tokenizer, judge.info.model_copy(update={"dtype": dtype}), opts)
+def _rebuild(judge: Judge, dtype: str, mixed: bool = False, **options) -> Judge:
+    """The session's fp32 judge in `dtype`: a bf16 copy of its model, or (mixed) an fp32 copy the engine lowers."""
+    opts = judge.options.replace(dtype=dtype, mixed_precision=mixed if dtype != "float32" else None, **options)
+    if dtype == judge.info.dtype:
+        model = judge.backend.model
+    else:
+        model = _as(judge.backend.model, "mixed" if mixed else dtype)
+    info = judge.info.model_copy(update={"dtype": dtype})
+    return Judge.from_model(model, judge.backend.tokenizer, info, opts)
 
 
 _COPIES: dict[tuple[int, str], torch.nn.Module] = {}
 
 
 def _as(model: torch.nn.Module, dtype: str) -> torch.nn.Module:
+    """A copy of the model in `dtype`; "mixed": an fp32 copy (the engine lowers its linear layers in place)."""
     key = (id(model), dtype)
     if key not in _COPIES:
-        _COPIES[key] = copy.deepcopy(model).to(getattr(torch, dtype))
+        _COPIES[key] = copy.deepcopy(model) if dtype == "mixed" else copy.deepcopy(model).to(getattr(torch, dtype))
     return _COPIES[key]
 
 
-def _check(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int = 6) -> None:
-    base = _rebuild(judge, dtype)
+def _check(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int = 6, mixed: bool = False) -> None:
+    base = _rebuild(judge, dtype, mixed)
+    assert base.info.mixed_precision is (mixed if dtype != "float32" else None)
     assert base.info.bitwise, base.info
     texts = _prompts(base)[-texts:]
     alone = [base.score_texts([t], 1, 10)[0] for t in texts]
@@ -70,7 +78,7 @@ def _check(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int = 6) -
     rng = random.Random(0)
     for budget in budgets:
         for reuse in (True, False):
-            other = _rebuild(judge, dtype, token_budget=budget, reuse_prefix=reuse)
+            other = _rebuild(judge, dtype, mixed, token_budget=budget, reuse_prefix=reuse)
             order = rng.sample(range(len(texts)), len(texts))
             got = other.score_texts([texts[i] for i in order], 1, 10)
             for i, g in zip(order, got):
@@ -95,3 +103,20 @@ def test_gemma3_bitwise(gemma_judge, dtype):
 def test_smollm2_bitwise(smollm_judge, dtype):
     # bf16 runs 4-5x slower than fp32 on CPUs without native bf16: 4 texts (2 summaries of the article)
     _check(smollm_judge, dtype, (512, 8192) if dtype == "float32" else (8192,), texts=6 if dtype == "float32" else 4)
+
+
+def test_smollm2_mixed_precision_bitwise(smollm_judge):
+    # the bf16 default on the CPU: bf16 linear layers, fp32 between them
+    _check(smollm_judge, "bfloat16", (8192,), texts=4, mixed=True)
+
+
+def test_qwen_bitwise(qwen_judge):
+    # Qwen2.5-Coder-0.5B: biases in q/k/v, every digit its own token; fp32, the CPU default
+    _check(qwen_judge, "float32", (1024,), texts=3)
+
+
+def test_qwen_mixed_precision_bitwise(qwen_judge):
+    if not can_prepack(torch.zeros(8, 8, dtype=torch.bfloat16)):
+        pytest.skip("bf16 has no native kernels on this CPU")
+    # mixed precision keeps q/k/v's biases in fp32, added after the bf16 GEMM
+    _check(qwen_judge, "bfloat16", (1024,), texts=3, mixed=True)

@@ -143,9 +143,9 @@ def _spy_batches(monkeypatch, judge) -> list[int]:
     sizes: list[int] = []
     real = judge.backend._tree_batch
 
-    def spy(rows, *args):
+    def spy(rows, *args, **kwargs):
         sizes.append(len(rows))
-        return real(rows, *args)
+        return real(rows, *args, **kwargs)
 
     monkeypatch.setattr(judge.backend, "_tree_batch", spy)
     return sizes
@@ -236,12 +236,12 @@ def test_oom_backoff_splits_batches(monkeypatch, caplog, tiny_tokenizer, llama):
     tried: list[int] = []
     ran: list[int] = []
 
-    def small_memory(rows, *args):
+    def small_memory(rows, *args, **kwargs):
         tried.append(len(rows))
         if len(rows) > 2:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
         ran.append(len(rows))
-        return real(rows, *args)
+        return real(rows, *args, **kwargs)
 
     monkeypatch.setattr(judge.backend, "_tree_batch", small_memory)
     with caplog.at_level(logging.WARNING, logger="localjudge"):
@@ -256,7 +256,7 @@ def test_oom_backoff_splits_batches(monkeypatch, caplog, tiny_tokenizer, llama):
 def test_non_oom_errors_propagate(monkeypatch, tiny_tokenizer, llama):
     judge = _judge(llama, tiny_tokenizer)
 
-    def broken(rows, *args):
+    def broken(rows, *args, **kwargs):
         raise RuntimeError("shape mismatch")
 
     monkeypatch.setattr(judge.backend, "_tree_batch", broken)

@@ -460,11 +460,11 @@ def test_oom_halves_the_batch_and_gives_the_same_results(tiny_judge, monkeypatch
     sizes: list[int] = []
     real = HFBackend._tree_batch
 
-    def flaky(self, rows, *args):
+    def flaky(self, rows, *args, **kwargs):
         sizes.append(len(rows))
         if len(rows) > 1:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        return real(self, rows, *args)
+        return real(self, rows, *args, **kwargs)
 
     monkeypatch.setattr(HFBackend, "_tree_batch", flaky)
     backed_off = evaluate(cases, [metric], tiny_judge, progress=False, chunk_size=12)
@@ -480,7 +480,7 @@ def test_oom_halves_the_batch_and_gives_the_same_results(tiny_judge, monkeypatch
 def test_other_errors_are_not_swallowed_as_oom(tiny_judge, monkeypatch):
     from localjudge.engine.hf import HFBackend
 
-    def broken(self, rows, *args):
+    def broken(self, rows, *args, **kwargs):
         raise RuntimeError("shape mismatch")
 
     monkeypatch.setattr(HFBackend, "_tree_batch", broken)

@@ -116,9 +116,14 @@ def test_a_cold_load_parses_the_gguf_once(gguf_path, tmp_path, monkeypatch):
 def test_copy_is_keyed_by_gguf_hash_transformers_version_and_dtype(gguf_path, tmp_path):
     import transformers
 
+    from localjudge.engine.options import EngineOptions
+
     load(gguf_path, tmp_path)
-    load(gguf_path, tmp_path, dtype="bfloat16")
+    load(gguf_path, tmp_path, dtype="bfloat16")  # mixed precision, the CPU's bf16: it loads the fp32 weights
     sha = hashlib.sha256(gguf_path.read_bytes()).hexdigest()
+    assert [p.name for p in copies(tmp_path)] == [f"{sha[:16]}-float32-transformers{transformers.__version__}"]
+    full = EngineOptions(device="cpu", dtype="bfloat16", mixed_precision=False)
+    load_judge(str(gguf_path), options=full, cache=tmp_path, progress=False)
     names = [p.name for p in copies(tmp_path)]
     assert names == sorted(f"{sha[:16]}-{d}-transformers{transformers.__version__}" for d in ("bfloat16", "float32"))
     manifest = json.loads((copies(tmp_path)[1] / MANIFEST).read_text())

@@ -47,6 +47,10 @@ class BackendCore(Protocol):
         """Token ids exactly as `tokenizer(text)` gives them."""
         ...
 
+    def ending(self, ids: Sequence[int], tokens: int = 8) -> str:
+        """The last few tokens of a prompt as text, quoted, to name an item in a message."""
+        ...
+
     def check_lengths(self, ids: Sequence[Sequence[int]], names: Sequence[str] | None = None) -> None:
         """Raises `ContextLengthError` naming the first prompt that is empty or too long."""
         ...

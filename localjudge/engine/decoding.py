@@ -19,6 +19,7 @@ import numpy as np
 from localjudge.engine.batching import plan_batches
 from localjudge.engine.core import BackendCore
 from localjudge.engine.oom import run_with_backoff
+from localjudge.engine.overflow import check_finite
 from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
 
 Progress = Callable[[int], None]
@@ -56,7 +57,15 @@ class GreedyDecoding(BackendCore):
             rows = [ids[i] for i in batch]
             shared = shared_prefix_len(rows, grid) if share_prefix else 0
             cache = self._cached_prefill(prefix_memo, rows[0][:shared]) if shared else None
-            tokens = self._greedy_batch([r[shared:] for r in rows], max_new_tokens, eos, cache, shared)
+            tokens = self._greedy_batch(
+                [r[shared:] for r in rows],
+                max_new_tokens,
+                eos,
+                cache,
+                shared,
+                items=batch,
+                ending=lambda i: self.ending(ids[i]),
+            )
             return self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
 
         return _run_plan(plan.batches, run, len(ids), progress)
@@ -68,7 +77,9 @@ class GreedyDecoding(BackendCore):
         ids |= set(extra) if isinstance(extra, (list, tuple)) else {extra}
         return {i for i in ids if i is not None}
 
-    def _greedy_batch(self, rows, max_new_tokens: int, eos: set[int], prefix_cache=None, shared: int = 0):
+    def _greedy_batch(
+        self, rows, max_new_tokens: int, eos: set[int], prefix_cache=None, shared: int = 0, items=None, ending=None
+    ):
         """Greedy tokens of each row (cut after EOS), optionally after a cached shared prefix.
 
         Each new token sees the prefix, the real tokens of its own row, its own earlier new tokens
@@ -81,7 +92,10 @@ class GreedyDecoding(BackendCore):
         with torch.inference_mode():
             state = fwd.states[last.to(fwd.states.device)]  # (B, H)
             new, done = [], torch.zeros(len(rows), dtype=torch.bool)
+            names = items if items is not None else range(len(rows))
             for step in range(max_new_tokens):
+                live = (~done).nonzero().flatten().tolist()  # a finished row's later states are never read
+                check_finite(state[live], live, names, self.options.dtype or "?", ending or (lambda i: "?"))
                 token = self.runner.argmax_at(state).cpu()  # (B,)
                 token = torch.where(done, torch.full_like(token, self._pad_id), token)
                 new.append(token)

@@ -25,6 +25,7 @@ from localjudge.engine.likelihood import ContinuationScoring
 from localjudge.engine.mixed import lower_linears
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.options import RUNTIME_FIELDS, EngineOptions
+from localjudge.engine.overflow import check_finite
 from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
 from localjudge.engine.runner import HEAD_ROWS, Runner
 from localjudge.engine.tree_head import read_tree, split_model
@@ -58,6 +59,9 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         import torch
 
         assert options.resolved, "resolve the options first (EngineOptions.resolve)"
+        if options.dtype != "float32" and options.mixed_precision is None:
+            # options not resolved by `load_judge`: the model runs as it was given, every op in its dtype
+            options = options.model_copy(update={"mixed_precision": False})
         self.model = model
         self.tokenizer = tokenizer
         self.max_context = max_context
@@ -90,7 +94,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         if options.mixed_precision:
             # the linear layers in the compute dtype, the rest in fp32 (`engine.mixed`); the output
             # layer stays fp32, as the engine reads it anyway
-            lower_linears(model, getattr(torch, options.dtype), keep=model.get_output_embeddings())
+            lower_linears(model, getattr(torch, str(options.dtype)), keep=model.get_output_embeddings())
         with torch.inference_mode():
             split = split_model(model, self.encode("Score: 5 of 10"))
             if options.batch_invariant:
@@ -169,6 +173,10 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
 
     # -- tokens ---------------------------------------------------------------------------------
 
+    def ending(self, ids: Sequence[int], tokens: int = 8) -> str:
+        """The last few tokens of a prompt as text, quoted, to name an item in a message."""
+        return clip(self.tokenizer.decode(list(ids[-tokens:])), 40)
+
     def encode(self, text: str) -> list[int]:
         """Token ids exactly as `tokenizer(text)` gives them (default special tokens)."""
         return list(self.tokenizer(text)["input_ids"])
@@ -228,11 +236,17 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
 
         def run(batch: Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
             rows = [ids[i] for i in batch]
+
+            def ending(i: int) -> str:
+                return self.ending(ids[i])
+
             shared = shared_prefix_len(rows, grid) if self.options.reuse_prefix else 0
             if not shared:
-                return self._tree_batch(rows, tree, ancestry, ends_mask)
+                return self._tree_batch(rows, tree, ancestry, ends_mask, items=batch, ending=ending)
             cache = self._cached_prefill(prefix_memo, rows[0][:shared])
-            return self._tree_batch([r[shared:] for r in rows], tree, ancestry, ends_mask, cache, shared)
+            return self._tree_batch(
+                [r[shared:] for r in rows], tree, ancestry, ends_mask, cache, shared, items=batch, ending=ending
+            )
 
         for batch in plan.batches:
             rows = run_with_backoff(batch, run)
@@ -254,8 +268,12 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         """KV cache of a shared prefix (batch of one), full length on every layer."""
         return self.runner.prefill(prefix)
 
-    def _tree_batch(self, rows, tree, ancestry, ends_mask, prefix_cache=None, shared: int = 0):
-        """Logits at the root and every tree node for a batch, optionally after a cached prefix."""
+    def _tree_batch(self, rows, tree, ancestry, ends_mask, prefix_cache=None, shared: int = 0, items=None, ending=None):
+        """Logits at the root and every tree node for a batch, optionally after a cached prefix.
+
+        `items` (the call's index of each row) and `ending` (an item's prompt end) name an item
+        whose states overflowed (`engine.overflow`).
+        """
         torch = self._torch
         fwd = self.runner.forward(rows, tree.token_ids[1:], tree.depths[1:], ancestry, prefix_cache, shared)
         lengths = np.array([len(r) for r in rows])
@@ -263,6 +281,14 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         nodes = fwd.tails[:, None] + np.arange(tree.n_nodes - 1)[None]  # (B, T)
         index = torch.from_numpy(np.concatenate([root[:, None], nodes], 1)).to(fwd.states.device)  # (B, N)
         states = fwd.states[index]  # (B, N, H)
+        b, n = index.shape
+        check_finite(
+            states.reshape(b * n, -1),
+            np.repeat(np.arange(b), n),
+            items if items is not None else range(b),
+            self.options.dtype or "?",
+            ending or (lambda i: "?"),
+        )
         with torch.inference_mode():
             read = read_tree(states, self.runner.head, tree, ends_mask, self.options.tree_tolerance, self.runner.chunks)
         self.head_rows += read.rows

@@ -157,7 +157,10 @@ class InvariantLinear(nn.Module):
         if x.dtype == self.weight.dtype and not mixed:
             return chunked(gemm, x, self.plan.big, self.plan.small, self.out_features)
         return low_linear(
-            x, self.weight, self.bias, lambda rows: chunked(gemm, rows, self.plan.big, self.plan.small, self.out_features)
+            x,
+            self.weight,
+            self.bias,
+            lambda rows: chunked(gemm, rows, self.plan.big, self.plan.small, self.out_features),
         )
 
 
@@ -199,17 +202,18 @@ def make_invariant(model: nn.Module) -> GemmPlan | None:
     Returns:
         The plan, or None when no candidate passed (the model is left as it was).
     """
+    # exactly these classes, not subclasses of nn.Linear (quantized or otherwise special layers)
     linears = [m for m in model.modules() if type(m) in (nn.Linear, MixedLinear)]
     done = [m for m in model.modules() if isinstance(m, InvariantLinear)]
     if done and not linears:
         kept = done[0].plan
         return replace(kept, packed=kept.packed and can_prepack(done[0].weight))
-    plan = plan_for(linears)
+    plan = plan_for(linears)  # type: ignore[arg-type]  # the type test above narrows what mypy cannot
     if plan is None:
         return None
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
-            if type(child) in (nn.Linear, MixedLinear):
+            if isinstance(child, (nn.Linear, MixedLinear)) and type(child) in (nn.Linear, MixedLinear):
                 setattr(parent, name, InvariantLinear(child, plan))
     return plan
 

@@ -18,6 +18,7 @@ import numpy as np
 from localjudge.engine.batching import BatchPlan, plan_batches
 from localjudge.engine.core import BackendCore
 from localjudge.engine.oom import run_with_backoff
+from localjudge.engine.overflow import check_finite
 from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
 
 Progress = Callable[[int], None]
@@ -62,7 +63,12 @@ class ContinuationScoring(BackendCore):
             shared = shared_prefix_len([shareable[j] for j in batch], grid) if self.options.reuse_prefix else 0
             cache = self._cached_prefill(memo, rows[items[0]][:shared]) if shared else None
             return self._logprob_batch(
-                [rows[i][shared:] for i in items], [len(continuations[i]) for i in items], cache, shared
+                [rows[i][shared:] for i in items],
+                [len(continuations[i]) for i in items],
+                cache,
+                shared,
+                items=items,
+                ending=lambda i: self.ending(prompts[i]),
             )
 
         for batch in plan.batches:
@@ -96,8 +102,13 @@ class ContinuationScoring(BackendCore):
             return plan_prefix_batches(shareable, budget, 0, 256, self.runner.grid), shareable
         return plan_batches([len(r) for r in shareable], budget), shareable
 
-    def _logprob_batch(self, rows, cont_lens, prefix_cache=None, shared: int = 0) -> list[np.ndarray]:
-        """Continuation log-probabilities of right-padded rows, optionally after a cached prefix."""
+    def _logprob_batch(
+        self, rows, cont_lens, prefix_cache=None, shared: int = 0, items=None, ending=None
+    ) -> list[np.ndarray]:
+        """Continuation log-probabilities of the rows, optionally after a cached prefix.
+
+        An item whose states overflowed is refused (`engine.overflow`), named by `items` and `ending`.
+        """
         torch = self._torch
         fwd = self.runner.forward(rows, cache=prefix_cache, shared=shared)
         # the state at token t predicts token t + 1: each row reads its tokens n - c - 1 .. n - 2
@@ -107,6 +118,13 @@ class ContinuationScoring(BackendCore):
         targets = torch.cat([torch.tensor(r[len(r) - c :]) for r, c in zip(rows, cont_lens)])  # (K,)
         with torch.inference_mode():
             picked = fwd.states[torch.from_numpy(index).to(fwd.states.device)]  # (K, H)
+            check_finite(
+                picked,
+                np.repeat(np.arange(len(rows)), cont_lens),
+                items if items is not None else range(len(rows)),
+                self.options.dtype or "?",
+                ending or (lambda i: "?"),
+            )
             logp = self.runner.logprobs_at(picked, targets).cpu().numpy()
         self.head_rows += len(targets)
         return list(np.split(logp, np.cumsum(cont_lens)[:-1]))

@@ -33,6 +33,7 @@ class MixedLinear(nn.Module):
         super().__init__()
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.weight = nn.Parameter(linear.weight.detach().to(dtype), requires_grad=False)
+        self.weight.lowered = True  # type: ignore[attr-defined]  # `lower_linears` leaves it in its dtype
         self.bias = linear.bias  # kept as it is (fp32): added after the GEMM
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -40,7 +41,7 @@ class MixedLinear(nn.Module):
 
 
 def low_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, gemm) -> torch.Tensor:
-    """`gemm` (rows in the weight's dtype -> outputs without bias) on x cast to the weight's dtype; back in x's dtype."""
+    """`gemm` (rows in the weight's dtype -> outputs, no bias) on x cast to the weight's dtype, back in x's dtype."""
     y = gemm(x.to(weight.dtype)).to(x.dtype)
     return y if bias is None else y + bias.to(x.dtype)
 
@@ -57,9 +58,10 @@ def lower_linears(model: nn.Module, dtype: torch.dtype, keep: nn.Module | None =
     Returns:
         How many linear layers were lowered.
     """
-    # not `model.float()`: transformers refuses it on a model that came through a quantizer (GGUF)
+    # not `model.float()`: transformers refuses it on a model that came through a quantizer (GGUF);
+    # layers lowered before (another judge over the same model) keep their low weights
     for param in model.parameters():
-        if param.is_floating_point() and param.dtype != torch.float32:
+        if param.is_floating_point() and param.dtype != torch.float32 and not getattr(param, "lowered", False):
             param.data = param.data.float()
     for buf in model.buffers():
         if buf.is_floating_point() and buf.dtype != torch.float32:
