@@ -166,12 +166,19 @@ def figures(prefs: dict[str, list[float | None]], labels: list[int]) -> dict[str
     return out
 
 
-def report(judges: list[str], limits: dict[str, int | None]) -> dict:
+def report(judges: list[str], limits: dict[str, int | None], earlier: dict | None = None) -> dict:
+    """Figures of every judge with readings here; a judge (or set) without them keeps its figures from `earlier`.
+
+    Readings are not kept in git, so a rerun for one judge must not drop the others' results.
+    """
     res: dict = {"machine": machine("torch_threads", "torch", "transformers"), "judges": {}}
-    for j in judges:
+    earlier_judges = (earlier or {}).get("judges", {})
+    for j in dict.fromkeys([*earlier_judges, *judges]):
         for name in SETS:
             store = Store(READINGS / j / f"pairwise_{name}")
             if not store.load("given"):
+                if name in earlier_judges.get(j, {}):
+                    res["judges"].setdefault(j, {})[name] = earlier_judges[j][name]
                 continue
             pairs = load_pairs(name, limits[name])
             labels = [int(p["label"]) for p in pairs]
@@ -244,7 +251,8 @@ def main(argv: list[str] | None = None) -> None:
         for j in args.judge:
             log = lambda msg, j=j: print(f"[{time.perf_counter() - t0:7.0f} s] {j} {msg}", flush=True)  # noqa: E731
             collect(j, log, limits, geval=not args.no_geval)
-    res = report(list(args.judge), limits)
+    earlier = json.loads(OUT_JSON.read_text(encoding="utf-8")) if OUT_JSON.exists() else None
+    res = report(list(args.judge), limits, earlier)
     OUT_JSON.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
     OUT_MD.write_text(render(res) + kept_section(OUT_MD), encoding="utf-8")
     print(render(res))

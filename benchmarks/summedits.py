@@ -155,12 +155,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--judge", nargs="+", default=list(EMBEDDED_JUDGES))
     ap.add_argument("--report", action="store_true", help="only rebuild the results from summedits_scores/")
     ap.add_argument("--conditions", nargs="+", default=list(CONDITIONS))
+    ap.add_argument("--docs", type=int, help="first N documents per domain (a stated subset, for the larger judges)")
     args = ap.parse_args(argv)
     if not args.report:
         import faithful_collect
 
+        subset = ["--docs", str(args.docs)] if args.docs else []
         for j in args.judge:
-            faithful_collect.main(["--set", "summedits", "--judge", j, "--conditions", *args.conditions])
+            faithful_collect.main(["--set", "summedits", "--judge", j, "--conditions", *args.conditions, *subset])
         score(args.judge)
     res = report()
     OUT_JSON.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
