@@ -59,6 +59,13 @@ def build_model(name: str, tiny: bool, device: str, dtype: torch.dtype):
     return model.eval()
 
 
+def cast(base, name: str, tiny: bool, device: str, dtype: torch.dtype):
+    """The same weights as `base` in `dtype`: a model of the same shape built in `dtype`, `base`'s weights copied in."""
+    model = build_model(name, tiny, device, dtype)
+    model.load_state_dict(base.state_dict())
+    return model
+
+
 def tokenizer():
     return build_tiny_tokenizer()
 

@@ -14,7 +14,9 @@ is built on the GPU (fp32 on a CPU) and wrapped with the public `Judge.from_mode
   budget; on the CPU one raised by the model above two rows; the halvings counted from the log and
   the results compared with an unconstrained run;
 - bitwise (`_gpu_bitwise.py`): a few items alone vs among random companions, two budgets, prefix
-  reuse off and on: score distributions, likelihood log-probabilities and greedy generations.
+  reuse off and on: score distributions, likelihood log-probabilities and greedy generations;
+- precision (`--precision`, `_gpu_precision.py`): fp32, bf16 and fp16 side by side on the Qwen2.5-Coder
+  0.5B and 1.5B and Qwen2.5-7B shapes: speed, bitwise, distance from fp32, items the overflow check refused.
 
 A run is appended to `gpu_results.md` with the device described (`--results` to write elsewhere).
 `--tiny` runs every section on toy shapes anywhere (the CPU check `test_gpu_bench.py` runs).
@@ -23,6 +25,7 @@ A run is appended to `gpu_results.md` with the device described (`--results` to 
     python benchmarks/gpu.py
     python benchmarks/gpu.py --tiny --results /tmp/gpu_tiny.md
     python benchmarks/gpu.py --models llama3.2-1b --items 64
+    python benchmarks/gpu.py --precision       # + fp16 / bf16 / fp32 on the 0.5B, 1.5B and 7B Qwen shapes
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import _gpu_bitwise as bitwise_section  # noqa: E402
 import _gpu_oom  # noqa: E402
+import _gpu_precision  # noqa: E402
 import _gpu_workload as W  # noqa: E402
 from _common import machine  # noqa: E402
 from _measure import matmul_peak, useful_flops  # noqa: E402
@@ -204,6 +208,10 @@ def markdown(run: dict) -> str:
             lines += ["", *bitwise_section.markdown(r["bitwise"])]
         if r["skipped"]:
             lines.append(f"\nskipped (time limit): {', '.join(r['skipped'])}")
+    if run.get("precision"):
+        lines += ["", "### fp32, bf16 and fp16 (`--precision`; random weights: see `_gpu_precision.py`)"]
+        for p in run["precision"]:
+            lines += ["", *_gpu_precision.markdown(p)]
     if run["skipped_models"]:
         lines.append(f"\nmodels skipped (time limit): {', '.join(run['skipped_models'])}")
     return "\n".join(lines) + "\n"
@@ -224,6 +232,11 @@ def parse_args(argv=None):
     ap.add_argument("--engine-option", action="append", default=[], help="KEY=VALUE (JSON value) EngineOptions field")
     ap.add_argument("--results", type=Path, default=None, help="markdown file to append to (default gpu_results.md)")
     ap.add_argument("--json", type=Path, default=None, help="also write the run as JSON here")
+    ap.add_argument(
+        "--precision",
+        action="store_true",
+        help="also fp32, bf16 and fp16 side by side on the Qwen 0.5B, 1.5B and 7B shapes (`_gpu_precision.py`)",
+    )
     args = ap.parse_args(argv)
     args.extra = {k: json.loads(v) for k, _, v in (o.partition("=") for o in args.engine_option)}
     gpu = torch.cuda.is_available()
@@ -236,6 +249,7 @@ def parse_args(argv=None):
     args.trials = args.trials or (1 if tiny else 2)
     args.bitwise_items = args.bitwise_items or (2 if tiny else 3)
     args.deadline = args.deadline or (math.inf if tiny else 270.0)  # the CPU check runs every section
+    args.precision_seconds = 240.0  # the precision section's own share after the deadline
     args.sweep = [256, 2048] if tiny else [4096, 8192, 16384, 32768, 65536]
     args.oom_budget = 4096 if tiny or not gpu else 262144
     args.bitwise_budgets = [args.budget, max(64, args.budget // 8)]
@@ -280,6 +294,17 @@ def _run(args, device: str, start: float) -> dict:
         if device == "cuda":
             torch.cuda.empty_cache()
         print(f"{name}: {run['results'][-1]['seconds']:.0f} s", file=sys.stderr, flush=True)
+    if args.precision:
+        run["precision"] = []
+        for name in _gpu_precision.PRECISION_MODELS:
+            if time.perf_counter() > start + args.deadline + args.precision_seconds:
+                run["skipped_models"].append(f"{name} (precision)")
+                continue
+            run["precision"].append(_gpu_precision.precision(name, args, device))
+            gc.collect()
+            if device == "cuda":
+                torch.cuda.empty_cache()
+            print(f"{name} precision: {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     run["seconds"] = time.perf_counter() - start
     text = markdown(run)
     print(text)

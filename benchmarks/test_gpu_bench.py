@@ -18,7 +18,7 @@ _spec.loader.exec_module(G)
 def test_tiny_run_end_to_end(tmp_path):
     results = tmp_path / "gpu_results.md"
     results.write_text("# kept\n")
-    G.main(["--tiny", "--results", str(results), "--json", str(tmp_path / "run.json")])
+    G.main(["--tiny", "--precision", "--results", str(results), "--json", str(tmp_path / "run.json")])
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["tiny"] and run["device"].startswith("CPU only") and run["peak"] > 0
     assert [r["model"] for r in run["results"]] == G.DEFAULT_MODELS and run["skipped_models"] == []
@@ -40,6 +40,16 @@ def test_tiny_run_end_to_end(tmp_path):
                 if "budget 128," in name:  # one item per batch: companions never share a forward
                     assert tally["failed"] == 0, (r["model"], name)
         assert all(t["passed"] + t["failed"] == 8 for t in bitwise["across_configs"].values())
+    assert [p["model"] for p in run["precision"]] == ["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "qwen2.5-7b"]
+    for p in run["precision"]:
+        rows = p["dtypes"]
+        assert set(rows) == {"float32", "bfloat16", "float16"} and rows["float32"]["x_fp32"]["score"] == 1
+        assert rows["float32"].get("max_normalized_delta") is None
+        for d in ("bfloat16", "float16"):
+            assert 0 < rows[d]["max_normalized_delta"] < 0.5 and rows[d]["max_token_logprob_delta"] > 0
+        for r in rows.values():
+            assert r["overflowed"] == 0 and r["items_per_s"]["score"] > 0
     text = results.read_text()
     assert text.startswith("# kept\n\n## ")  # appended, never rewritten
-    assert "Tiny shapes" in text and text.count("### ") == 3 and "out-of-memory halving" in text
+    assert "Tiny shapes" in text and text.count("\n### ") == 4 and "out-of-memory halving" in text
+    assert text.count("\n#### ") == 3 and "fp32, bf16 and fp16" in text
