@@ -296,7 +296,8 @@ def _run(args, device: str, start: float) -> dict:
         print(f"{name}: {run['results'][-1]['seconds']:.0f} s", file=sys.stderr, flush=True)
     if args.precision:
         run["precision"] = []
-        for name in _gpu_precision.PRECISION_MODELS:
+        # tiny: one shape is the check that the section runs (every dtype costs a model build and a bitwise pass)
+        for name in _gpu_precision.PRECISION_MODELS[: 1 if args.tiny else None]:
             if time.perf_counter() > start + args.deadline + args.precision_seconds:
                 run["skipped_models"].append(f"{name} (precision)")
                 continue
