@@ -343,8 +343,11 @@ def test_cache_list_and_clear_commands(gguf_path, tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path))
     result = run("cache", "list")
     assert result.exit_code == 0 and f"no prepared judges in {tmp_path / 'weights'}" in result.output
+    from localjudge.engine.options import EngineOptions
+
     load(gguf_path, tmp_path)
-    load(gguf_path, tmp_path, dtype="bfloat16")
+    full = EngineOptions(device="cpu", dtype="bfloat16", mixed_precision=False)  # every op in bf16: its own copy
+    load_judge(str(gguf_path), options=full, cache=tmp_path, progress=False)
     os.truncate(copies(tmp_path)[0] / "model.safetensors", 10)  # the bf16 copy
     result = run("cache", "list")
     assert result.exit_code == 0, result.output
