@@ -105,22 +105,40 @@ def on_disk(root: Path) -> dict:
     return out
 
 
-def run_big(measure, repeats: int, info: dict) -> dict:
+def seed(cache: Path, source: Path) -> None:
+    """`cache` as a cold load leaves it, from the cold-loaded cache folder `source`: its copy and joined
+    GGUF hard-linked (manifests copied, so the last use recorded here stays here), the GGUF's hash
+    remembered."""
+    from localjudge.judges.gguf_hashes import remembered_sha256
+
+    shutil.copytree(source, cache, copy_function=os.link, ignore=shutil.ignore_patterns("hashes", ".*"))
+    for manifest in cache.glob("weights/*/manifest.json"):
+        manifest.unlink()
+        shutil.copy2(source / manifest.relative_to(cache), manifest)
+    for gguf in cache.glob("gguf/*.gguf"):
+        remembered_sha256(gguf, cache)
+
+
+def run_big(measure, repeats: int, info: dict, seeded: Path | None = None) -> dict:
     """Per dtype: an empty cache, a cold load, warm loads, with the bytes on disk after each step.
 
     "bfloat16-full" has no cold load of its own: its warm loads read the copy the bf16 cold load
     wrote (the one fp32 copy), and its row says how many bytes they added (none). `measure(mode,
-    judge, dtype, cache)` runs one child process; `info` describes the machine.
+    judge, dtype, cache)` runs one child process; `info` describes the machine. `seeded`: no cold
+    loads (a cold load of this judge peaks at 13.6 GiB, more than a busy machine may have); each
+    cache starts as a copy of this cold-loaded folder (`seed`).
     """
-    res: dict = {"machine": info, "loadavg_start": os.getloadavg(), "rows": {}}
+    res: dict = {"machine": info, "loadavg_start": os.getloadavg(), "rows": {}, "seeded": seeded is not None}
     with tempfile.TemporaryDirectory(prefix="lj-big-") as tmp:
         for dtype, also in (("float32", ()), ("bfloat16", ("bfloat16-full",))):
             cache = Path(tmp) / dtype
             for name in (dtype, *also):
                 row = res["rows"][name] = {"cold": [], "warm": [], "disk": {}}
                 print(f"{BIG}/{name}", flush=True)
-                if name == dtype:
+                if name == dtype and seeded is None:
                     row["cold"].append(measure("cold", BIG, name, cache))
+                elif name == dtype:
+                    seed(cache, seeded)
                 row["disk"]["before warm"] = on_disk(cache)
                 row["warm"] = [measure("warm", BIG, name, cache) for _ in range(repeats)]
                 row["disk"]["after warm"] = on_disk(cache)
@@ -169,7 +187,7 @@ def big_lines(res: dict) -> list[str]:
         cold = (
             f"{c['load'][0]:.1f} ({c['load'][1]:.1f}) | {c['rss'] / 2**30:.1f} GiB"
             if c
-            else "– (reads the bf16 row's copy) | –"
+            else ("– (reads the bf16 row's copy) | –" if dtype.endswith("-full") else "not run (seeded) | –")
         )
         lines.append(
             f"| {dtype} | {cold} | "
