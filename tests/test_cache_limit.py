@@ -130,6 +130,9 @@ def test_unused_and_damaged_copies_go_before_any_in_use(tmp_path):
 
 
 def test_a_joined_gguf_counts_and_was_last_used_when_its_copies_were(tmp_path):
+    from localjudge.judges import cache_list, chunks
+
+    assert cache_list.GGUF_DIR == chunks.GGUF_DIR  # where the joiner writes is where eviction looks
     gguf = tmp_path / "gguf" / f"{'01' * 8}-judge.gguf"
     gguf.parent.mkdir()
     gguf.write_bytes(b"g" * MiB)

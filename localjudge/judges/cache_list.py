@@ -43,10 +43,11 @@ from localjudge.judges.cache import (
     weights_dir,
 )
 from localjudge.judges.cache_fs import TMP_PREFIX, TRASH_PREFIX, remove_unheld
-from localjudge.judges.chunks import GGUF_DIR
 from localjudge.judges.gguf_hashes import HASHES_DIR
 
 LIMIT_ENV = "LOCALJUDGE_CACHE_LIMIT"
+GGUF_DIR = "gguf"
+"""Where `chunks` joins GGUFs (its `GGUF_DIR`; not imported, as `chunks` loads judges, which evict)."""
 DEFAULT_LIMIT = 20 * 2**30
 """Bytes of copies and joined GGUFs a cache folder keeps when $LOCALJUDGE_CACHE_LIMIT is unset."""
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}
