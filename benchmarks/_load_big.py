@@ -47,7 +47,7 @@ def gguf_path(judge: str, cache: str) -> Path:
 
 
 def parts(judge: str, dtype: str, cache: str) -> dict:
-    """A warm load's own parts, timed one by one in this process (wall seconds)."""
+    """A warm load's own parts, timed one by one in this process ([wall, CPU] seconds)."""
     import torch
     import transformers
 
@@ -55,12 +55,12 @@ def parts(judge: str, dtype: str, cache: str) -> dict:
     from localjudge.judges.gguf_hashes import remembered_sha256
     from localjudge.judges.gguf_weights import _load_prepared, _load_tokenizer
 
-    root, out, t = Path(cache), {}, time.perf_counter()
+    root, out, t, c = Path(cache), {}, time.perf_counter(), time.process_time()
 
     def lap(name: str) -> None:
-        nonlocal t
-        now = time.perf_counter()
-        out[name], t = now - t, now
+        nonlocal t, c
+        now, cpu = time.perf_counter(), time.process_time()
+        out[name], t, c = [now - t, cpu - c], now, cpu
 
     path = gguf_path(judge, cache)
     lap("parts found, joined GGUF checked")
@@ -155,6 +155,11 @@ def _med(runs: list[dict], part: str = "load") -> float:
     return statistics.median(r[part][0] for r in runs)
 
 
+def _pair(v: list[float] | float) -> str:
+    """Wall (CPU) seconds; a bare number is wall seconds."""
+    return f"{v[0]:.2f} ({v[1]:.2f})" if isinstance(v, list) else f"{v:.2f}"
+
+
 def _gb(n: int) -> str:
     return f"{n / 1e9:.2f} GB"
 
@@ -175,7 +180,7 @@ def big_lines(res: dict) -> list[str]:
         f"modeling stack (`transformers.modeling_utils` and `{STACK}`). Each dtype starts from an empty cache "
         "folder; the page cache holds the files (a first read from this machine's disk adds its transfer).",
         "",
-        "| dtype | cold load | peak RSS cold | warm load (median) | warm runs | of which the copy's verification | "
+        "| dtype | cold load | peak RSS cold | warm load (median) | warm runs (wall) | of which verification | "
         "bytes on disk after the cold load: copy + joined GGUF + hashes | written by the warm loads |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -191,8 +196,9 @@ def big_lines(res: dict) -> list[str]:
         )
         lines.append(
             f"| {dtype} | {cold} | "
-            f"{_med(warm):.2f} | {', '.join(f'{w_load:.2f}' for w_load in (w['load'][0] for w in warm))} | "
-            f"{row['parts']['copy verified (xxh3-128)']:.2f} | {_gb(disk['weights'])} + {_gb(disk['gguf'])} + "
+            f"{_med(warm):.2f} ({statistics.median(w['load'][1] for w in warm):.2f}) | "
+            f"{', '.join(f'{w_load:.2f}' for w_load in (w['load'][0] for w in warm))} | "
+            f"{_pair(row['parts']['copy verified (xxh3-128)'])} | {_gb(disk['weights'])} + {_gb(disk['gguf'])} + "
             f"{disk['hashes']} B | {written} B |"
         )
         stack = statistics.median(w["stack"][0] for w in warm)
