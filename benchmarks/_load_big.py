@@ -177,8 +177,14 @@ def big_lines(res: dict) -> list[str]:
         "end (1-minute, on 2 cores). Made by `benchmarks/load.py --big`.",
         "",
         "Fresh processes; wall seconds (CPU seconds). Loads are on top of `import torch, transformers` and the "
-        f"modeling stack (`transformers.modeling_utils` and `{STACK}`). Each dtype starts from an empty cache "
-        "folder; the page cache holds the files (a first read from this machine's disk adds its transfer).",
+        f"modeling stack (`transformers.modeling_utils` and `{STACK}`). "
+        + (
+            "Each dtype's cache starts as hard links of a cold-loaded cache (`--seed`: no cold load in this run); "
+            if res.get("seeded")
+            else "Each dtype starts from an empty cache folder; "
+        )
+        + "the page cache holds the files when memory allows (a first read from this machine's disk adds its "
+        "transfer).",
         "",
         "| dtype | cold load | peak RSS cold | warm load (median) | warm runs (wall) | of which verification | "
         "bytes on disk after the cold load: copy + joined GGUF + hashes | written by the warm loads |",
@@ -211,8 +217,8 @@ def big_lines(res: dict) -> list[str]:
         "",
         "Parts of a warm load ("
         + next(iter(res["rows"]))
-        + ", one process, wall seconds): "
-        + ", ".join(f"{k} {v:.2f}" for k, v in first["parts"].items())
+        + ", one process, wall (CPU) seconds): "
+        + ", ".join(f"{k} {_pair(v)}" for k, v in first["parts"].items())
         + "; the rest of the warm load is the engine's set-up on the loaded model (not the cache's).",
     ]
     if "hashing" in res:
