@@ -25,6 +25,7 @@ from tiny_gguf import write_tiny_gguf
 
 from localjudge import load_judge
 from localjudge.cli import main
+from localjudge.engine.options import EngineOptions
 from localjudge.errors import CacheError
 from localjudge.judges.cache import MANIFEST, CacheKey, cache_root, find_prepared, store_prepared
 from localjudge.judges.cache_list import clear_prepared, list_prepared
@@ -113,25 +114,46 @@ def test_a_cold_load_parses_the_gguf_once(gguf_path, tmp_path, monkeypatch):
     assert parses == []  # warm: the GGUF is hashed, not parsed
 
 
-def test_copy_is_keyed_by_gguf_hash_transformers_version_and_dtype(gguf_path, tmp_path):
+def test_copy_is_keyed_by_gguf_hash_and_transformers_version_and_holds_fp32(gguf_path, tmp_path):
     import transformers
-
-    from localjudge.engine.options import EngineOptions
+    import xxhash
 
     load(gguf_path, tmp_path)
-    load(gguf_path, tmp_path, dtype="bfloat16")  # mixed precision, the CPU's bf16: it loads the fp32 weights
     sha = hashlib.sha256(gguf_path.read_bytes()).hexdigest()
-    assert [p.name for p in copies(tmp_path)] == [f"{sha[:16]}-float32-transformers{transformers.__version__}"]
-    full = EngineOptions(device="cpu", dtype="bfloat16", mixed_precision=False)
-    load_judge(str(gguf_path), options=full, cache=tmp_path, progress=False)
-    names = [p.name for p in copies(tmp_path)]
-    assert names == sorted(f"{sha[:16]}-{d}-transformers{transformers.__version__}" for d in ("bfloat16", "float32"))
-    manifest = json.loads((copies(tmp_path)[1] / MANIFEST).read_text())
-    assert manifest["gguf_sha256"] == sha and manifest["dtype"] == "float32" and manifest["gguf_file"] == "tiny.gguf"
+    (folder,) = copies(tmp_path)
+    assert folder.name == f"{sha[:16]}-float32-transformers{transformers.__version__}"
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert manifest["format"] == 2 and manifest["dtype"] == "float32"
+    assert manifest["gguf_sha256"] == sha and manifest["gguf_file"] == "tiny.gguf"
     assert {"model.safetensors", "config.json", "tokenizer.json", "tokenizer_config.json"} <= set(manifest["files"])
     for name, entry in manifest["files"].items():
-        data = (copies(tmp_path)[1] / name).read_bytes()
-        assert entry == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        data = (folder / name).read_bytes()
+        assert entry == {"size": len(data), "xxh3_128": xxhash.xxh3_128(data).hexdigest(), "sha256": None}
+
+
+def full(dtype: str) -> EngineOptions:
+    """Every op in `dtype` (no mixed precision): its weights load in it, not in fp32."""
+    return EngineOptions(device="cpu", dtype=dtype, mixed_precision=False)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_every_dtype_loads_the_one_fp32_copy_bitwise_as_from_the_gguf(gguf_path, tmp_path, caplog, dtype):
+    """A bf16/fp16 judge casts the fp32 copy as a load from the GGUF casts its dequantised fp32 blocks."""
+    caplog.set_level(logging.INFO, logger="localjudge")
+    alone = fingerprint(load_judge(str(gguf_path), options=full(dtype), cache=False, progress=False))
+    import torch
+
+    cold = load_judge(str(gguf_path), options=full(dtype), cache=tmp_path, progress=False)
+    assert cold.backend.model.dtype == getattr(torch, dtype)
+    assert "prepared copy of tiny.gguf written" in caplog.text
+    caplog.clear()
+    warm = fingerprint(load_judge(str(gguf_path), options=full(dtype), cache=tmp_path, progress=False))
+    fp32 = fingerprint(load(gguf_path, tmp_path))
+    assert "loaded the prepared copy" in caplog.text and "written" not in caplog.text
+    assert len(copies(tmp_path)) == 1  # one copy for fp32 and this dtype
+    assert_same(fingerprint(cold), alone)
+    assert_same(warm, alone)
+    assert not np.array_equal(fp32["probs"], alone["probs"])  # the dtype does reach the numbers
 
 
 TOKENIZER_TEXTS = ["Score: 10", "  the answer is\tgood\n\nRating 7/10", "héllo wörld", "", "<|endoftext|>yes"]
@@ -227,8 +249,59 @@ def test_a_damaged_copy_is_rebuilt_never_used(gguf_path, reference, tmp_path, ca
     assert "loaded the prepared copy" in caplog.text
 
 
+def _as_first_layout(folder: Path) -> None:
+    """Rewrites a copy's manifest as the first layout wrote it: sha256 of every file."""
+    manifest = json.loads((folder / MANIFEST).read_text())
+    files = {
+        n: {"size": e["size"], "sha256": hashlib.sha256((folder / n).read_bytes()).hexdigest()}
+        for n, e in manifest["files"].items()
+    }
+    (folder / MANIFEST).write_text(json.dumps({**manifest, "format": 1, "files": files}))
+
+
+def test_a_first_layout_copy_is_checked_by_sha256_once_and_upgraded_not_rebuilt(gguf_path, reference, tmp_path, caplog):
+    load(gguf_path, tmp_path)
+    (folder,) = copies(tmp_path)
+    upgraded = json.loads((folder / MANIFEST).read_text())
+    _as_first_layout(folder)
+    caplog.set_level(logging.INFO, logger="localjudge")
+    assert_same(fingerprint(load(gguf_path, tmp_path)), reference)
+    assert "loaded the prepared copy" in caplog.text and "damaged" not in caplog.text
+    assert json.loads((folder / MANIFEST).read_text())["files"] == upgraded["files"]  # xxh3 of the same bytes
+    _as_first_layout(folder)
+    _flip_byte(folder)  # a first-layout copy whose bytes changed is rebuilt like any other
+    caplog.clear()
+    assert_same(fingerprint(load(gguf_path, tmp_path)), reference)
+    assert "does not match its sha256" in caplog.text and copies(tmp_path) == [folder]
+
+
+def test_a_warm_load_reads_no_byte_of_its_gguf_until_the_file_changes(gguf_path, reference, tmp_path, monkeypatch):
+    from localjudge.judges import gguf_hashes
+
+    load(gguf_path, tmp_path)  # cold: hashed, and remembered in the cache folder
+    hashed = []
+    real = gguf_hashes.sha256_file
+    monkeypatch.setattr(gguf_hashes, "sha256_file", lambda p: hashed.append(p) or real(p))
+    gguf_hashes._sha256.cache_clear()  # as in a new process
+    assert_same(fingerprint(load(gguf_path, tmp_path)), reference)
+    assert hashed == []
+    os.utime(gguf_path)  # a new mtime and ctime, the same bytes
+    assert_same(fingerprint(load(gguf_path, tmp_path)), reference)
+    assert hashed == [gguf_path.resolve()]
+
+
+def test_a_remembered_hash_that_is_wrong_costs_the_copy_never_the_provenance(gguf_path, reference, tmp_path, caplog):
+    """A digest remembered for unchanged metadata but other bytes (a disk fault): the parse hashes the bytes."""
+    load(gguf_path, tmp_path)
+    (memo,) = (tmp_path / "hashes").iterdir()
+    memo.write_text(json.dumps({**json.loads(memo.read_text()), "sha256": "0" * 64}))
+    caplog.set_level(logging.INFO, logger="localjudge")
+    assert_same(fingerprint(load(gguf_path, tmp_path)), reference)  # the true sha256 as provenance
+    assert "changed without its size, mtime or ctime changing" in caplog.text
+
+
 def test_an_interrupted_build_leaves_nothing(tmp_path):
-    key = CacheKey("ab" * 32, "9.9", "float32")
+    key = CacheKey("ab" * 32, "9.9")
 
     def write(folder: Path) -> None:
         (folder / "model.safetensors").write_bytes(b"x" * 100)
@@ -255,7 +328,7 @@ def test_a_failed_write_is_a_cache_error_and_leaves_nothing(tmp_path, failure, m
         raise failure
 
     with pytest.raises(CacheError, match=message) as err:
-        store_prepared(CacheKey("ab" * 32, "9.9", "float32"), "j.gguf", write, tmp_path, size_hint=3 * 2**20)
+        store_prepared(CacheKey("ab" * 32, "9.9"), "j.gguf", write, tmp_path, size_hint=3 * 2**20)
     assert "LOCALJUDGE_CACHE" in str(err.value)
     assert copies(tmp_path) == []
 
@@ -265,7 +338,7 @@ def test_a_bug_in_the_writer_is_not_hidden_as_a_cache_error(tmp_path):
         raise ValueError("a bug")
 
     with pytest.raises(ValueError, match="a bug"):
-        store_prepared(CacheKey("ab" * 32, "9.9", "float32"), "j.gguf", write, tmp_path)
+        store_prepared(CacheKey("ab" * 32, "9.9"), "j.gguf", write, tmp_path)
     assert copies(tmp_path) == []
 
 
@@ -277,7 +350,7 @@ def _write_marker(text: str):
 
 
 def test_of_two_builders_the_first_rename_wins(tmp_path):
-    key = CacheKey("cd" * 32, "9.9", "float32")
+    key = CacheKey("cd" * 32, "9.9")
     first = store_prepared(key, "j.gguf", _write_marker("first"), tmp_path)
     second = store_prepared(key, "j.gguf", _write_marker("second"), tmp_path)
     assert first == second and (first / "config.json").read_text() == "first"
@@ -286,7 +359,7 @@ def test_of_two_builders_the_first_rename_wins(tmp_path):
 
 
 def test_a_builder_replaces_a_damaged_copy_it_finds_in_place(tmp_path):
-    key = CacheKey("cd" * 32, "9.9", "float32")
+    key = CacheKey("cd" * 32, "9.9")
     folder = store_prepared(key, "j.gguf", _write_marker("first"), tmp_path)
     (folder / "config.json").write_text("changed")
     again = store_prepared(key, "j.gguf", _write_marker("second"), tmp_path)
@@ -307,7 +380,7 @@ def test_copies_left_by_killed_loaders_are_removed_on_the_next_build(tmp_path):
         folder.mkdir(parents=True)
         (folder / "model.safetensors").write_bytes(b"x")
     assert {e.state for e in list_prepared(tmp_path)} == {"incomplete"}
-    store_prepared(CacheKey("ef" * 32, "9.9", "float32"), "j.gguf", _write_marker("x"), tmp_path)
+    store_prepared(CacheKey("ef" * 32, "9.9"), "j.gguf", _write_marker("x"), tmp_path)
     assert not stale.exists() and not trash.exists() and live.exists()
 
 
@@ -339,24 +412,35 @@ def run(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
+def _older_bf16_copy(folder: Path) -> Path:
+    """A per-dtype copy as localjudge wrote them before one fp32 copy served every dtype."""
+    old = folder.with_name(folder.name.replace("float32", "bfloat16"))
+    shutil.copytree(folder, old)
+    _edit_manifest(old, dtype="bfloat16")
+    return old
+
+
 def test_cache_list_and_clear_commands(gguf_path, tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path))
+    monkeypatch.delenv("LOCALJUDGE_CACHE_LIMIT", raising=False)
     result = run("cache", "list")
-    assert result.exit_code == 0 and f"no prepared judges in {tmp_path / 'weights'}" in result.output
-    from localjudge.engine.options import EngineOptions
-
+    assert result.exit_code == 0 and f"no prepared judges in {tmp_path}" in result.output
     load(gguf_path, tmp_path)
-    full = EngineOptions(device="cpu", dtype="bfloat16", mixed_precision=False)  # every op in bf16: its own copy
-    load_judge(str(gguf_path), options=full, cache=tmp_path, progress=False)
-    os.truncate(copies(tmp_path)[0] / "model.safetensors", 10)  # the bf16 copy
+    (folder,) = copies(tmp_path)
+    _older_bf16_copy(folder)
+    os.truncate(folder / "model.safetensors", 10)
     result = run("cache", "list")
     assert result.exit_code == 0, result.output
     rows = [line.split() for line in result.output.splitlines() if line.startswith("tiny.gguf")]
-    assert [(r[1], r[-1]) for r in rows] == [("bfloat16", "damaged"), ("float32", "ok")]
-    assert f"2 in {tmp_path / 'weights'}" in result.output
+    assert sorted((r[1], r[-1]) for r in rows) == [("copy", "damaged"), ("copy", "unused")]
+    assert all(r[3:5] in (["0.0", "MiB"], ["0.5", "MiB"], ["0.6", "MiB"]) for r in rows), rows
+    assert f"2 in {tmp_path}, " in result.output and "of a 20.0 GiB limit (the default" in result.output
+    monkeypatch.setenv("LOCALJUDGE_CACHE_LIMIT", "5GiB")
+    assert "of a 5.0 GiB limit (LOCALJUDGE_CACHE_LIMIT)" in run("cache", "list").output
     result = run("cache", "clear")
     assert result.exit_code == 0 and "removed 2 prepared judges" in result.output
     assert copies(tmp_path) == [] and list_prepared(tmp_path) == []
+    assert not (tmp_path / "hashes").exists()
     assert clear_prepared(tmp_path) == (0, 0)
 
 
@@ -365,6 +449,7 @@ def test_cache_commands_take_a_folder(gguf_path, tmp_path):
     result = run("cache", "list", "--cache-dir", tmp_path / "other")
     assert result.exit_code == 0 and "tiny.gguf" in result.output and "ok" in result.output
     assert "removed 1 prepared judge " in run("cache", "clear", "--cache-dir", tmp_path / "other").output
+    assert run("cache", "list", "--cache-dir", tmp_path / "other").output.startswith("no prepared judges")
 
 
 # -- a cache that cannot be written; concurrent loaders (several processes) -------------------------------
@@ -455,7 +540,7 @@ def test_concurrent_cold_loads_share_one_copy(gguf_path, reference, tmp_path):
     for out, _ in outs:
         assert np.array_equal(np.array(json.loads(out)), reference["raw_mass"])
     (folder,) = copies(tmp_path)  # one copy; no temporary or trash folder left
-    key = CacheKey(reference["provenance"].removeprefix("sha256:"), transformers.__version__, "float32")
+    key = CacheKey(reference["provenance"].removeprefix("sha256:"), transformers.__version__)
     assert find_prepared(key, tmp_path) == folder
 
 

@@ -1,10 +1,13 @@
-"""`localjudge cache list|clear`: the prepared copies of GGUF judges in the user cache folder."""
+"""`localjudge cache list|prune|clear`: the prepared copies and joined GGUFs of judges in the user cache folder."""
 
 from __future__ import annotations
+
+import time
 
 import click
 
 from localjudge.cli.output import print_table
+from localjudge.judges.cache_list import size_text
 
 _folder = click.option(
     "--cache-dir",
@@ -19,53 +22,77 @@ _folder = click.option(
 def cache_group() -> None:
     """Prepared copies of GGUF judges (safetensors), which make every load after the first take seconds.
 
-    A copy is keyed by the GGUF's sha256, the transformers version and the dtype, and verified
-    (sizes and sha256 of every file) on each load; a damaged one is rebuilt. Deleting them is
-    always safe: the next load of that judge parses its GGUF again and writes a new copy.
+    A copy is keyed by the GGUF's sha256 and the transformers version, holds fp32 weights that
+    every dtype is cast from, and is verified (sizes and xxh3-128 of every file) on each load; a
+    damaged one is rebuilt. Judges shipped in chunk packages are joined into one GGUF here too.
+    Copies and joined GGUFs together are kept within $LOCALJUDGE_CACHE_LIMIT (default 20GiB), the
+    least recently used removed first. Deleting them is always safe: the next load of that judge
+    parses its GGUF again and writes a new copy.
     """
 
 
 @cache_group.command("list")
 @_folder
 def list_cmd(folder: str | None) -> None:
-    """List the prepared copies: judge file, dtype, transformers version, size and state."""
-    from localjudge.judges.cache import cache_root, weights_dir
-    from localjudge.judges.cache_list import list_prepared
+    """List the copies and joined GGUFs: judge file, transformers version, size, last use and state."""
+    from localjudge.judges.cache import cache_root
+    from localjudge.judges.cache_list import cache_limit, list_prepared
 
-    where = weights_dir(cache_root(folder))
+    where = cache_root(folder)
+    limit = cache_limit()
     entries = list_prepared(folder)
     if not entries:
         click.echo(f"no prepared judges in {where}")
         return
     rows = []
-    for e in entries:
+    for e in sorted(entries, key=lambda e: -e.last_used):
         m = e.manifest
         rows.append(
             (
-                m.gguf_file if m else e.path.name,
-                m.dtype if m else "-",
+                e.name,
+                "copy" if e.kind == "copy" else "joined GGUF",
                 m.transformers if m else "-",
-                _mib(e.size),
-                m.created if m else "-",
+                size_text(e.size),
+                time.strftime("%Y-%m-%d %H:%M", time.localtime(e.last_used)),
                 e.state,
             )
         )
-    print_table(["judge file", "dtype", "transformers", "size", "created", "state"], rows)
+    print_table(["judge file", "kind", "transformers", "size", "last used", "state"], rows)
     total = sum(e.size for e in entries)
-    click.echo(f"\n{len(entries)} in {where}, {_mib(total)}; states other than ok are rebuilt on the next load")
+    bound = f"of a {size_text(limit.bytes)} limit ({limit.source})" if limit.bytes is not None else "(no limit)"
+    click.echo(
+        f"\n{len(entries)} in {where}, {size_text(total)} {bound}; the least recently used go first, "
+        "states other than ok are rebuilt on the next load (unused: a per-dtype copy of an older localjudge)"
+    )
+
+
+@cache_group.command("prune")
+@_folder
+@click.option("--limit", "limit_text", default=None, help="Bring the folder within this size [default: the limit].")
+def prune_cmd(folder: str | None, limit_text: str | None) -> None:
+    """Remove the least recently used copies and joined GGUFs until the folder is within the limit."""
+    from localjudge.judges.cache import cache_root
+    from localjudge.judges.cache_list import cache_limit, evict, list_prepared, parse_size
+
+    limit = parse_size(limit_text) if limit_text is not None else cache_limit().bytes
+    removed = evict(folder, limit)
+    for e in removed:
+        click.echo(f"removed {e.name} ({e.kind}, {size_text(e.size)}, {e.state})")
+    total = sum(e.size for e in list_prepared(folder))
+    click.echo(
+        f"removed {len(removed)} ({size_text(sum(e.size for e in removed))}); {cache_root(folder)} holds "
+        f"{size_text(total)}" + (f" of {size_text(limit)}" if limit is not None else "")
+    )
 
 
 @cache_group.command("clear")
 @_folder
 def clear_cmd(folder: str | None) -> None:
-    """Delete every prepared copy (generated evaluation steps are kept)."""
-    from localjudge.judges.cache import cache_root, weights_dir
+    """Delete every prepared copy and joined GGUF (generated evaluation steps are kept)."""
+    from localjudge.judges.cache import cache_root
     from localjudge.judges.cache_list import clear_prepared
 
     count, size = clear_prepared(folder)
-    where = weights_dir(cache_root(folder))
-    click.echo(f"removed {count} prepared judge{'s' if count != 1 else ''} ({_mib(size)}) from {where}")
-
-
-def _mib(size: int) -> str:
-    return f"{size / 2**20:.1f} MiB"
+    click.echo(
+        f"removed {count} prepared judge{'s' if count != 1 else ''} ({size_text(size)}) from {cache_root(folder)}"
+    )

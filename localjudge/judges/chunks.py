@@ -66,7 +66,7 @@ def joined_gguf(src: PackageChunksSource, judge: str, root: Path) -> Path:
     target = root / GGUF_DIR / joined_name(src.sha256, src.gguf)
     chunks = locate_parts(src, judge)  # checked first, even when the joined file is there
     if target.is_file():
-        if target.stat().st_size == src.size and file_sha256(target) == src.sha256:
+        if target.stat().st_size == src.size and file_sha256(target, root) == src.sha256:
             return target
         log.warning("the joined GGUF %s is damaged; joining its %d parts again", target, len(chunks))
     join_parts(src, judge, chunks, target)

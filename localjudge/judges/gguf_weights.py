@@ -3,15 +3,18 @@
 transformers reads a GGUF three times per load (the tokenizer's config, the model's config, the
 weights), and each read parses every metadata field again, the vocabulary included: 3 x 5-40 s
 for the embedded judges. `_parse_once` lets the three reads share one parse. The parsed model is
-then saved as safetensors with its config and tokenizer (`cache.store_prepared`), and later loads
-read that copy instead (about a second), after verifying it.
+then saved in fp32 as safetensors with its config and tokenizer (`cache.store_prepared`), and
+later loads read that copy instead (about a second), after verifying it; a bf16 or fp16 judge
+reads the same copy, cast at load.
 
-The cache is an optimisation: when its folder cannot hold the copy (disk full, read-only), the
-load goes on from the GGUF with a one-line warning rather than failing.
+The cache is an optimisation: when its folder cannot hold the copy (disk full, read-only, or a
+copy larger than its size limit), the load goes on from the GGUF with a one-line warning rather
+than failing. After each load the folder is brought back within its limit (`cache_list.evict`).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -22,7 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.errors import CacheError, ModelUnavailableError
-from localjudge.judges.cache import CacheKey, cache_root, discard, find_prepared, sha256_file, store_prepared
+from localjudge.judges.cache import (
+    STORED_DTYPE,
+    CacheKey,
+    cache_root,
+    discard,
+    held,
+    prepared,
+    store_prepared,
+    weights_dir,
+)
+from localjudge.judges.cache_list import CacheLimit, cache_limit, evict, too_big
+from localjudge.judges.gguf_hashes import fresh_sha256, remembered_sha256
 
 log = logging.getLogger("localjudge")
 
@@ -40,39 +54,88 @@ def load_gguf(path: Path, dtype_name: str, cache: bool | str | Path = True) -> t
 
     Raises:
         ModelUnavailableError: transformers cannot load this GGUF.
+        ConfigError: $LOCALJUDGE_CACHE_LIMIT is not a size.
     """
     import torch
     import transformers
 
     dtype = getattr(torch, dtype_name)
-    sha = file_sha256(path)
-    provenance = f"sha256:{sha}"
     if cache is False:
-        return (*_parse(path, dtype), provenance)
+        return (*_parse(path, dtype), f"sha256:{fresh_sha256(path)}")
     root = cache_root(None if cache is True else cache)
-    key = CacheKey(sha, transformers.__version__, dtype_name)
+    limit = cache_limit()  # a bad value fails now, not after a parse
+    with held(path):  # a joined GGUF being read is not evicted
+        sha = remembered_sha256(path, root)
+        key = CacheKey(sha, transformers.__version__)
+        loaded = _from_copy(key, root, dtype, path.name)
+        if loaded is None:
+            fresh = remembered_sha256(path, root, rehash=True)  # a parse reads the GGUF: hashed from its bytes
+            if fresh != sha:
+                log.warning("%s changed without its size, mtime or ctime changing; its sha256 is now %s", path, fresh)
+                key = CacheKey(fresh, transformers.__version__)
+                loaded = _from_copy(key, root, dtype, path.name)
+        if loaded is None:
+            loaded = _prepare(path, dtype_name, key, root, limit)
     try:
-        folder = find_prepared(key, root)
+        for entry in evict(root, limit.bytes, keep=(weights_dir(root) / key.name, path)):
+            log.info(
+                "evicted the least recently used %s (%.0f MiB) from the judge cache", entry.path, entry.size / 2**20
+            )
+    except OSError as exc:
+        log.warning("cannot bring the judge cache in %s within its limit: %s", root, exc.strerror or exc)
+    return (*loaded, f"sha256:{key.gguf_sha256}")
+
+
+def _from_copy(key: CacheKey, root: Path, dtype, gguf_file: str) -> tuple[Any, Any] | None:
+    """Model and tokenizer from the verified copy for `key`, or None (no copy, or it does not load: discarded)."""
+    try:
+        with prepared(key, root) as folder:
+            if folder is None:
+                return None
+            try:
+                model, tokenizer = _load_prepared(folder, dtype)
+            except Exception as exc:  # verified bytes that still do not load: never used, rebuilt
+                log.warning("prepared copy %s does not load (%s); rebuilding it from the GGUF", folder, exc)
+            else:
+                log.info("loaded the prepared copy %s of %s", folder, gguf_file)
+                return model, tokenizer
     except OSError as exc:  # e.g. a cache folder we may not read
         log.warning("cannot read the judge cache in %s (%s); loading from the GGUF", root, exc.strerror or exc)
-        folder = None
-    if folder is not None:
-        try:
-            model, tokenizer = _load_prepared(folder, dtype)
-            log.info("loaded the prepared copy %s of %s", folder, path.name)
-            return model, tokenizer, provenance
-        except Exception as exc:  # verified bytes that still do not load: never used, rebuilt
-            log.warning("prepared copy %s does not load (%s); rebuilding it from the GGUF", folder, exc)
-            discard(folder)
-    model, tokenizer = _parse(path, dtype)
-    if _plain_weights(model):
-        size = sum(p.numel() * p.element_size() for p in model.parameters())
-        try:
-            where = store_prepared(key, path.name, partial(_save, model, tokenizer), root, size)
-            log.info("prepared copy of %s written to %s", path.name, where)
-        except CacheError as exc:
+        return None
+    discard(folder)
+    return None
+
+
+def _prepare(path: Path, dtype_name: str, key: CacheKey, root: Path, limit: CacheLimit) -> tuple[Any, Any]:
+    """Parses the GGUF in fp32, writes its copy, and returns the judge in `dtype_name` (cast from the copy)."""
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+    model, tokenizer = _parse(path, getattr(torch, STORED_DTYPE))
+    if not _plain_weights(model):  # blocks kept packed for GGUF kernels: no copy, and they follow the dtype
+        return (model, tokenizer) if dtype_name == STORED_DTYPE else _parse(path, dtype)
+    size = sum(p.numel() * p.element_size() for p in model.parameters())
+    try:
+        error = too_big(size, limit)
+        if error is not None:
+            raise error
+        evict(root, limit.bytes, incoming=size)
+        where = store_prepared(key, path.name, partial(_save, model, tokenizer), root, size)
+    except CacheError as exc:
+        if dtype_name == STORED_DTYPE:
             log.warning("%s (loaded from the GGUF this time)", exc)
-    return model, tokenizer, provenance
+            return model, tokenizer
+        log.warning("%s (loaded from the GGUF this time, parsed again in %s)", exc, dtype_name)
+        del model
+        gc.collect()
+        return _parse(path, dtype)
+    log.info("prepared copy of %s written to %s", path.name, where)
+    if dtype_name == STORED_DTYPE:
+        return model, tokenizer
+    del model  # the judge in another dtype is what every later load reads: the copy, cast
+    gc.collect()
+    with held(where):
+        return _load_prepared(where, dtype)
 
 
 def _parse(path: Path, dtype) -> tuple[Any, Any]:
@@ -168,12 +231,8 @@ def _parse_once():
             gguf.GGUFReader, gguf.get_tensor_name_map = real_reader, real_map
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file, remembered per (path, size, mtime) for this process."""
-    st = path.stat()
-    return _sha256(str(path.resolve()), st.st_size, st.st_mtime_ns)
-
-
-@lru_cache(maxsize=16)
-def _sha256(path: str, size: int, mtime_ns: int) -> str:
-    return sha256_file(Path(path))
+def file_sha256(path: Path, memo: Path | None = None) -> str:
+    """SHA-256 of a file: remembered in the cache folder `memo` for this version of the file (`gguf_hashes`),
+    else hashed (and remembered for this process).
+    """
+    return fresh_sha256(path) if memo is None else remembered_sha256(path, memo)
