@@ -190,7 +190,49 @@ def report(judges: list[str], limits: dict[str, int | None], earlier: dict | Non
                 "preferences": prefs,
                 "swap_check": swap_check(prefs),
             }
+    for name in SETS:
+        pairs = load_pairs(name, limits[name])
+        both = contrast_preferences(len(pairs), name)
+        if both is not None:
+            labels = [int(p["label"]) for p in pairs]
+            res.setdefault("contrast", {})[name] = {"figures": figures(both, labels), "preferences": both}
     return res
+
+
+EXPERT, AMATEUR = "qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"
+"""Two sizes of one family with one tokenizer: the contrast reads the same tokens under both."""
+
+
+def contrast_preferences(n: int, name: str) -> dict[str, list[float | None]] | None:
+    """Expert minus amateur (Li et al. 2023's contrastive decoding as a score): per token, the larger judge's
+    log-probability minus the smaller one's, on the very same tokens; None without both judges' readings.
+
+    `contrast-mean` prefers the response whose tokens the larger judge finds likelier than the smaller one
+    does, on average; `contrast-pmi` does the same with each judge's PMI (given minus without the
+    instruction), cancelling what each finds generic.
+    """
+    big, small = (Store(READINGS / j / f"pairwise_{name}") for j in (EXPERT, AMATEUR))
+    gb, gs = big.load("given"), small.load("given")
+    if not gb or not gs:
+        return None
+    wb, ws, tb, ts = big.load("nodoc"), small.load("nodoc"), big.load("tokens"), small.load("tokens")
+    out: dict[str, list[float | None]] = {"contrast-mean": [], "contrast-pmi": []}
+    for k in range(n):
+        vals: dict[int, dict[str, float | None]] = {}
+        for o in (1, 2):
+            key = f"{k}/{o}"
+            assert tb[key]["ids"] == ts[key]["ids"], "one tokenizer: the same tokens under both judges"
+            d = np.array(gb[key]["lp"]) - np.array(gs[key]["lp"])
+            pmi = None
+            if key in wb and key in ws:
+                pmi = float(
+                    ((np.array(gb[key]["lp"]) - wb[key]["lp"]) - (np.array(gs[key]["lp"]) - ws[key]["lp"])).mean()
+                )
+            vals[o] = {"contrast-mean": float(d.mean()), "contrast-pmi": pmi}
+        for sc in out:
+            a, b = vals[1][sc], vals[2][sc]
+            out[sc].append(None if a is None or b is None else float(np.sign(a - b) + 1) / 2)
+    return out
 
 
 def swap_check(prefs: dict[str, list[float | None]]) -> str:
@@ -230,6 +272,22 @@ def render(res: dict) -> str:
                 f"| {j} | {name} ({len(r['preferences']['mean'])} of {r['pairs_in_set']} pairs) | "
                 + " | ".join(cells)
                 + f" | {gcell} |"
+            )
+    if res.get("contrast"):
+        lines += [
+            "",
+            f"Expert minus amateur ({EXPERT} minus {AMATEUR}: per token on the same tokens, one tokenizer; "
+            "`contrast_preferences` in the script), accuracy:",
+            "",
+            "| data | contrast-mean | contrast-pmi |",
+            "|---|---|---|",
+        ]
+        for name, r in res["contrast"].items():
+            f = r["figures"]
+            lines.append(
+                f"| {name} | "
+                + " | ".join(cell(f[k]["accuracy_scored"]) for k in ("contrast-mean", "contrast-pmi"))
+                + " |"
             )
     lines += ["", "Wall seconds per reading (given, without the instruction, G-Eval pairwise):", ""]
     for j, sets in res["judges"].items():
