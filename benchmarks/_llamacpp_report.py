@@ -10,6 +10,7 @@ SPEED_PAIRS = (  # (llama.cpp method, localjudge method) set side by side as a s
     ("lcpp-cont", "lj/bf16"),
     ("lcpp-all", "lj/fp32"),
     ("lcpp-cont+prefix", "lj+prefix/fp32"),
+    ("lcpp-cont+prefix", "lj+prefix/bf16"),
 )
 
 

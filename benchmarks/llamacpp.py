@@ -6,6 +6,11 @@ from its PyPI source distribution, for this CPU (-march=native), many minutes on
     CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \\
         .venv/bin/python -m pip install --no-binary llama-cpp-python llama-cpp-python==0.3.36
     .venv/bin/python benchmarks/llamacpp.py --judges smollm2-135m gemma3-270m --docs 4
+    .venv/bin/python benchmarks/llamacpp.py --judges qwen2.5-coder-1.5b --docs 2 \
+        --methods lj/fp32 lj+prefix/fp32 lj/bf16 lj+prefix/bf16 lcpp-cont lcpp-cont+prefix
+
+Only the judges the chosen methods need are loaded (`floor/*` and the stock engine need their own copy:
+four copies of the 1.5B judge do not fit in 24 GB). bf16 is the CPU's default bf16, mixed precision.
 
 The items are the likelihood prompts of `throughput.py --likelihood` (SummEval dev, builtin
 `consistency_likelihood`: article, instruction, summary scored token by token), first `--docs`
@@ -14,7 +19,7 @@ Methods, run back to back on each article (order rotated per article) so load hi
 
   floor/<dtype>      the bare batched forward of `throughput_likelihood.floor_pass`
   lj/<dtype>         `judge.backend.token_logprobs` (the likelihood metric's path), prefix reuse off
-  lj+prefix/fp32     the same, prefix reuse on (an article computed once for its summaries)
+  lj+prefix/<dtype>  the same, prefix reuse on (an article computed once for its summaries)
   lcpp-<way>         llama.cpp, one sequence per decode (`_llamacpp.py`: last, all, cont, cont+prefix)
 
 Speed is reported as tokens of the rows per second and as ratios to floor/fp32 (> 1: faster);
@@ -38,6 +43,7 @@ from _common import EMBEDDED_JUDGES, kept_section, machine
 from _logprobs import common_prefix_len, compare_logprobs, tokenisation_agreement
 
 HERE = Path(__file__).resolve().parent
+LARGER = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 RESULTS_JSON = HERE / "llamacpp_results.json"
 RESULTS_MD = HERE / "llamacpp_results.md"
 DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
@@ -45,6 +51,7 @@ COMPARED = (  # (reference, other): log-prob deviations reported
     ("lj/fp32", "lcpp-cont"),
     ("lj/bf16", "lcpp-cont"),
     ("lj/fp32", "lj/bf16"),
+    ("lj/fp32", "lj+prefix/bf16"),
     ("lj/fp32", "lj+prefix/fp32"),
     ("lcpp-cont", "lcpp-all"),
     ("lcpp-cont", "lcpp-cont+prefix"),
@@ -57,6 +64,7 @@ METHODS = (
     "lj+prefix/fp32",
     "floor/bf16",
     "lj/bf16",
+    "lj+prefix/bf16",
     "lcpp-last",
     "lcpp-all",
     "lcpp-cont",
@@ -97,7 +105,7 @@ def article(judges: dict, prompts: list[str], conts: list[str]) -> Article:
     texts = [split_boundary(p, c) for p, c in zip(prompts, conts)]
     p_ids = [backend.encode(p) for p, _ in texts]
     c_ids = [backend.encode_continuation(c) for _, c in texts]
-    plans = {k: judges[f"lj/{k}"].backend.plan_continuations(p_ids, c_ids)[0] for k in DTYPES}
+    plans = {k: judges[f"lj/{k}"].backend.plan_continuations(p_ids, c_ids)[0] for k in DTYPES if f"lj/{k}" in judges}
     rows = [p + c for p, c in zip(p_ids, c_ids)]
     shared = common_prefix_len([p[:-1] for p in p_ids])
     return Article([p for p, _ in texts], [c for _, c in texts], p_ids, c_ids, rows, shared, plans)
@@ -126,6 +134,7 @@ def methods(judges: dict, lcpp) -> dict:
     for k in DTYPES:
         out[f"floor/{k}"], out[f"lj/{k}"] = floor(k), lj(f"lj/{k}")
     out["lj+prefix/fp32"] = lj("lj+prefix/fp32")
+    out["lj+prefix/bf16"] = lj("lj+prefix/bf16")
     out["lcpp-last"] = last
     out["lcpp-all"] = lambda a: [lcpp.all(r, len(c)) for r, c in zip(a.rows, a.conts)]
     out["lcpp-cont"] = lambda a: [lcpp.cont(r, len(c)) for r, c in zip(a.rows, a.conts)]
@@ -163,6 +172,18 @@ def measure(fns: dict, articles: list[Article], warm: Article, reps: int) -> tup
     return wall, cpu, logps
 
 
+def gguf_path(name: str):
+    """The GGUF file of an embedded judge: inside its package, or joined from its chunk packages in the cache."""
+    from localjudge.judges.cache import cache_root
+    from localjudge.judges.chunks import joined_gguf
+    from localjudge.judges.registry import PackageChunksSource, load_registry, package_gguf_path
+
+    src = load_registry().get(name).source
+    if isinstance(src, PackageChunksSource):
+        return joined_gguf(src, name, cache_root())
+    return package_gguf_path(src)  # type: ignore[arg-type]
+
+
 def run_judge(name: str, args) -> dict:
     """Everything measured for one embedded judge."""
     import torch
@@ -172,17 +193,22 @@ def run_judge(name: str, args) -> dict:
     from localjudge import load_judge
     from localjudge.engine.options import EngineOptions
     from localjudge.judges.loading import file_sha256
-    from localjudge.judges.registry import load_registry, package_gguf_path
 
-    path = package_gguf_path(load_registry().get(name).source)
+    path = gguf_path(name)
+    # only the judges the chosen methods run: four copies of the 1.5B judge would not fit in memory
+    wanted = {"lj/fp32"} | {m.split("+prefix")[0].replace("floor/", "stock/") for m in args.methods if "/" in m}
     judges = {
         f"lj/{k}": load_judge(name, options=EngineOptions(dtype=dt, reuse_prefix=False), progress=False)
         for k, dt in DTYPES.items()
+        if f"lj/{k}" in wanted
     }
-    judges["lj+prefix/fp32"] = judges["lj/fp32"].with_options(reuse_prefix=True)  # the same weights
+    for k in DTYPES:
+        if f"lj/{k}" in judges:
+            judges[f"lj+prefix/{k}"] = judges[f"lj/{k}"].with_options(reuse_prefix=True)  # the same weights
     for k, dt in DTYPES.items():
-        opts = EngineOptions(device="cpu", dtype=dt, batch_invariant=False, reuse_prefix=False)
-        judges[f"stock/{k}"] = load_judge(name, options=opts, progress=False)
+        if f"stock/{k}" in wanted:
+            opts = EngineOptions(device="cpu", dtype=dt, batch_invariant=False, reuse_prefix=False)
+            judges[f"stock/{k}"] = load_judge(name, options=opts, progress=False)
     articles = load_articles(judges, args.docs, args.per_article)
     warm = article(judges, articles[0].prompt_texts[:2], articles[0].cont_texts[:2])
     rows = [r for a in articles for r in a.rows]
@@ -209,7 +235,9 @@ def run_judge(name: str, args) -> dict:
     out |= {"tokens": tokens, "continuation_tokens": sum(map(len, conts))}
     out |= {"started": started.isoformat(timespec="seconds"), "finished": finished.isoformat(timespec="seconds")}
     out["llama_cpp"] = lcpp.settings | {"system_info": lcpp.system_info(), "decodes_per_article": args.per_article}
-    out["lj_batches_per_article"] = {k: statistics.mean(len(a.plans[k].batches) for a in articles) for k in DTYPES}
+    out["lj_batches_per_article"] = {
+        k: statistics.mean(len(a.plans[k].batches) for a in articles) for k in articles[0].plans
+    }
     out["torch_threads"] = torch.get_num_threads()
     out["tokenisation"] = {"prompts": prompt_tok, "continuations": cont_tok}
     out["seconds"] = {m: sum(v) for m, v in wall.items()}
@@ -233,7 +261,7 @@ def run_judge(name: str, args) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--judges", nargs="+", default=list(EMBEDDED_JUDGES), choices=EMBEDDED_JUDGES)
+    ap.add_argument("--judges", nargs="+", default=list(EMBEDDED_JUDGES), choices=[*EMBEDDED_JUDGES, *LARGER])
     ap.add_argument("--docs", type=int, default=4, help="SummEval dev articles")
     ap.add_argument("--per-article", type=int, default=16, help="summaries of each article (it has 16)")
     ap.add_argument("--reps", type=int, default=1, help="passes over the articles")
