@@ -205,26 +205,27 @@ def _timings(out: Path) -> list[str]:
     path = out / "timings.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     total: defaultdict[tuple[str, str], float] = defaultdict(float)
+    cpu: defaultdict[tuple[str, str], float] = defaultdict(float)
     prompts: defaultdict[tuple[str, str], int] = defaultdict(int)
     for r in rows:
-        key = (
-            r["model"],
-            r["phase"] if r["phase"] in ("load", "generate", "analysis") else f"{r['phase']} ({r['task']})",
-        )
-        total[key] += r["seconds"]
-        prompts[key] += r["prompts"]
-    models = sorted({m for m, _ in total})
-    lines = ["| model | phase | seconds | prompts |", "|---|---|---|---|"]
-    for m in models:
+        phase = r["phase"] if r["phase"] in ("load", "generate", "analysis") else f"{r['phase']} ({r['task']})"
+        total[(r["model"], phase)] += r["seconds"]
+        cpu[(r["model"], phase)] += r.get("cpu_s", 0.0)
+        prompts[(r["model"], phase)] += r["prompts"]
+    lines = ["| model | phase | wall s | CPU s | prompts |", "|---|---|---|---|---|"]
+    for m in sorted({m for m, _ in total}):
         for (mm, phase), s in sorted(total.items()):
             if mm == m:
-                lines.append(f"| {m} | {phase} | {s:.0f} | {prompts[(mm, phase)] or ''} |")
-        lines.append(f"| **{m}** | all | **{sum(s for (mm, _), s in total.items() if mm == m):.0f}** | |")
+                lines.append(f"| {m} | {phase} | {s:.0f} | {cpu[(mm, phase)]:.0f} | {prompts[(mm, phase)] or ''} |")
+        wall, used = (sum(v for (mm, _), v in d.items() if mm == m) for d in (total, cpu))
+        lines.append(f"| **{m}** | all | **{wall:.0f}** | **{used:.0f}** | |")
     runs_path = out / "runs.jsonl"
     runs = [json.loads(line) for line in runs_path.read_text().splitlines()] if runs_path.exists() else []
     lines += [
         "",
-        f"Sum of all phases: **{sum(total.values()) / 60:.1f} min**. Runs (a killed run records no line):",
+        f"Sum of all phases: **{sum(total.values()) / 60:.1f} min** wall, {sum(cpu.values()) / 60:.1f} min CPU "
+        "(all threads; on a shared machine CPU / threads is what idle cores would take). Runs (a killed run "
+        "records no line):",
         "",
     ]
     for r in runs:
@@ -289,7 +290,8 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
         f"--judges {' '.join(config['judges'])}",
         f".venv/bin/python benchmarks/bias/self_preference.py --out-dir {shown} --analyse-only",
         f".venv/bin/localjudge bias {shown}/summaries/responses.jsonl --verdicts {shown}/summaries "
-        f"--out-dir /tmp/again --human-field {HUMAN_FIELD}",
+        f"--out-dir /tmp/again --human-field {HUMAN_FIELD} --metric consistency "
+        "--pairwise-metric benchmarks/bias/pairwise_summary.yaml",
         "```",
         "",
     ]

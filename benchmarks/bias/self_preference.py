@@ -17,16 +17,21 @@ did you write?" on the pairs holding its own response. The bias lab analyses the
 task a study folder (report.md/json, heatmap.png, win_rates.png, position.png, the lab's verdict
 files), a recognition/ study, and results.md with the key numbers and the time of every phase.
 
-Budget (2 CPU cores, fp32; the 1.5B judge reads ~45 prompt tokens/s, the 0.5B ~3x and the small
-two ~10x faster; an article is ~550 tokens and the engine computes a prefix that a batch shares
-once). Per article and judge, with G = 7 generators: pairwise 2·C(7,2) = 42 prompts whose article
-is shared, ~42 × 200 suffix tokens + the article ≈ 9k tokens; recognition 12 prompts ≈ 3k; pointwise
-and log-perplexity 7 each ≈ 2.5k; generation one summary (~60 new tokens). That is ~15k tokens,
-~5.5 min for the 1.5B, ~2 min for the 0.5B, ~0.6 min for each small judge: ~9 min per article. Per
-prompt (G = 5, prompts ~300 tokens sharing only the instructions): pairwise 20 prompts ≈ 3.6k
-tokens, recognition 8 ≈ 1.5k, pointwise and log-perplexity ≈ 1k: ~2.3 min for the 1.5B, ~3.6 min
-for all four. Defaults: 8 articles and 15 prompts, ≈ 8 × 9 + 15 × 3.6 ≈ 125 min plus loads, on
-otherwise idle cores (results.md records the measured times and the load average).
+Budget (2 CPU cores, fp32). The 1.5B judge reads ~45 prompt tokens/s, the 0.5B ~3x and the small
+two ~10x faster, and the engine computes a prefix that a batch of prompts shares once. Tokens
+computed, counted with the engine's planner on the smoke run's prompts (SmolLM2's tokenizer; an
+article is ~550 tokens, a summary ~70): per article and judge, with G = 7 generators, pairwise
+2·C(7,2) = 42 prompts ≈ 42 × 270 suffix tokens + the article once ≈ 12k; recognition 12 prompts ≈
+3.7k; pointwise 7 ≈ 2.2k; log-perplexity 7 ≈ 1.4k: ~19k tokens, ~7 min for the 1.5B, ~2.3 for the
+0.5B, ~0.7 for each small judge: ~11 min per article. Per prompt (G = 5, ~170-token suffixes after
+shared instructions): pairwise 20 prompts ≈ 3.6k, recognition 8 ≈ 1.4k, pointwise 5 ≈ 1.3k,
+log-perplexity ≈ 0.4k: ~6.6k tokens, ~2.5 min for the 1.5B, ~3.8 min for all four. Generation
+(batches of 8, ~1 s per decoding step of the 1.5B) ~13 min for all models, loads ~2 min. Defaults,
+10 articles and 10 prompts: 10 × 11 + 10 × 3.8 + 15 ≈ 165 min ≈ 2.7 h on otherwise idle cores; on a
+loaded machine much longer (results.md records wall and CPU time of every unit, and the load
+average). Ten items is about the fewest at which an item-level sign-flip test can survive Holm's
+correction across the ~18 tests of a report (2 / 2^10 < 0.05 / 18); `--dtype bfloat16` (~70 tokens/s
+for the 1.5B) saves about a quarter.
 
 Run from the repository root (resumable: a rerun continues where a killed one stopped):
 
@@ -78,8 +83,8 @@ def tasks() -> list[Task]:
 def parse(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out-dir", type=Path, default=OUT, help="where the study's files go")
-    ap.add_argument("--articles", type=int, default=8, help="SummEval dev articles, the first N in file order")
-    ap.add_argument("--prompts", type=int, default=15, help="prompts of prompts.jsonl, round-robin over categories")
+    ap.add_argument("--articles", type=int, default=10, help="SummEval dev articles, the first N in file order")
+    ap.add_argument("--prompts", type=int, default=10, help="prompts of prompts.jsonl, round-robin over categories")
     ap.add_argument("--judges", nargs="+", default=list(JUDGES), help="models that generate and judge")
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"], help="of every model")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (recorded with each judge)")
@@ -133,20 +138,31 @@ def check_config(args: argparse.Namespace, out: Path) -> dict:
 
 
 class Clock:
-    """Appends the wall time of every unit of work to timings.jsonl, and prints it."""
+    """Appends the wall and CPU time of every unit of work to timings.jsonl, and prints them.
+
+    Units run one after another, so a unit's CPU time is the process's CPU time (all threads)
+    since the previous unit ended: on a machine shared with other jobs, CPU seconds divided by
+    the threads give the wall time the unit would take on idle cores.
+    """
 
     def __init__(self, out: Path):
         self.path = out / "timings.jsonl"
         self.start = time.perf_counter()
+        self.cpu = time.process_time()
         self.run = time.strftime("%Y-%m-%dT%H:%M:%S")
 
     def __call__(self, phase: str, task: str, model: str, item: str, seconds: float, prompts: int) -> None:
+        cpu, self.cpu = time.process_time() - self.cpu, time.process_time()
         row = {"run": self.run, "phase": phase, "task": task, "model": model, "item": item}
-        row |= {"seconds": round(seconds, 2), "prompts": prompts}
+        row |= {"seconds": round(seconds, 2), "cpu_s": round(cpu, 2), "prompts": prompts}
         with self.path.open("a", encoding="utf-8") as f:
             f.write(json.dumps(row) + "\n")
         elapsed = time.perf_counter() - self.start
-        print(f"[{elapsed:7.1f}s] {model} {phase} {task} {item}: {seconds:.1f}s", file=sys.stderr, flush=True)
+        print(
+            f"[{elapsed:7.1f}s] {model} {phase} {task} {item}: {seconds:.1f}s ({cpu:.1f}s CPU)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def write_others(path: Path, others: list) -> None:

@@ -194,6 +194,7 @@ def write_position_panel(pairwise: BiasReport, models: ModelReport | None, path:
             if e.ci_low is not None and e.ci_high is not None:
                 err = [[e.value - e.ci_low], [e.ci_high - e.value]]
             ax.bar(i, e.value, color=("tab:orange" if i < 2 else "tab:blue"), yerr=err, capsize=3)
+            ax.text(i, min(e.value, 0.9) + 0.04, f"{e.value:.2f}", ha="center", fontsize=7)
         ax.axhline(0.5, color="grey", linestyle="--", linewidth=0.8)
         ax.set_xticks(range(len(bars)), [b[0] for b in bars], fontsize=8)
         ax.set_ylim(0, 1)
