@@ -279,6 +279,27 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
             if s.models is not None:
                 lines += [f"- [{label}, model level] {line}" for line in s.models.summary]
         lines += ["", "Discrimination (from records/):", ""] + _quality(out, task) + [""]
+    lines += [
+        "## Caveats",
+        "",
+        "- Small judges: where a judge puts little probability on the labels (mean valid mass above) its pairs are "
+        "unscored and skipped, never guessed; a judge whose verdicts flip with the order (order consistency near 0) "
+        "shows self-preference ½[P(own│first) + P(own│second)] near 0.5 whatever it thinks of its own text "
+        "(Panickssery et al. report this for a 7B model), so read the rate beside P(own│first) and P(own│second).",
+        "- gemma3-270m is a base model: it summarises and answers after a plain 'Question: …\\nAnswer:' prompt, cut "
+        "at the first blank line, and judges from plain-text prompts; the other three use their chat templates.",
+        "- SummEval's system and reference summaries are tokenised text (spaces before punctuation, often lower "
+        "case), our models' are not: a judge can tell them apart by style, which the recognition rates include.",
+        "- The human anchor covers only the two SummEval systems (experts rated neither the references nor our "
+        "models' summaries): it says how well each judge agrees with people where they are known, not whether "
+        "its own summaries are better. The control for quality elsewhere is the other families' judges "
+        "(difference to neutral judges, difference in differences).",
+        "- In answers the reference is judged for correctness against itself (a ceiling, not a finding).",
+        f"- {len(next(iter(studies.values()))[0].judges)} judges on "
+        + " and ".join(f"{s.n_items} {t}" for t, (s, _) in studies.items())
+        + ": intervals are wide, and with ~18 tests per report Holm needs nearly every item to agree.",
+        "",
+    ]
     lines += ["## Time", ""] + _timings(out)
     lines += [
         "",
