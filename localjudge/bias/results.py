@@ -165,6 +165,79 @@ class PerplexityAdjusted(_Result):
     """Coefficient of judge_logppl; p from the same test."""
 
 
+class TargetPreference(_Result):
+    """How often a pairwise judge prefers one generator (itself, or a model of its family) over other families'.
+
+    Over the judge's pairs that hold the target and a generator of another family than the judge's;
+    `rate` is self-preference as Panickssery et al. (2024) define it when the target is the judge.
+    """
+
+    judge: str
+    """Judge name."""
+    judge_family: str
+    """The judge's family (the target's too)."""
+    target: str
+    """The generator preferred or not: the judge itself, or another model of its family."""
+    relation: Literal["self", "family"]
+    """self: the target is the judge; family: another model of the judge's family."""
+    shown_first: Estimate
+    """P(judge prefers the target | the target shown first)."""
+    shown_second: Estimate
+    """P(judge prefers the target | the target shown second)."""
+    rate: Estimate
+    """Half the sum of the two: the target's preference with position averaged out; p tests 0.5."""
+    reference_rate: Estimate | None
+    """The same preference from judges of neither family in the pair, on the same pairs; None without any."""
+    difference: Estimate | None
+    """rate minus the reference on the pairs a reference judged; p from sign flips over items."""
+
+
+class TargetDiD(_Result):
+    """Pointwise preference of a judge for one generator, controlled by other families' judges."""
+
+    judge: str
+    """Judge name."""
+    judge_family: str
+    """The judge's family."""
+    target: str
+    """The judge itself, or another model of its family."""
+    relation: Literal["self", "family"]
+    """As in `TargetPreference`."""
+    raw_gap: Estimate
+    """The target's score minus the judge's mean score of other families' responses (no quality control)."""
+    did: Estimate
+    """That gap minus the same gap from each judge K of another family (responses of K's family left out),
+    averaged over K, in score points; p from a sign-flip test over items."""
+    reference_judges: list[str]
+    """The judges K."""
+
+
+class WinRateCell(_Result):
+    """How often one judge prefers one generator's response in the pairs that hold it."""
+
+    judge: str
+    """Judge name."""
+    generator: str
+    """Generator name."""
+    rate: Estimate
+    """Mean P(judge prefers the generator), both orders averaged, over its scored pairs."""
+
+
+class WinRateMatrix(_Result):
+    """Judge × generator table of pairwise win rates."""
+
+    judges: list[str]
+    """Row order."""
+    judge_families: list[str]
+    """Family of each judge, in row order."""
+    generators: list[str]
+    """Column order."""
+    generator_families: list[str]
+    """Family of each generator, in column order."""
+    cells: list[WinRateCell]
+    """One cell per (judge, generator), row-major; a generator in none of a judge's pairs has value None."""
+
+
 TestName = Literal[
     "self_preference",
     "perplexity_adjusted_self_preference",
@@ -173,6 +246,9 @@ TestName = Literal[
     "pairwise_self_preference",
     "position",
     "pairwise_length",
+    "target_rate",
+    "target_difference",
+    "target_did",
 ]
 
 
@@ -228,5 +304,26 @@ class BiasReport(_Result):
     """Pairwise preference for the longer answer (when lengths are present)."""
     findings: list[Finding] = []
     """Every test with its Holm-adjusted p-value."""
+    summary: list[str] = []
+    """Plain-language sentences on the significant effects (or that there are none)."""
+
+
+class ModelReport(_Result):
+    """Model-level preferences: each judge for its own responses and for its family's other models."""
+
+    settings: BiasSettings
+    """How it was computed."""
+    judges: list[str]
+    """Judges analysed, sorted."""
+    n_items: int
+    """Distinct items of the records."""
+    win_rates: WinRateMatrix | None = None
+    """Judge × generator pairwise win rates (with pairwise records)."""
+    pairwise: list[TargetPreference] = []
+    """Pairwise preference for each judge's targets (with pairwise records)."""
+    pointwise: list[TargetDiD] = []
+    """Pointwise difference in differences for each judge's targets (with pointwise records)."""
+    findings: list[Finding] = []
+    """Every test of this report with its Holm-adjusted p-value (corrected across this report only)."""
     summary: list[str] = []
     """Plain-language sentences on the significant effects (or that there are none)."""

@@ -3,8 +3,8 @@
 `analyze_verdicts` turns the judges' verdicts into a `BiasStudy` (pointwise and pairwise
 `BiasReport`s plus everything needed to reproduce them); `analyze_records` does the same for
 verdict records read back from disk (`localjudge bias --verdicts`, no model loaded);
-`write_study` writes report.json, report.md, heatmap.png and the input records of the
-analysis to a folder.
+`write_study` writes report.json, report.md, the figures (heatmap.png, win_rates.png,
+position.png) and the input records of the analysis to a folder.
 
 Examples:
     >>> study = analyze_verdicts(verdicts, responses, "responses.jsonl", metric, pairwise_metric)  # doctest: +SKIP
@@ -23,9 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
 from localjudge.bias.judging import JudgeVerdicts
 from localjudge.bias.markdown import format_report
-from localjudge.bias.plots import write_heatmap
+from localjudge.bias.model_report import analyze_models, format_model_report
+from localjudge.bias.plots import write_heatmap, write_position_panel, write_win_rates
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.bias.results import BiasReport, BiasSettings
+from localjudge.bias.results import BiasReport, BiasSettings, ModelReport
 from localjudge.errors import ConfigError, clip
 from localjudge.io.jsonl import write_rows
 from localjudge.judges.registry import UNKNOWN_FAMILY
@@ -62,6 +63,9 @@ class BiasStudy(BaseModel):
     human_field: str | None = Field(default=None, description="Prompt field holding human scores, or null.")
     pointwise: BiasReport | None = Field(description="Analysis of the pointwise scores, or null.")
     pairwise: BiasReport | None = Field(description="Analysis of the own-vs-other pairs, or null.")
+    models: ModelReport | None = Field(
+        default=None, description="Model-level preferences (each judge for itself and its family's models)."
+    )
     verdicts_files: list[str] = Field(
         default_factory=list, description="Verdict files re-analysed (`--verdicts`); empty when the judges ran."
     )
@@ -159,6 +163,7 @@ def analyze_records(
         human_field=human_field,
         pointwise=analyze_pointwise(point, settings) if point else None,
         pairwise=analyze_pairwise(pair, settings) if pair else None,
+        models=analyze_models(point, pair, settings) if point or pair else None,
         verdicts_files=[str(p) for p in verdicts_files],
         notes=notes,
     )
@@ -195,22 +200,37 @@ def format_study(study: BiasStudy) -> str:
             # one heading level down: each report is a section of this document
             out += ["#" + line if line.startswith("#") else line for line in format_report(report).splitlines()]
             out.append("")
+    if study.models is not None:
+        out += ["#" + line if line.startswith("#") else line for line in format_model_report(study.models).splitlines()]
     return "\n".join(out).rstrip() + "\n"
 
 
 def summary_lines(study: BiasStudy) -> list[str]:
     """The plain-language summary of each report, prefixed by its kind, then the notes."""
-    return [f"[{r.kind}] {line}" for r in (study.pointwise, study.pairwise) if r is not None for line in r.summary] + [
-        f"[note] {note}" for note in study.notes
-    ]
+    return (
+        [f"[{r.kind}] {line}" for r in (study.pointwise, study.pairwise) if r is not None for line in r.summary]
+        + [f"[models] {line}" for line in (study.models.summary if study.models else [])]
+        + [f"[note] {note}" for note in study.notes]
+    )
 
 
-STUDY_FILES = ("report.json", "report.md", "heatmap.png", "pointwise_records.jsonl", "pairwise_records.jsonl")
+STUDY_FILES = (
+    "report.json",
+    "report.md",
+    "heatmap.png",
+    "win_rates.png",
+    "position.png",
+    "pointwise_records.jsonl",
+    "pairwise_records.jsonl",
+)
 """The files `write_study` may write into its folder."""
 
 
 def write_study(study: BiasStudy, verdicts: Sequence[JudgeVerdicts | Verdicts], out_dir: str | Path) -> dict[str, Path]:
-    """Writes report.json, report.md, heatmap.png (pointwise) and the analysis' input records.
+    """Writes report.json, report.md, the figures and the analysis' input records.
+
+    heatmap.png (mean scores) needs pointwise verdicts; win_rates.png and position.png (one
+    panel per judge) need pairwise ones.
 
     Returns:
         The files written, by role.
@@ -222,6 +242,9 @@ def write_study(study: BiasStudy, verdicts: Sequence[JudgeVerdicts | Verdicts], 
     files["markdown"].write_text(format_study(study), encoding="utf-8")
     if study.pointwise is not None:
         files["heatmap"] = write_heatmap(study.pointwise, out / "heatmap.png")
+    if study.pairwise is not None and study.models is not None:
+        files["win_rates"] = write_win_rates(study.models, out / "win_rates.png")
+        files["position"] = write_position_panel(study.pairwise, study.models, out / "position.png")
     for kind in ("pointwise", "pairwise"):
         rows = [r for v in verdicts for r in getattr(v, kind)]
         if rows:

@@ -116,6 +116,8 @@ class PairwiseTable:
     item: np.ndarray  # (N,) item index
     judge: np.ndarray  # (N,) judge index
     pair: np.ndarray  # (N,) index of the unordered (item, {generator_a, generator_b})
+    generator_a: np.ndarray  # (N,) str
+    generator_b: np.ndarray  # (N,) str
     family_a: np.ndarray  # (N,) str
     family_b: np.ndarray  # (N,) str
     p_a_first: np.ndarray  # (N,)
@@ -180,6 +182,8 @@ def pairwise_table(records: Sequence[PairwiseRecord]) -> PairwiseTable:
         item=col([ii[r.item_id] for r in rows], int),
         judge=col([jj[r.judge] for r in rows], int),
         pair=col([pairs[(r.item_id, frozenset((r.generator_a, r.generator_b)))] for r in rows], int),
+        generator_a=col([r.generator_a for r in rows], object),
+        generator_b=col([r.generator_b for r in rows], object),
         family_a=col([r.family_a for r in rows], object),
         family_b=col([r.family_b for r in rows], object),
         p_a_first=col([r.p_a_first for r in rows]),
