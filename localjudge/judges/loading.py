@@ -30,6 +30,7 @@ from localjudge.judges.registry import (
     model_family,
     package_gguf_path,
 )
+from localjudge.judges.versions import warn_untested_versions
 
 __all__ = ["file_sha256", "load_judge"]
 
@@ -89,6 +90,7 @@ def load_judge(
     """
     import torch
 
+    warn_untested_versions()
     asked = _engine_options(options, device=device, dtype=dtype)
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
     entry, adhoc = _resolve(name_or_path or registry.default, registry)

@@ -240,7 +240,8 @@ def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
         have = sum(importlib.util.find_spec(src.part_module(n)) is not None for n in range(1, len(src.parts) + 1))
         if have == len(src.parts):
             return "yes"
-        return f"no: localjudge models --install {entry.name}" + (f" ({have} of {len(src.parts)} parts here)" if have else "")
+        some = f" ({have} of {len(src.parts)} parts here)" if have else ""
+        return f"no: localjudge models --install {entry.name}{some}"
     if isinstance(src, (LocalDirSource, GGUFFileSource)):
         return "yes" if Path(src.path).exists() else f"no: {src.path} missing"
     try:
