@@ -16,7 +16,8 @@ TORCH ?= cpu
 TORCH_VERSION ?= 2.13.0
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 ifeq ($(TORCH),cpu)
-TORCH_INSTALL = $(PIP) --extra-index-url $(TORCH_CPU_INDEX) "torch==$(TORCH_VERSION)+cpu"
+# (--no-deps: only torch itself comes from that index; its requirements come with localjudge's, from the usual one)
+TORCH_INSTALL = $(PIP) --no-deps --extra-index-url $(TORCH_CPU_INDEX) "torch==$(TORCH_VERSION)+cpu"
 else ifeq ($(TORCH),index)
 TORCH_INSTALL = $(PIP) "torch==$(TORCH_VERSION)"
 else
