@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import click
 import pytest
@@ -96,3 +98,14 @@ def test_usage_errors_are_one_line_naming_the_help(args, needle):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: ") and needle in lines[0], result.output
     assert "--help`)" in lines[0]
+
+
+def test_a_closed_pipe_is_not_an_error():
+    # `localjudge models | head -1`: the reader goes away before the table is written (closed here at once)
+    code = "import sys; from localjudge.cli import main; sys.argv = ['localjudge', 'models']; main()"
+    reader = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert reader.stdout is not None
+    reader.stdout.close()
+    _, err = reader.communicate(timeout=60)
+    assert reader.returncode == 1
+    assert b"Error" not in err and b"Traceback" not in err and b"Exception" not in err, err

@@ -28,6 +28,8 @@ class _Group(click.Group):
             ctx.exit(2)
         except KeyboardInterrupt:
             _interrupted(ctx)
+        except BrokenPipeError:  # `localjudge models | head`: the reader left; nothing is wrong
+            _reader_gone()
         except Exception as exc:  # the boundary: report, exit 1
             if _wrapped_interrupt(exc):
                 _interrupted(ctx)
@@ -43,6 +45,13 @@ def _usage_error(exc: click.UsageError) -> None:
     message = " ".join(exc.format_message().split()).rstrip(".")
     click.echo(f"Error: {message} (see `{where} --help`)", err=True)
     sys.exit(exc.exit_code)
+
+
+def _reader_gone() -> None:
+    """Stdout's reader closed the pipe: exit quietly, with Python's own flush at exit sent nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(1)
 
 
 def _interrupted(ctx: click.Context) -> None:

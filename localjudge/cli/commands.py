@@ -179,7 +179,7 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     "--distributed",
     is_flag=True,
     help="Split the cases over the processes of `torchrun --nproc-per-node N -m localjudge eval ...` (or "
-    "`accelerate launch`, if installed), one per GPU; rank 0 reports and writes --out.",
+    "`accelerate launch`), one per GPU; rank 0 reports and writes --out.",
 )
 @judge_options
 def eval_cmd(
