@@ -56,6 +56,7 @@ def test_engine_and_model_options_have_their_own_headings(command):
         assert flag in engine_part, f"{command}: {flag} is not under its heading"
     own = text[text.index("\nOptions:") : text.index(f"{MODEL_SECTION}:")]
     assert "--device" not in own and "--registry" not in own
+    assert "[TEXTS]" not in own and "DATA " not in own  # arguments stay in the usage line, as click puts them
 
 
 def test_defaults_are_shown():

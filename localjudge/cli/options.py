@@ -223,7 +223,7 @@ class SectionedCommand(click.Command):
         sections: dict[str, list[tuple[str, str]]] = {"Options": [], MODEL_SECTION: [], ENGINE_SECTION: []}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
-            if record is not None:
+            if record is not None and not isinstance(param, click.Argument):  # arguments: in the usage line
                 sections[option_section(param.name or "")].append(record)
         for title, rows in sections.items():
             if rows:
