@@ -342,3 +342,27 @@ def test_every_python_block_is_copy_pasteable():
     assert len(blocks) >= 4
     for code in blocks:
         assert not _unbound_names(code), f"a README python block uses {_unbound_names(code)} without importing it"
+
+
+# -- links ----------------------------------------------------------------------------------------
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens."""
+    text = heading.lstrip("#").strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/engine.md", "docs/metrics.md", "docs/development.md"])
+def test_links_lead_somewhere(page):
+    path = ROOT / page
+    text = path.read_text(encoding="utf-8")
+    anchors = {_slug(line) for line in text.splitlines() if line.startswith("#")}
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if target.startswith("http"):
+            continue
+        file, _, anchor = target.partition("#")
+        if file:
+            assert (path.parent / file).exists(), f"{page} links to {target}, which does not exist"
+        else:
+            assert anchor in anchors, f"{page} links to #{anchor}, which is no heading of it"
