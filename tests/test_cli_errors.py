@@ -332,16 +332,16 @@ def test_bad_registry_models_command(tmp_path, monkeypatch, content, needles):
     name = "nofile.yaml" if content is None else "models.yaml"
     if content is not None:
         _write({name: content})
-    assert_user_error(run("models", "--models", name), *needles)
+    assert_user_error(run("models", "--registry", name), *needles)
 
 
 @pytest.mark.parametrize("key", ["malformed YAML", "missing revision", "unknown default"])
 def test_bad_registry_eval(tmp_path, monkeypatch, key):
-    """`eval --models FILE` reads the registry through the real `load_judge` (fails before any weights)."""
+    """`eval --registry FILE` reads the registry through the real `load_judge` (fails before any weights)."""
     monkeypatch.chdir(tmp_path)
     content, needles = REGISTRY_CASES[key]
     _write({"models.yaml": content, "d.jsonl": GOOD})
-    assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--models", "models.yaml"), *needles)
+    assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--registry", "models.yaml"), *needles)
 
 
 @pytest.mark.parametrize(

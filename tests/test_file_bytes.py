@@ -62,7 +62,11 @@ FILES = {
     "eval metric yaml": ("m.yaml", "name: m\n", ["eval", "d0.jsonl", "--metric", "m.yaml"]),
     "eval metric json": ("m.json", '{"name": "m",\n', ["eval", "d0.jsonl", "--metric", "m.json"]),
     "eval style guide": ("g.md", "Be brief.\n", ["eval", "d0.jsonl", "--metric", "style", "--style-guide", "g.md"]),
-    "eval registry": ("r.yaml", "default: x\n", ["eval", "d0.jsonl", "--metric", "correctness", "--models", "r.yaml"]),
+    "eval registry": (
+        "r.yaml",
+        "default: x\n",
+        ["eval", "d0.jsonl", "--metric", "correctness", "--registry", "r.yaml"],
+    ),
     "steps metric": ("m.yaml", "name: m\n", ["steps", "--metric", "m.yaml", "--out", "o.yaml"]),
     "steps style guide": (
         "g.md",
@@ -70,7 +74,7 @@ FILES = {
         ["steps", "--metric", "style", "--style-guide", "g.md", "--out", "o.yaml"],
     ),
     "score prompts": ("p.jsonl", '"ok"\n', ["score", "--file", "p.jsonl", "--low", "1", "--high", "5"]),
-    "models registry": ("r.yaml", "default: x\n", ["models", "--models", "r.yaml"]),
+    "models registry": ("r.yaml", "default: x\n", ["models", "--registry", "r.yaml"]),
     "generate prompts": ("p.jsonl", GOOD, ["generate", "p.jsonl", "--model", "g", "--out", "o.jsonl"]),
     "bias responses": ("resp.jsonl", RESPONSE, ["bias", "resp.jsonl", "--judge", "j", "--out-dir", "out"]),
     "bias verdicts": ("v.jsonl", VERDICT, ["bias", "resp0.jsonl", "--verdicts", "v.jsonl", "--out-dir", "out"]),

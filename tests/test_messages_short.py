@@ -40,7 +40,7 @@ CASES = {
     ),
     "unknown key in a registry": (
         {"r.yaml": "default: x\njudges: []\n" + f"{LONG[:1000]}: 1\n"},
-        ["models", "--models", "r.yaml"],
+        ["models", "--registry", "r.yaml"],
     ),
     "labels sharing a spelling": ({}, ["score", "hi", "--labels", f"A{LONG},a{LONG}"]),
     "calibrate cell not a number": (

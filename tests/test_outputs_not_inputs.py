@@ -55,7 +55,7 @@ CASES = {
     ),
     "eval registry": (
         "r.yaml",
-        ["eval", "d.jsonl", "--metric", "correctness", "--models", "r.yaml", "--out", "OUT", "--overwrite"],
+        ["eval", "d.jsonl", "--metric", "correctness", "--registry", "r.yaml", "--out", "OUT", "--overwrite"],
     ),
     "steps metric file": ("m.yaml", ["steps", "--metric", "m.yaml", "--out", "OUT"]),
     "steps style guide": ("g.md", ["steps", "--metric", "style", "--style-guide", "g.md", "--out", "OUT"]),

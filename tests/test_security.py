@@ -286,7 +286,7 @@ def test_offline_registry_hub_entry(tmp_path):
         "revision: 0123456789abcdef0123456789abcdef01234567}, context_length: 512}\n"
     )
     run = _offline_cli(
-        tmp_path, "eval", "d.jsonl", "--metric", "correctness", "--models", "models.yaml", "--device", "cpu"
+        tmp_path, "eval", "d.jsonl", "--metric", "correctness", "--registry", "models.yaml", "--device", "cpu"
     )
     assert run.returncode == 2, run.stderr
     (line,) = [x for x in run.stderr.splitlines() if x.startswith("Error:")]

@@ -18,6 +18,8 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except click.UsageError as exc:  # click's own: the same one line as localjudge's errors
+            _usage_error(exc)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except LocalJudgeError as exc:
@@ -26,6 +28,8 @@ class _Group(click.Group):
             ctx.exit(2)
         except KeyboardInterrupt:
             _interrupted(ctx)
+        except BrokenPipeError:  # `localjudge models | head`: the reader left; nothing is wrong
+            _reader_gone()
         except Exception as exc:  # the boundary: report, exit 1
             if _wrapped_interrupt(exc):
                 _interrupted(ctx)
@@ -33,6 +37,21 @@ class _Group(click.Group):
                 raise
             click.echo(f"Error: {type(exc).__name__}: {exc} (set LOCALJUDGE_DEBUG=1 for a traceback)", err=True)
             ctx.exit(1)
+
+
+def _usage_error(exc: click.UsageError) -> None:
+    """A click usage error (bad option, missing argument) as one line naming the help to read; exit 2."""
+    where = exc.ctx.command_path if exc.ctx is not None else "localjudge"
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    click.echo(f"Error: {message} (see `{where} --help`)", err=True)
+    sys.exit(exc.exit_code)
+
+
+def _reader_gone() -> None:
+    """Stdout's reader closed the pipe: exit quietly, with Python's own flush at exit sent nowhere."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(1)
 
 
 def _interrupted(ctx: click.Context) -> None:
@@ -48,7 +67,7 @@ def _wrapped_interrupt(exc: Exception) -> bool:
     return isinstance(exc, PydanticSerializationError) and "KeyboardInterrupt" in str(exc)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "show_default": True})
 @click.version_option(__version__, prog_name="localjudge")
 @click.option("-v", "--verbose", is_flag=True, help="Log what the engine does.")
 def main(verbose: bool) -> None:
@@ -62,9 +81,10 @@ def _register() -> None:
     from localjudge.cli.bias import bias_cmd, generate_cmd
     from localjudge.cli.cache import cache_group
     from localjudge.cli.calibrate import calibrate
-    from localjudge.cli.commands import eval_cmd, metrics_cmd, models_cmd, score_cmd, steps_cmd
+    from localjudge.cli.commands import eval_cmd, metrics_cmd, score_cmd, steps_cmd
     from localjudge.cli.demo import demo_cmd
     from localjudge.cli.inspection import inspect_cmd
+    from localjudge.cli.models import models_cmd
 
     for cmd in (
         models_cmd,

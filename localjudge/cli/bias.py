@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.options import engine_options, run_options
+from localjudge.cli.options import SectionedCommand, engine_options, registry_option, run_options
 from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
 
 _family = click.option(
@@ -18,16 +18,10 @@ _family = click.option(
     help="Model family of a model loaded by path or hub id (registry entries have "
     "theirs), e.g. --family ./my-model=llama; repeatable.",
 )
-_models = click.option(
-    "--models",
-    "registry",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="A models.yaml other than the bundled one (names, sources and families).",
-)
+_models = registry_option("A models.yaml other than the bundled one (names, sources and families).")
 
 
-@click.command("generate")
+@click.command("generate", cls=SectionedCommand)
 @click.argument("prompts", type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--model", "models", multiple=True, required=True, help="Registry name, model dir, .gguf or hub id; repeatable."
@@ -77,7 +71,7 @@ def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs,
     click.echo(f"responses: {run.out}")
 
 
-@click.command("bias")
+@click.command("bias", cls=SectionedCommand)
 @click.argument("responses", type=click.Path(exists=True, dir_okay=False))
 @click.option("--judge", "judges", multiple=True, help="Judge model; repeatable (loaded one at a time).")
 @click.option(
@@ -163,7 +157,7 @@ def bias_cmd(
     report says so).
 
     Every judge and generator needs a model family: registry entries have one; give models
-    loaded by path or hub id theirs with --family MODEL=FAMILY (or list them in --models).
+    loaded by path or hub id theirs with --family MODEL=FAMILY (or list them in --registry).
 
     \b
     Examples:
@@ -196,7 +190,7 @@ def bias_cmd(
             "--truncate": run.truncate,
             "--resume": run.resume,
             "--min-valid-mass": min_valid_mass is not None,
-            "--models": registry,
+            "--registry": registry,
             **{flag: True for flag in given_engine_flags(engine)},
         }
         for option, value in judging_only.items():

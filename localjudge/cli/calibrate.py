@@ -138,8 +138,8 @@ def calibrate(
     Examples:
       localjudge calibrate runs/eval.jsonl --human human_coherence --group doc_id
       localjudge calibrate labels.csv --judge-scale 1 5 --human-scale 1 5 --out cal.json
-      localjudge calibrate r.jsonl --verdict consistency_min_pmi --human label --group doc_id \\
-          --save-verdict verdict.json
+      localjudge calibrate r.jsonl --verdict consistency_tokens,consistency_likelihood --human label \\
+          --group doc_id --save-verdict verdict.json
     """
     from localjudge.calibration import calibrate as run_calibration
     from localjudge.calibration import format_report, load_pairs, write_plots

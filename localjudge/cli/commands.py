@@ -1,4 +1,4 @@
-"""Commands: models, metrics, score, eval, steps."""
+"""Commands: metrics, score, eval, steps."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.options import judge_inputs, judge_options, load_from_options, read_scale, run_options
+from localjudge.cli.options import (
+    SectionedCommand,
+    judge_inputs,
+    judge_options,
+    load_from_options,
+    read_scale,
+    run_options,
+)
 from localjudge.cli.output import print_table
 from localjudge.cli.reading import (
     field_label_option,
@@ -16,28 +23,6 @@ from localjudge.cli.reading import (
     min_valid_mass_option,
     min_valid_mass_or_default,
 )
-
-
-@click.command("models")
-@click.option(
-    "--models",
-    "registry",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="A models.yaml other than the bundled one.",
-)
-def models_cmd(registry: str | None) -> None:
-    """List the judge registry: family, source and whether each judge is available here."""
-    from localjudge.judges.registry import REGISTRY_PATH, availability, load_registry
-
-    reg = load_registry(Path(registry)) if registry else load_registry()
-    path = Path(registry) if registry else REGISTRY_PATH
-    rows = [
-        (("*" if j.name == reg.default else " ") + j.name, j.family, j.source.describe(), availability(j, path))
-        for j in reg.judges
-    ]
-    print_table(["judge", "family", "source", "available here"], rows)
-    click.echo("\n* default judge")
 
 
 @click.command("metrics")
@@ -54,7 +39,7 @@ def metrics_cmd() -> None:
     print_table(["metric", "scale", "fields"], rows)
 
 
-@click.command("score")
+@click.command("score", cls=SectionedCommand)
 @click.argument("texts", nargs=-1)
 @click.option(
     "--file",
@@ -119,7 +104,7 @@ def _read_prompts(path: Path) -> list[str]:
     return prompts
 
 
-@click.command("steps")
+@click.command("steps", cls=SectionedCommand)
 @click.option("--metric", "metric_name", required=True, help="Built-in metric name or metric file.")
 @run_options(
     "out", "overwrite", "progress", out_required=True, out="Write the metric with its steps pinned to this .yaml file."
@@ -162,7 +147,7 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
         click.echo(f"  {i}. {s}")
 
 
-@click.command("eval")
+@click.command("eval", cls=SectionedCommand)
 @click.argument("data", type=click.Path(dir_okay=False))
 @click.option(
     "--metric", "metric_names", multiple=True, required=True, help="Built-in metric name or metric file; repeatable."
@@ -193,7 +178,8 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
 @click.option(
     "--distributed",
     is_flag=True,
-    help="Split the cases over the processes of `accelerate launch -m localjudge eval ...`; rank 0 reports.",
+    help="Split the cases over the processes of `torchrun --nproc-per-node N -m localjudge eval ...` (or "
+    "`accelerate launch`), one per GPU; rank 0 reports and writes --out.",
 )
 @judge_options
 def eval_cmd(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.options import judge_options, load_from_options
+from localjudge.cli.options import SectionedCommand, judge_options, load_from_options
 from localjudge.cli.output import print_table
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -14,7 +14,7 @@ DEMO_DATA = EXAMPLES / "summeval_demo.jsonl"
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
 
 
-@click.command("demo")
+@click.command("demo", cls=SectionedCommand)
 @click.option(
     "--dimension",
     type=click.Choice(DIMENSIONS),

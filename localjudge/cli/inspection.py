@@ -7,11 +7,11 @@ import json
 
 import click
 
-from localjudge.cli.options import judge_load_options, load_from_options, read_scale
+from localjudge.cli.options import SectionedCommand, judge_load_options, load_from_options, read_scale
 
 
-@click.command("inspect")
-@click.argument("judge_name", metavar="JUDGE", required=False)
+@click.command("inspect", cls=SectionedCommand)
+@click.argument("judge_name", metavar="JUDGE")
 @click.option("--low", type=int, default=None, help="Lowest score of the scale (default scale 1-10).")
 @click.option("--high", type=int, default=None, help="Highest score of the scale.")
 @click.option("--labels", default=None, help="Comma-separated label scale instead of scores, e.g. A,B.")

@@ -43,13 +43,35 @@ def engine_options(fn):
 _PARAM = "engine_"
 
 
+# The engine flags' help in plain words; a field without an entry here shows its own description.
+_PLAIN_HELP = {
+    "device": "Where the judge runs: cpu, cuda, cuda:1... [default: CUDA when available, else the CPU]",
+    "dtype": "Number format of the computation: float32 (fp32), bfloat16 (bf16), float16 (fp16); auto: bf16 on "
+    "CUDA, fp32 on the CPU [default: the registry entry's, else auto]",
+    "token_budget": "Tokens per batch, padding included: lower it when memory runs out [default: 16384 on CUDA, "
+    "4096 on the CPU]",
+    "tree_tolerance": "Share of a score's probability that may go unread when negligible spellings of the scores "
+    "are skipped; 0 reads them all",
+    "reuse_prefix": "Compute a prompt start that several cases share (instructions, an article) once",
+    "batch_invariant": "Give each case bitwise the same result whatever else is in its batch (checked when the "
+    "judge loads, recorded); off: the stock transformers layers",
+    "grid": "Batch rows and cached prompt starts are multiples of this many tokens [default: 32 with "
+    "--batch-invariant, else 1]",
+    "fp32_head": "Compute the output layer in fp32 where scores are read, whatever --dtype",
+    "mixed_precision": "With --dtype bf16 or fp16: only the linear layers run in it, the rest in fp32 [default: on "
+    "on the CPU, off on CUDA]",
+}
+ENGINE_SECTION = "Engine options (how the judge computes; the defaults suit most runs)"
+MODEL_SECTION = "Model options (which model, and how it loads)"
+
+
 def _engine_flag(name: str, field: FieldInfo):
     """The click option of one `EngineOptions` field."""
     flag = "--" + name.replace("_", "-")
     kind = _flag_type(field.annotation)
     shown = "" if field.default is None else f" [default: {_shown(field.default)}]"
     # the field docs speak of the Python API, where an omitted option is None
-    help_text = (field.description or "").replace("None: ", "default: ") + shown
+    help_text = _PLAIN_HELP.get(name, (field.description or "").replace("None: ", "default: ")) + shown
     if kind is bool:
         return click.option(f"{flag}/--no-{flag[2:]}", _PARAM + name, default=None, help=help_text)
     if isinstance(kind, tuple):  # a Literal: EngineOptions checks it (and takes its aliases, e.g. bf16)
@@ -146,27 +168,76 @@ _LOAD = [
         help="Run the model repository's own code (only for sources you trust).",
     ),
     click.option("--allow-pickle", is_flag=True, help="Allow pickle-based checkpoints (.bin/.pt), which can run code."),
-    click.option(
-        "--models",
-        "registry",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="A models.yaml other than the bundled one.",
-    ),
 ]
 
 
+def registry_option(help_text: str = "A models.yaml other than the bundled one."):
+    """--registry FILE, passed to the command as `registry`; --models, its old name, is a hidden alias.
+
+    Examples:
+        >>> @click.command()
+        ... @registry_option()
+        ... def cmd(registry):
+        ...     click.echo(registry)
+    """
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def command(*args, **kwargs):
+            from localjudge.errors import ConfigError
+
+            old = kwargs.pop(_OLD_REGISTRY)
+            if old is not None and kwargs["registry"] not in (None, old):
+                raise ConfigError("--models is the old name of --registry; give --registry only")
+            kwargs["registry"] = kwargs["registry"] or old
+            return fn(*args, **kwargs)
+
+        path = click.Path(dir_okay=False)
+        command = click.option("--models", _OLD_REGISTRY, type=path, default=None, hidden=True)(command)
+        return click.option("--registry", "registry", type=path, default=None, help=help_text)(command)
+
+    return decorate
+
+
+_OLD_REGISTRY = "registry_old_name"
+
+
 def judge_options(fn):
-    """--judge, --trust-remote-code, --allow-pickle, --models, and the engine options (`engine_options`)."""
+    """--judge, --trust-remote-code, --allow-pickle, --registry, and the engine options (`engine_options`)."""
     return _JUDGE(judge_load_options(fn))
 
 
 def judge_load_options(fn):
     """The options of `judge_options` but --judge (for a command naming its judge as an argument)."""
     fn = engine_options(fn)  # innermost: listed after the others in --help
+    fn = registry_option()(fn)
     for opt in reversed(_LOAD):
         fn = opt(fn)
     return fn
+
+
+class SectionedCommand(click.Command):
+    """A command whose --help lists the model and engine options under their own headings."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        sections: dict[str, list[tuple[str, str]]] = {"Options": [], MODEL_SECTION: [], ENGINE_SECTION: []}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None and not isinstance(param, click.Argument):  # arguments: in the usage line
+                sections[option_section(param.name or "")].append(record)
+        for title, rows in sections.items():
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def option_section(name: str) -> str:
+    """The --help heading of a command parameter, by its name."""
+    if name.startswith(_PARAM):
+        return ENGINE_SECTION
+    if name in ("judge_name", "judges", "models", "trust_remote_code", "allow_pickle", "registry", "family_specs"):
+        return MODEL_SECTION
+    return "Options"
 
 
 class Scale(NamedTuple):

@@ -16,6 +16,7 @@ from localjudge.io.files import is_dir
 from localjudge.judges.cache import cache_root
 from localjudge.judges.chunks import joined_gguf
 from localjudge.judges.gguf_weights import file_sha256, load_gguf
+from localjudge.judges.install import package_weights
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.judges.registry import (
     REGISTRY_PATH,
@@ -28,8 +29,8 @@ from localjudge.judges.registry import (
     PackageGGUFSource,
     load_registry,
     model_family,
-    package_gguf_path,
 )
+from localjudge.judges.versions import warn_untested_versions
 
 __all__ = ["file_sha256", "load_judge"]
 
@@ -89,6 +90,7 @@ def load_judge(
     """
     import torch
 
+    warn_untested_versions()
     asked = _engine_options(options, device=device, dtype=dtype)
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
     entry, adhoc = _resolve(name_or_path or registry.default, registry)
@@ -209,10 +211,13 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
             with tempfile.TemporaryDirectory(prefix="localjudge-") as tmp:
                 return load_gguf(joined_gguf(src, entry.name, Path(tmp)), dtype_name, False)
         return load_gguf(joined_gguf(src, entry.name, cache_root(None if cache is True else cache)), dtype_name, cache)
-    if isinstance(src, (GGUFFileSource, PackageGGUFSource)):
-        path = Path(src.path) if isinstance(src, GGUFFileSource) else package_gguf_path(src)
+    if isinstance(src, PackageGGUFSource):
+        path, _ = package_weights(entry)  # size and SHA-256 checked when the registry gives them
+        return load_gguf(path, dtype_name, cache)
+    if isinstance(src, GGUFFileSource):
+        path = Path(src.path)
         if not path.is_file():
-            raise ModelUnavailableError(f"GGUF file {path} is missing; reinstall the judge's package")
+            raise ModelUnavailableError(f"GGUF file {path} is missing; check the path")
         return load_gguf(path, dtype_name, cache)
     where: Path | str
     if isinstance(src, LocalDirSource):

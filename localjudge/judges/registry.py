@@ -64,6 +64,10 @@ class PackageGGUFSource(_Strict):
     file: str | None = Field(default=None, description="Path of the GGUF inside the package.")
     assemble: str | None = Field(default=None, description="Function of the module that returns the GGUF path.")
     no_deps: bool = Field(default=False, description="Install with --no-deps (its declared deps are not needed).")
+    size: int | None = Field(default=None, gt=0, description="Size of the GGUF in bytes, checked on install.")
+    sha256: str | None = Field(
+        default=None, pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the GGUF, checked on install."
+    )
 
     def describe(self) -> str:
         return f"pypi:{self.package}=={self.version}"
@@ -152,6 +156,15 @@ class JudgeEntry(_Strict):
     )
     context_length: int = Field(gt=0, description="Longest prompt the judge accepts, in tokens.")
     trust_remote_code: bool = Field(default=False, description="Run the repository's own code (off by default).")
+    license: str = Field(default="", description="The model's licence, e.g. 'Apache-2.0', 'Gemma Terms of Use'.")
+    gated: bool = Field(
+        default=False, description="Hub only: the licence must be accepted on the hub, then `hf auth login`."
+    )
+    parameters: float | None = Field(
+        default=None,
+        gt=0,
+        description="Parameters in billions (from the model's config.json shapes), for memory figures.",
+    )
     notes: str = Field(default="", description="Short notes for users.")
 
 
@@ -210,11 +223,15 @@ def model_family(name: str, registry: Registry, family: str | None = None) -> st
     return entry.family
 
 
-def package_gguf_path(src: PackageGGUFSource) -> Path:
-    """Path of a packaged GGUF file, assembling it if the package does that."""
+def package_gguf_path(src: PackageGGUFSource, judge: str | None = None) -> Path:
+    """Path of a packaged GGUF file, assembling it if the package does that.
+
+    `judge` is the registry name, so that a missing package's message gives the install command.
+    """
     spec = importlib.util.find_spec(src.module)
     if spec is None:
-        raise ModelUnavailableError(f"the judge's model package is not installed; run: {src.pip_command()}")
+        fix = f"localjudge models --install {judge}" if judge else src.pip_command()
+        raise ModelUnavailableError(f"the model package of {judge or 'the judge'} is not installed; run: {fix}")
     if src.assemble:
         return Path(getattr(importlib.import_module(src.module), src.assemble)())
     assert src.file, "a package source names a file or an assemble function"
@@ -234,15 +251,14 @@ def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
         return "yes" if where.is_dir() else f"no: {where} missing"
     if isinstance(src, PackageGGUFSource):
         if importlib.util.find_spec(src.module) is None:
-            return f"no: {src.pip_command()}"
+            return f"no: localjudge models --install {entry.name}"
         return "yes"
     if isinstance(src, PackageChunksSource):
         have = sum(importlib.util.find_spec(src.part_module(n)) is not None for n in range(1, len(src.parts) + 1))
         if have == len(src.parts):
             return "yes"
-        return f"no: localjudge models --install {entry.name}" + (
-            f" ({have} of {len(src.parts)} parts here)" if have else ""
-        )
+        some = f" ({have} of {len(src.parts)} parts here)" if have else ""
+        return f"no: localjudge models --install {entry.name}{some}"
     if isinstance(src, (LocalDirSource, GGUFFileSource)):
         return "yes" if Path(src.path).exists() else f"no: {src.path} missing"
     try:
@@ -251,4 +267,6 @@ def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
         cached = try_to_load_from_cache(src.repo, "config.json", revision=src.revision)
     except Exception:
         cached = None
-    return "yes (cached)" if isinstance(cached, str) else "hub download needed"
+    return (
+        "yes (hub cache)" if isinstance(cached, str) else f"no: hf download (localjudge models --install {entry.name})"
+    )

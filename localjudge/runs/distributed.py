@@ -1,10 +1,12 @@
 """Data parallelism over several processes (GPUs): deal the cases, score, gather on rank 0.
 
-Launch one process per GPU with `accelerate launch` (or `torchrun`); every process loads the judge
-on its own device, scores its share of the cases and sends the records to rank 0, which returns
-(and writes) them in input order, exactly as a single-process run orders them:
+Launch one process per GPU with `torchrun` (part of torch) or `accelerate launch` (installed
+with localjudge), which set the same RANK / WORLD_SIZE / LOCAL_RANK variables; every process
+loads the judge on its own device, scores its share of the cases and sends the records to rank 0
+(torch.distributed: nccl on CUDA, gloo on the CPU), which returns (and writes) them in input
+order, exactly as a single-process run orders them:
 
-    accelerate launch --num_processes 8 -m localjudge eval cases.jsonl --metric correctness \\
+    torchrun --nproc-per-node 8 -m localjudge eval cases.jsonl --metric correctness \\
         --distributed --out results.jsonl
 
 Cases are dealt by prompt length in snake order (longest to ranks 0..W-1, the next W to ranks

@@ -12,7 +12,7 @@ results the same way (`.write_json(...)`); Ray schedules batches on free actors,
 tasks and can autoscale. Records match a local `evaluate` run up to float rounding of different
 batch compositions.
 
-When to pick which: `localjudge.runs.distributed` (accelerate launch) for one machine with several
+When to pick which: `localjudge.runs.distributed` (torchrun) for one machine with several
 GPUs and a dataset that fits in memory: no extra dependency, results in input order, one
 command. Ray for many machines, datasets larger than memory, autoscaling or spot instances, or
 when judging is one stage of a larger Ray pipeline.

