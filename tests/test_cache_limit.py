@@ -195,3 +195,26 @@ def test_cache_prune_applies_a_lower_limit_now(tmp_path):
     assert "removed 1 (1.0 MiB)" in result.output and copies(tmp_path) == [new] and not old.exists()
     result = CliRunner().invoke(main, ["cache", "prune", "--cache-dir", str(tmp_path), "--limit", "lots"])
     assert result.exit_code == 2 and "is not a size" in result.output
+
+
+def test_an_entry_renamed_away_while_the_folder_is_listed_is_left_out(tmp_path, monkeypatch):
+    # another loader renames its finished copy into place between this listing's check that a file is
+    # there and its read of the file's size: the listing, and so a load's eviction, go on without it
+    kept = copy_of(tmp_path, 1, MiB, used=1000.0)
+    moving = tmp_path / "weights" / ".tmp-0202-float32-transformers9.9.host.1.abcd"
+    moving.mkdir()
+    (moving / "model.safetensors").write_bytes(b"x" * MiB)
+    seen: dict[Path, int] = {}
+    real_stat = Path.stat
+
+    def stat(self, *args, **kwargs):
+        if moving in self.parents:
+            seen[self] = seen.get(self, 0) + 1
+            if seen[self] > 1:  # there for `is_file`, gone by the size read
+                raise FileNotFoundError(2, "No such file or directory", str(self))
+        return real_stat(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    assert [e.path for e in list_prepared(tmp_path)] == [kept]
+    seen.clear()
+    assert [e.path for e in evict(tmp_path, 0)] == [kept]

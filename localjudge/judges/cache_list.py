@@ -125,7 +125,9 @@ def list_prepared(root: str | Path | None = None) -> list[CacheEntry]:
         ...     print(e.kind, e.name, e.size, e.state)
     """
     folder = cache_root(root)
-    copies = [_copy_entry(p) for p in _children(weights_dir(folder)) if p.is_dir()]
+    # another process may rename or remove an entry while it is listed (a copy renamed into place, one
+    # evicted): what vanishes is left out, as a listing a moment later would
+    copies = [c for c in map(_copy_entry, _children(weights_dir(folder))) if c is not None]
     used: dict[str, float] = {}
     for c in copies:
         if c.manifest is not None:
@@ -133,8 +135,11 @@ def list_prepared(root: str | Path | None = None) -> list[CacheEntry]:
             used[prefix] = max(used.get(prefix, 0.0), c.last_used)
     ggufs = []
     for path in _children(folder / GGUF_DIR):
-        if path.is_file():
+        try:
             st = path.stat()
+        except FileNotFoundError:
+            continue
+        if path.is_file():
             state: Literal["ok", "incomplete"] = "incomplete" if path.name.startswith(".") else "ok"
             last = max(st.st_mtime, used.get(path.name.split("-", 1)[0], 0.0))
             ggufs.append(CacheEntry(path, "gguf", state, st.st_size, last, None))
@@ -145,7 +150,15 @@ def _children(folder: Path) -> list[Path]:
     return sorted(folder.iterdir()) if folder.is_dir() else []
 
 
-def _copy_entry(path: Path) -> CacheEntry:
+def _copy_entry(path: Path) -> CacheEntry | None:
+    """The entry of a folder under `weights/`; None when it is not a folder or vanishes while it is read."""
+    try:
+        return _read_copy_entry(path) if path.is_dir() else None
+    except FileNotFoundError:
+        return None
+
+
+def _read_copy_entry(path: Path) -> CacheEntry:
     files = [p for p in path.rglob("*") if p.is_file()]
     size = sum(p.stat().st_size for p in files)
     try:
