@@ -33,8 +33,16 @@ def _pack(weight: torch.Tensor) -> Kernel:
     return gemm_for(weight, None, can_prepack(weight), 256)
 
 
-def _kernel(variant: str, weight: torch.Tensor) -> Kernel:
-    """x (C, in) fp32 -> (C, out) fp32 with one rounding to bf16, as `variant` names it."""
+def _kernel(variant: str, weight: torch.Tensor, bias: torch.Tensor | None) -> Kernel:
+    """x (C, in) fp32 -> (C, out) fp32 with one rounding to bf16, as `variant` names it; the bias added in fp32."""
+    inner = _gemm(variant, weight)
+    if bias is None:
+        return inner
+    b = bias.detach().float()
+    return lambda x: inner(x) + b
+
+
+def _gemm(variant: str, weight: torch.Tensor) -> Kernel:
     w = weight.detach().float()
     if variant == "weights":
         return _pack(w.bfloat16().float())
@@ -55,13 +63,12 @@ def swap_kernels(model: torch.nn.Module, variant: str | None) -> None:
         if variant is None:
             m._gemm, m._packed_for = None, None  # rebuilt from the weights on the next call
             continue
-        assert m.bias is None, "the embedded judges' layers have no bias"
-        m._gemm = _kernel(variant, m.weight)
+        m._gemm = _kernel(variant, m.weight, m.bias)
         m._packed_for = (m.weight.dtype, m.weight.device, m.weight.data_ptr())
 
 
-def deviations(fp32_judge, bf16_judge, prompts, conts, questions) -> dict:
-    """Each variant (and the bf16 judge) against fp32: max normalised-score and token log-prob changes, seconds."""
+def deviations(fp32_judge, judges: dict, prompts, conts, questions) -> dict:
+    """Each variant (and each judge of `judges`, name -> (judge, what)) against fp32: max changes, seconds."""
 
     def read(judge) -> tuple[list, list, float]:
         start = time.perf_counter()
@@ -71,7 +78,7 @@ def deviations(fp32_judge, bf16_judge, prompts, conts, questions) -> dict:
 
     want, want_ll, seconds = read(fp32_judge)
     out: dict = {"items": len(questions), "fp32_seconds": seconds, "variants": {}}
-    runs = [(name, fp32_judge, name) for name in VARIANTS] + [("bf16 judge", bf16_judge, None)]
+    runs = [(name, fp32_judge, name) for name in VARIANTS] + [(name, j, None) for name, (j, _) in judges.items()]
     for name, judge, variant in runs:
         if variant is not None:
             swap_kernels(judge.backend.model, variant)
@@ -79,7 +86,7 @@ def deviations(fp32_judge, bf16_judge, prompts, conts, questions) -> dict:
         if variant is not None:
             swap_kernels(judge.backend.model, None)
         out["variants"][name] = {
-            "what": VARIANTS.get(name, "every op in bf16, output layer fp32 (dtype=bfloat16)"),
+            "what": VARIANTS[name] if name in VARIANTS else judges[name][1],
             "max_normalized_delta": float(max(abs(a.normalized - b.normalized) for a, b in zip(want, got))),
             "max_token_logprob_delta": float(max(np.abs(a - b).max() for a, b in zip(want_ll, got_ll))),
             "max_mean_logprob_delta": float(max(abs(a.mean() - b.mean()) for a, b in zip(want_ll, got_ll))),

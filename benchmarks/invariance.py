@@ -102,11 +102,11 @@ def _deviation(name: str, docs: int) -> dict:
     want = ref.score_texts(questions, 1, 10)
     want_ll = ref.backend.token_logprobs(prompts, conts)
     out: dict = {"items": len(questions)}
-    for head in (True, False):
-        low = load_judge(name, options=EngineOptions(dtype="bfloat16", device="cpu", fp32_head=head))
+    for key, mixed, head in (("mixed", True, True), ("fp32_head", False, True), ("bf16_head", False, False)):
+        low = _bf16(name, mixed, fp32_head=head)
         got = low.score_texts(questions, 1, 10)
         got_ll = low.backend.token_logprobs(prompts, conts)
-        out["fp32_head" if head else "bf16_head"] = {
+        out[key] = {
             "max_normalized_delta": float(max(abs(a.normalized - b.normalized) for a, b in zip(want, got))),
             "max_token_logprob_delta": float(max(np.abs(a - b).max() for a, b in zip(want_ll, got_ll))),
             "max_mean_logprob_delta": float(max(abs(a.mean() - b.mean()) for a, b in zip(want_ll, got_ll))),
@@ -121,14 +121,19 @@ def _bf16_throughput(name: str, docs: int | None, plain_docs: int) -> dict:
     all 50, 800 summaries), and without it on the first `plain_docs`, where every row is a full
     forward as in a plain prefill.
     """
-    judges = {d: load_judge(name, options=EngineOptions(dtype=d, device="cpu")) for d in ("float32", "bfloat16")}
+    judges = {
+        "float32": load_judge(name, options=EngineOptions(dtype="float32", device="cpu")),
+        "bfloat16": _bf16(name, True),  # mixed precision, the CPU default
+        "bfloat16-full": _bf16(name, False),
+    }
     groups = _articles(judges["float32"], docs)
     out: dict = {"articles": len(groups), "summaries": sum(len(p) for p, _ in groups), "plain_articles": plain_docs}
     for mode, reuse, n in (("prefix_reuse", True, len(groups)), ("no_prefix_reuse", False, plain_docs)):
-        seconds = {"float32": 0.0, "bfloat16": 0.0}
+        seconds = dict.fromkeys(judges, 0.0)
         for k, (ps, cs) in enumerate(groups[:n]):
             pairs = [split_boundary(p, c) for p, c in zip(ps, cs)]
-            order = ("float32", "bfloat16") if k % 2 == 0 else ("bfloat16", "float32")
+            names = list(judges)
+            order = names[k % len(names) :] + names[: k % len(names)]  # rotated article by article
             for d in order:
                 b = judges[d].backend
                 if b.options.reuse_prefix != reuse:
@@ -137,7 +142,11 @@ def _bf16_throughput(name: str, docs: int | None, plain_docs: int) -> dict:
                 prompts = [b.encode(p) for p, _ in pairs]
                 conts = [b.encode_continuation(c) for _, c in pairs]
                 seconds[d] += _timed(lambda b=b, prompts=prompts, conts=conts: b.token_logprobs(prompts, conts))
-        out[mode] = {"seconds": seconds, "bf16_speedup": seconds["float32"] / seconds["bfloat16"]}
+        out[mode] = {
+            "seconds": seconds,
+            "bf16_speedup": seconds["float32"] / seconds["bfloat16"],
+            "bf16_full_speedup": seconds["float32"] / seconds["bfloat16-full"],
+        }
     return out
 
 
@@ -146,13 +155,28 @@ def _precision(name: str, docs: int) -> dict:
     from _bf16_sources import deviations
 
     ref = load_judge(name, options=EngineOptions(dtype="float32", device="cpu"))
-    low = load_judge(name, options=EngineOptions(dtype="bfloat16", device="cpu"))
-    return deviations(ref, low, *_items(ref, docs))
+    judges = {
+        "bf16 mixed judge": (
+            _bf16(name, True),
+            "the engine's bf16 default on the CPU: linear layers bf16, the rest fp32",
+        ),
+        "bf16 judge": (_bf16(name, False), "every op in bf16, output layer fp32 (mixed_precision=False)"),
+    }
+    return deviations(ref, judges, *_items(ref, docs))
+
+
+def _bf16(name: str, mixed: bool, **options):
+    """The judge in bf16: mixed precision (the CPU default) or every op in bf16."""
+    return load_judge(name, options=EngineOptions(dtype="bfloat16", device="cpu", mixed_precision=mixed, **options))
 
 
 def _bitwise(name: str, dtype: str, docs: int, items: int) -> dict:
-    """Items alone against the same items batched (two budgets, prefix reuse on and off), reversed order."""
-    judge = load_judge(name, options=EngineOptions(dtype=dtype, device="cpu"))
+    """Items alone against the same items batched (two budgets, prefix reuse on and off), reversed order.
+
+    `dtype` "bfloat16" is the CPU default (mixed precision), "bfloat16-full" every op in bf16.
+    """
+    full = dtype == "bfloat16-full"
+    judge = _bf16(name, False) if full else load_judge(name, options=EngineOptions(dtype=dtype, device="cpu"))
     prompts, conts, questions = _items(judge, docs)
     prompts, conts, questions = prompts[:items], conts[:items], questions[:items]
     alone = [judge.score_texts([q], 1, 10)[0].probs for q in questions]
@@ -183,7 +207,7 @@ def _summeval(name: str, docs: int) -> dict:
     out: dict = {"articles": docs, "summaries": len(cases)}
     for label, opts in (
         ("float32", EngineOptions(dtype="float32", device="cpu")),
-        ("bfloat16", EngineOptions(dtype="bfloat16", device="cpu")),
+        ("bfloat16", EngineOptions(dtype="bfloat16", device="cpu")),  # mixed precision, the CPU default
     ):
         judge = load_judge(name, options=opts)
         prompts, conts = [], []
@@ -264,7 +288,14 @@ def render(results: dict) -> str:
                 "| output layer | normalised expected score (1-10) | per-token log-prob (nat) | item mean log-prob |",
                 "|---|---|---|---|",
             ]
-            for key, label in (("fp32_head", "fp32 (default)"), ("bf16_head", "bf16")):
+            rows = (
+                ("mixed", "bf16 mixed precision (default): fp32 output layer"),
+                ("fp32_head", "every op bf16: fp32 output layer"),
+                ("bf16_head", "every op bf16: bf16 output layer"),
+            )
+            for key, label in rows:
+                if key not in d:
+                    continue
                 x = d[key]
                 lines.append(
                     f"| {label} | {x['max_normalized_delta']:.4f} | {x['max_token_logprob_delta']:.3f} "
@@ -277,21 +308,27 @@ def render(results: dict) -> str:
                 "bf16 against fp32 likelihood throughput, SummEval dev (`consistency_likelihood`), interleaved "
                 "article by article in one run:",
                 "",
-                "| pass | articles | fp32 s | bf16 s | bf16 ÷ fp32 throughput |",
-                "|---|---|---|---|---|",
+                "| pass | articles | fp32 s | bf16 s (mixed, the default) | bf16 s (every op) | mixed ÷ fp32 "
+                "throughput | every op ÷ fp32 |",
+                "|---|---|---|---|---|---|---|",
             ]
             for mode, n in (("prefix_reuse", bt["articles"]), ("no_prefix_reuse", bt["plain_articles"])):
                 x = bt[mode]
+                full_s = x["seconds"].get("bfloat16-full")
+                full = "–" if full_s is None else f"{full_s:.1f}"
+                full_x = "–" if full_s is None else f"{x['bf16_full_speedup']:.2f}"
+                label = "bf16 s" if full_s is None else "mixed"  # runs before mixed precision timed one bf16
                 lines.append(
                     f"| {mode.replace('_', ' ')} | {n} | {x['seconds']['float32']:.1f} "
-                    f"| {x['seconds']['bfloat16']:.1f} | **{x['bf16_speedup']:.2f}** |"
+                    f"| {x['seconds']['bfloat16']:.1f}{'' if full_s else ' (every op)'} | {full} "
+                    f"| **{x['bf16_speedup']:.2f}**{'' if full_s else f' ({label})'} | {full_x} |"
                 )
             lines.append("")
         if "precision" in r:
             from _bf16_sources import render as render_precision
 
             lines += render_precision(r["precision"])
-        bits = [r[k] for k in ("bitwise_float32", "bitwise_bfloat16") if k in r]
+        bits = [r[k] for k in ("bitwise_float32", "bitwise_bfloat16", "bitwise_bfloat16-full") if k in r]
         if bits:
             lines += [
                 "Bit checks: each item alone against the same items in reverse order, token budgets 1024 and 8192, "
@@ -343,7 +380,12 @@ def main() -> None:
     parser.add_argument("--throughput-docs", type=int, default=None, help="bf16_throughput: articles (default all 50)")
     parser.add_argument("--plain-docs", type=int, default=5, help="bf16_throughput: articles without prefix reuse")
     parser.add_argument("--sections", nargs="+", default=list(SECTIONS), choices=SECTIONS)
-    parser.add_argument("--dtypes", nargs="+", default=["float32", "bfloat16"], help="dtypes of the bit checks")
+    parser.add_argument(
+        "--dtypes",
+        nargs="+",
+        default=["float32", "bfloat16", "bfloat16-full"],
+        help="dtypes of the bit checks (bfloat16: mixed precision, the CPU default; bfloat16-full: every op)",
+    )
     parser.add_argument("--report", action="store_true", help="only rebuild the markdown from the JSON")
     args = parser.parse_args()
     torch.manual_seed(0)
