@@ -32,12 +32,20 @@ def w_x():
 def test_each_variant_rounds_one_thing(w_x):
     w, x = w_x
     exact = x @ w.T
-    assert torch.allclose(B._kernel("weights", w)(x), x @ w.bfloat16().float().T, atol=1e-5)
-    assert torch.allclose(B._kernel("inputs", w)(x), x.bfloat16().float() @ w.T, atol=1e-5)
-    out = B._kernel("outputs", w)(x)
+    assert torch.allclose(B._kernel("weights", w, None)(x), x @ w.bfloat16().float().T, atol=1e-5)
+    assert torch.allclose(B._kernel("inputs", w, None)(x), x.bfloat16().float() @ w.T, atol=1e-5)
+    out = B._kernel("outputs", w, None)(x)
     assert _is_bf16(out) and torch.allclose(out, exact, rtol=1e-2, atol=1e-2)
-    low = B._kernel("gemm", w)(x)
+    low = B._kernel("gemm", w, None)(x)
     assert _is_bf16(low) and not torch.equal(low, exact)
+
+
+def test_a_bias_is_added_in_fp32_after_the_rounded_gemm(w_x):
+    # Qwen's q/k/v projections have a bias: the variant rounds the GEMM, the bias is added unrounded
+    w, x = w_x
+    bias = torch.linspace(-1, 1, w.shape[0]) / 3
+    assert torch.equal(B._kernel("outputs", w, bias)(x), B._kernel("outputs", w, None)(x) + bias)
+    assert not _is_bf16(B._kernel("outputs", w, bias)(x))
 
 
 def test_swapping_kernels_changes_results_and_restoring_gives_them_back():
