@@ -32,6 +32,8 @@ def engine_options(fn):
                 EngineOptions(**{name: value})
             except ConfigError as exc:
                 raise ConfigError(f"--{name.replace('_', '-')}: {exc}") from None
+        if "device" in given:
+            _check_device(given["device"])
         kwargs["engine"] = EngineOptions(**given)
         return fn(*args, **kwargs)
 
@@ -41,6 +43,21 @@ def engine_options(fn):
 
 
 _PARAM = "engine_"
+
+
+def _check_device(device: str) -> None:
+    """--device as torch reads it, before any load: a misspelt device is a user error (exit 2), not torch's
+    RuntimeError from deep inside the load (exit 1)."""
+    import torch
+
+    from localjudge.errors import ConfigError, clip
+
+    try:
+        torch.device(device)
+    except RuntimeError:
+        raise ConfigError(
+            f"--device: {clip(device)} is not a device; use cpu, cuda or cuda:N (N: a GPU's index)"
+        ) from None
 
 
 # The engine flags' help in plain words; a field without an entry here shows its own description.
