@@ -101,6 +101,21 @@ def test_usage_errors_are_one_line_naming_the_help(args, needle):
     assert "--help`)" in lines[0]
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["inspect"], "Missing argument 'JUDGE'; usage: main inspect [OPTIONS] JUDGE (see `main inspect --help`)"),
+        (["eval"], "Missing argument 'DATA'; usage: main eval [OPTIONS] DATA (see `main eval --help`)"),
+        (["metrics", "x"], "Got unexpected extra argument (x); usage: main metrics [OPTIONS] (see"),
+    ],
+)
+def test_an_argument_error_quotes_the_usage_line(args, needle):
+    # the arguments are listed only in the usage line (not under Options), so the error shows it
+    result = CliRunner().invoke(main, args)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and needle in lines[0], result.output
+
+
 def test_a_closed_pipe_is_not_an_error():
     # `localjudge models | head -1`: the reader goes away before the table is written (closed here at once)
     code = "import sys; from localjudge.cli import main; sys.argv = ['localjudge', 'models']; main()"
