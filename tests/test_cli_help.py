@@ -84,6 +84,15 @@ def test_the_old_registry_option_name_still_works(tmp_path):
     assert both.exit_code == 2 and "give --registry only" in both.output
 
 
+def test_generate_reads_models_as_a_misspelt_model_not_the_old_registry(tmp_path):
+    # `generate --model a --models b` once took b for a registry file: "cannot read judge registry b"
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"id": "1", "input": "q"}\n')
+    args = ["generate", str(prompts), "--model", "smollm2-135m", "--models", "gemma3-270m", "--out", "r.jsonl"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "No such option '--models'. Did you mean '--model'?" in result.output
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

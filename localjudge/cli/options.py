@@ -188,8 +188,11 @@ _LOAD = [
 ]
 
 
-def registry_option(help_text: str = "A models.yaml other than the bundled one."):
+def registry_option(help_text: str = "A models.yaml other than the bundled one.", old_name: bool = True):
     """--registry FILE, passed to the command as `registry`; --models, its old name, is a hidden alias.
+
+    `old_name` False leaves the alias out: in a command with `--model NAME` (generate), `--models`
+    reads as a misspelt `--model`, and click's error says so.
 
     Examples:
         >>> @click.command()
@@ -199,6 +202,10 @@ def registry_option(help_text: str = "A models.yaml other than the bundled one."
     """
 
     def decorate(fn):
+        path = click.Path(dir_okay=False)
+        if not old_name:
+            return click.option("--registry", "registry", type=path, default=None, help=help_text)(fn)
+
         @functools.wraps(fn)
         def command(*args, **kwargs):
             from localjudge.errors import ConfigError
@@ -209,7 +216,6 @@ def registry_option(help_text: str = "A models.yaml other than the bundled one."
             kwargs["registry"] = kwargs["registry"] or old
             return fn(*args, **kwargs)
 
-        path = click.Path(dir_okay=False)
         command = click.option("--models", _OLD_REGISTRY, type=path, default=None, hidden=True)(command)
         return click.option("--registry", "registry", type=path, default=None, help=help_text)(command)
 
