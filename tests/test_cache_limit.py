@@ -194,7 +194,9 @@ def test_cache_prune_applies_a_lower_limit_now(tmp_path):
     assert result.exit_code == 0, result.output
     assert "removed 1 (1.0 MiB)" in result.output and copies(tmp_path) == [new] and not old.exists()
     result = CliRunner().invoke(main, ["cache", "prune", "--cache-dir", str(tmp_path), "--limit", "lots"])
-    assert result.exit_code == 2 and "is not a size" in result.output
+    # the error once named $LOCALJUDGE_CACHE_LIMIT, which was not set: the option was wrong
+    assert result.exit_code == 2 and "Error: --limit='lots' is not a size; give bytes" in result.output
+    assert "LOCALJUDGE_CACHE_LIMIT" not in result.output
 
 
 def test_an_entry_renamed_away_while_the_folder_is_listed_is_left_out(tmp_path, monkeypatch):
@@ -218,3 +220,9 @@ def test_an_entry_renamed_away_while_the_folder_is_listed_is_left_out(tmp_path, 
     assert [e.path for e in list_prepared(tmp_path)] == [kept]
     seen.clear()
     assert [e.path for e in evict(tmp_path, 0)] == [kept]
+
+
+def test_cache_prune_help_shows_the_default_limit():
+    # the default once read "[default: the limit]"
+    help_text = " ".join(CliRunner().invoke(main, ["cache", "prune", "--help"]).output.split())
+    assert f"[default: $LOCALJUDGE_CACHE_LIMIT, else {DEFAULT_LIMIT // 2**30}GiB]" in help_text

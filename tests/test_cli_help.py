@@ -84,6 +84,15 @@ def test_the_old_registry_option_name_still_works(tmp_path):
     assert both.exit_code == 2 and "give --registry only" in both.output
 
 
+def test_generate_reads_models_as_a_misspelt_model_not_the_old_registry(tmp_path):
+    # `generate --model a --models b` once took b for a registry file: "cannot read judge registry b"
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text('{"id": "1", "input": "q"}\n')
+    args = ["generate", str(prompts), "--model", "smollm2-135m", "--models", "gemma3-270m", "--out", "r.jsonl"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2 and "No such option '--models'. Did you mean '--model'?" in result.output
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -99,6 +108,21 @@ def test_usage_errors_are_one_line_naming_the_help(args, needle):
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: ") and needle in lines[0], result.output
     assert "--help`)" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["inspect"], "Missing argument 'JUDGE'; usage: main inspect [OPTIONS] JUDGE (see `main inspect --help`)"),
+        (["eval"], "Missing argument 'DATA'; usage: main eval [OPTIONS] DATA (see `main eval --help`)"),
+        (["metrics", "x"], "Got unexpected extra argument (x); usage: main metrics [OPTIONS] (see"),
+    ],
+)
+def test_an_argument_error_quotes_the_usage_line(args, needle):
+    # the arguments are listed only in the usage line (not under Options), so the error shows it
+    result = CliRunner().invoke(main, args)
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1 and needle in lines[0], result.output
 
 
 def test_a_closed_pipe_is_not_an_error():

@@ -66,7 +66,14 @@ ARGS = {
 @pytest.mark.parametrize("command", LOADING_COMMANDS)
 @pytest.mark.parametrize(
     "flag, value, needle",
-    [("--token-budget", "0", "greater than 0"), ("--tree-tolerance", "1.5", "[0, 1)"), ("--dtype", "int3", "int3")],
+    [
+        ("--token-budget", "0", "greater than 0"),
+        ("--tree-tolerance", "1.5", "[0, 1)"),
+        ("--dtype", "int3", "int3"),
+        # torch's RuntimeError once, from inside the load: exit 1 and a list of twenty device types
+        ("--device", "tpu", "'tpu' is not a device; use cpu, cuda or cuda:N"),
+        ("--device", "cuda:x", "'cuda:x' is not a device"),
+    ],
 )
 def test_a_bad_engine_flag_is_refused_naming_it_before_any_load(no_load, command, flag, value, needle):
     for name in ("d.jsonl", "r.jsonl", "p.jsonl"):

@@ -40,11 +40,24 @@ class _Group(click.Group):
 
 
 def _usage_error(exc: click.UsageError) -> None:
-    """A click usage error (bad option, missing argument) as one line naming the help to read; exit 2."""
+    """A click usage error (bad option, missing argument) as one line naming the help to read; exit 2.
+
+    An error in the arguments (one missing, one too many) also quotes the usage line, which is where
+    the arguments are listed: "Missing argument 'JUDGE'; usage: localjudge inspect [OPTIONS] JUDGE".
+    """
     where = exc.ctx.command_path if exc.ctx is not None else "localjudge"
     message = " ".join(exc.format_message().split()).rstrip(".")
+    if exc.ctx is not None and _about_arguments(exc):
+        usage = " ".join(exc.ctx.get_usage().split()).removeprefix("Usage: ")
+        message += f"; usage: {usage}"
     click.echo(f"Error: {message} (see `{where} --help`)", err=True)
     sys.exit(exc.exit_code)
+
+
+def _about_arguments(exc: click.UsageError) -> bool:
+    if isinstance(exc, click.MissingParameter):
+        return isinstance(exc.param, click.Argument)
+    return type(exc) is click.UsageError and "unexpected extra argument" in exc.message
 
 
 def _reader_gone() -> None:

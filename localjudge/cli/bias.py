@@ -18,7 +18,8 @@ _family = click.option(
     help="Model family of a model loaded by path or hub id (registry entries have "
     "theirs), e.g. --family ./my-model=llama; repeatable.",
 )
-_models = registry_option("A models.yaml other than the bundled one (names, sources and families).")
+_REGISTRY_HELP = "A models.yaml other than the bundled one (names, sources and families)."
+_models = registry_option(_REGISTRY_HELP)
 
 
 @click.command("generate", cls=SectionedCommand)
@@ -40,7 +41,7 @@ _models = registry_option("A models.yaml other than the bundled one (names, sour
     "--batch-size", type=click.IntRange(min=1), default=8, show_default=True, help="Prompts per generation chunk."
 )
 @_family
-@_models
+@registry_option(_REGISTRY_HELP, old_name=False)  # --models: a misspelt --model here, not the old --registry
 @engine_options
 def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs, registry, engine) -> None:
     """Answer the prompts in PROMPTS (JSONL with id, input, optional context/reference) with each --model.

@@ -68,13 +68,18 @@ def list_cmd(folder: str | None) -> None:
 
 @cache_group.command("prune")
 @_folder
-@click.option("--limit", "limit_text", default=None, help="Bring the folder within this size [default: the limit].")
+@click.option(
+    "--limit",
+    "limit_text",
+    default=None,
+    help="Bring the folder within this size, e.g. 5GiB [default: $LOCALJUDGE_CACHE_LIMIT, else 20GiB].",
+)
 def prune_cmd(folder: str | None, limit_text: str | None) -> None:
     """Remove the least recently used copies and joined GGUFs until the folder is within the limit."""
     from localjudge.judges.cache import cache_root
     from localjudge.judges.cache_list import cache_limit, evict, list_prepared, parse_size
 
-    limit = parse_size(limit_text) if limit_text is not None else cache_limit().bytes
+    limit = parse_size(limit_text, "--limit") if limit_text is not None else cache_limit().bytes
     removed = evict(folder, limit)
     for e in removed:
         click.echo(f"removed {e.name} ({e.kind}, {size_text(e.size)}, {e.state})")

@@ -32,6 +32,8 @@ def engine_options(fn):
                 EngineOptions(**{name: value})
             except ConfigError as exc:
                 raise ConfigError(f"--{name.replace('_', '-')}: {exc}") from None
+        if "device" in given:
+            _check_device(given["device"])
         kwargs["engine"] = EngineOptions(**given)
         return fn(*args, **kwargs)
 
@@ -41,6 +43,21 @@ def engine_options(fn):
 
 
 _PARAM = "engine_"
+
+
+def _check_device(device: str) -> None:
+    """--device as torch reads it, before any load: a misspelt device is a user error (exit 2), not torch's
+    RuntimeError from deep inside the load (exit 1)."""
+    import torch
+
+    from localjudge.errors import ConfigError, clip
+
+    try:
+        torch.device(device)
+    except RuntimeError:
+        raise ConfigError(
+            f"--device: {clip(device)} is not a device; use cpu, cuda or cuda:N (N: a GPU's index)"
+        ) from None
 
 
 # The engine flags' help in plain words; a field without an entry here shows its own description.
@@ -171,8 +188,11 @@ _LOAD = [
 ]
 
 
-def registry_option(help_text: str = "A models.yaml other than the bundled one."):
+def registry_option(help_text: str = "A models.yaml other than the bundled one.", old_name: bool = True):
     """--registry FILE, passed to the command as `registry`; --models, its old name, is a hidden alias.
+
+    `old_name` False leaves the alias out: in a command with `--model NAME` (generate), `--models`
+    reads as a misspelt `--model`, and click's error says so.
 
     Examples:
         >>> @click.command()
@@ -182,6 +202,10 @@ def registry_option(help_text: str = "A models.yaml other than the bundled one."
     """
 
     def decorate(fn):
+        path = click.Path(dir_okay=False)
+        if not old_name:
+            return click.option("--registry", "registry", type=path, default=None, help=help_text)(fn)
+
         @functools.wraps(fn)
         def command(*args, **kwargs):
             from localjudge.errors import ConfigError
@@ -192,7 +216,6 @@ def registry_option(help_text: str = "A models.yaml other than the bundled one."
             kwargs["registry"] = kwargs["registry"] or old
             return fn(*args, **kwargs)
 
-        path = click.Path(dir_okay=False)
         command = click.option("--models", _OLD_REGISTRY, type=path, default=None, hidden=True)(command)
         return click.option("--registry", "registry", type=path, default=None, help=help_text)(command)
 

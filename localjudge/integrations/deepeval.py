@@ -53,6 +53,12 @@ from localjudge.runs.evaluate import evaluate
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 
 
+TESTED_DEEPEVAL = "4.3.1"
+"""The deepeval release the adapter is tested with (the Makefile and the README install it)."""
+INSTALL_DEEPEVAL = f"pip install 'localjudge[deepeval]' && pip install --no-deps deepeval=={TESTED_DEEPEVAL}"
+"""How to install it: deepeval's caps on click and rich conflict with transformers' (pyproject.toml, deepeval extra)."""
+
+
 class DeepEvalMissingError(LocalJudgeError, ImportError):
     """The deepeval package is not installed."""
 
@@ -63,7 +69,7 @@ try:
     from deepeval.test_case import LLMTestCase
 except ImportError as exc:  # pragma: no cover - the tests run with the extra installed
     raise DeepEvalMissingError(
-        f"the DeepEval adapter needs the deepeval package ({exc}); install it: pip install 'localjudge[deepeval]'"
+        f"the DeepEval adapter needs the deepeval package ({exc}); install it: {INSTALL_DEEPEVAL}"
     ) from None
 
 __all__ = ["GEval", "LocalJudgeMetric", "MissingFieldsError", "shared_judge", "to_test_case"]

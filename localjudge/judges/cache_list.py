@@ -85,8 +85,10 @@ class CacheLimit:
     source: str
 
 
-def parse_size(text: str) -> int | None:
+def parse_size(text: str, given_as: str = LIMIT_ENV) -> int | None:
     """Bytes in "20GiB", "500MB", "1.5G" (binary), "0"; None for "none"/"off"/"unlimited".
+
+    `given_as` names where the text came from in the error: the variable, or an option.
 
     Raises:
         ConfigError: Not a size.
@@ -97,7 +99,7 @@ def parse_size(text: str) -> int | None:
     found = re.fullmatch(r"(\d+(?:\.\d+)?)([a-z]*)", value)
     if not found or found.group(2) not in _UNITS:
         raise ConfigError(
-            f"{LIMIT_ENV}={clip(text)} is not a size; give bytes with a unit, e.g. 20GiB, 500MB or 0, or none"
+            f"{given_as}={clip(text)} is not a size; give bytes with a unit, e.g. 20GiB, 500MB or 0, or none"
         )
     return int(float(found.group(1)) * _UNITS[found.group(2)])
 
