@@ -293,11 +293,72 @@ def test_a_warm_load_reads_no_byte_of_its_gguf_until_the_file_changes(gguf_path,
 def test_a_remembered_hash_that_is_wrong_costs_the_copy_never_the_provenance(gguf_path, reference, tmp_path, caplog):
     """A digest remembered for unchanged metadata but other bytes (a disk fault): the parse hashes the bytes."""
     load(gguf_path, tmp_path)
-    (memo,) = (tmp_path / "hashes").iterdir()
+    (memo,) = [p for p in (tmp_path / "hashes").iterdir() if not p.name.startswith("copy-")]  # the GGUF's
     memo.write_text(json.dumps({**json.loads(memo.read_text()), "sha256": "0" * 64}))
     caplog.set_level(logging.INFO, logger="localjudge")
     assert_same(fingerprint(load(gguf_path, tmp_path)), reference)  # the true sha256 as provenance
     assert "changed without its size, mtime or ctime changing" in caplog.text
+
+
+def test_a_warm_load_hashes_its_copy_only_when_a_file_changed(gguf_path, reference, tmp_path, monkeypatch):
+    from localjudge.judges import cache
+
+    hashed: list[str] = []
+    real = cache.xxh3_file
+    monkeypatch.setattr(cache, "xxh3_file", lambda p: hashed.append(p.name) or real(p))
+    load(gguf_path, tmp_path)  # cold: every file hashed once, as written
+    (folder,) = copies(tmp_path)
+    files = sorted(p.name for p in folder.iterdir() if p.name != MANIFEST)
+    assert sorted(hashed) == files
+    hashed.clear()
+    assert_same(fingerprint(load(gguf_path, tmp_path)), reference)  # warm: remembered, no byte read
+    assert hashed == []
+    os.utime(folder / "model.safetensors")  # a new mtime and ctime, the same bytes: hashed once more
+    assert_same(fingerprint(load(gguf_path, tmp_path)), reference)
+    assert sorted(hashed) == files
+    hashed.clear()
+    load(gguf_path, tmp_path)
+    assert hashed == []
+
+
+def test_a_copy_is_on_the_disk_before_it_is_renamed_into_place(tmp_path, monkeypatch):
+    synced: list[str] = []
+    real_fsync, real_rename = os.fsync, os.rename
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(os.readlink(f"/proc/self/fd/{fd}")) or real_fsync(fd))
+    renamed: list[list[str]] = []
+    monkeypatch.setattr(os, "rename", lambda a, b: renamed.append(list(synced)) or real_rename(a, b))
+
+    def write(folder: Path) -> None:
+        (folder / "model.safetensors").write_bytes(b"w" * 100)
+        (folder / "config.json").write_text("{}")
+
+    final = store_prepared(CacheKey("ab" * 32, "9.9"), "j.gguf", write, tmp_path)
+    (before,) = renamed
+    assert {Path(p).name for p in before} >= {"model.safetensors", "config.json", MANIFEST}
+    assert any(Path(p).name.startswith(".tmp-") for p in before)  # the folder's own entries too
+    assert find_prepared(CacheKey("ab" * 32, "9.9"), tmp_path) == final
+
+
+def test_cache_verify_hashes_every_byte_and_removes_a_damaged_copy(gguf_path, tmp_path):
+    from localjudge.judges.verified import VerifiedCopy, signature
+
+    load(gguf_path, tmp_path)
+    (folder,) = copies(tmp_path)
+    result = run("cache", "verify", "--cache-dir", tmp_path)
+    assert result.exit_code == 0 and "1 copy hashed, 0 damaged" in result.output, result.output
+    # a disk fault under unchanged metadata, as loads see it: the remembered version is the damaged file's
+    _flip_byte(folder)
+    (memo,) = (tmp_path / "hashes").glob("copy-*.json")
+    old = VerifiedCopy.model_validate_json(memo.read_text())
+    files = dict(old.files)
+    files["model.safetensors"] = files["model.safetensors"].model_copy(
+        update={"signature": signature(folder / "model.safetensors")}
+    )
+    memo.write_text(old.model_copy(update={"files": files}).model_dump_json())
+    result = run("cache", "verify", "--cache-dir", tmp_path)
+    assert result.exit_code == 1, result.output
+    assert "model.safetensors does not match its xxh3_128; removed" in result.output
+    assert copies(tmp_path) == []
 
 
 def test_an_interrupted_build_leaves_nothing(tmp_path):

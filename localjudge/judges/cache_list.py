@@ -14,7 +14,7 @@ folder is within the limit, never one that any process is loading (`cache_fs.hel
 prepared from it last was. A copy larger than the limit is not written at all (the judge loads
 from its GGUF, with a warning).
 
-Listing reads manifests and sizes only (a load verifies every byte).
+Listing reads manifests and sizes only (loads hash what changed; `cache verify` hashes every byte).
 
 Examples:
     >>> parse_size("20GiB") == 20 * 2**30
@@ -56,7 +56,7 @@ _UNITS |= {"k": 2**10, "kib": 2**10, "m": 2**20, "mib": 2**20, "g": 2**30, "gib"
 
 @dataclass(frozen=True)
 class CacheEntry:
-    """A copy under `weights/` or a joined GGUF under `gguf/`, as seen without hashing (loads verify in full)."""
+    """A copy under `weights/` or a joined GGUF under `gguf/`, as seen without hashing."""
 
     path: Path
     kind: Literal["copy", "gguf"]

@@ -8,8 +8,8 @@ a `touch` changes at least one of them, and a process cannot set ctime back, so 
 digest is used only for the bytes it was taken from. The trade, as for git's index and make: a
 change that keeps all six (a disk fault under an unchanged file) goes unseen until the GGUF is
 parsed, and every parse (`gguf_weights`) hashes the file again from its bytes. A judge whose copy
-is what loads reads no GGUF byte anyway: its weights are the copy's, which are verified in full,
-and the copy's key is the remembered digest.
+is what loads reads no GGUF byte anyway: its weights are the copy's, whose files are remembered the
+same way (`verified`), and the copy's key is the remembered digest.
 
 Examples:
     >>> from pathlib import Path
@@ -30,8 +30,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localjudge.judges.cache import sha256_file
-
-HASHES_DIR = "hashes"
+from localjudge.judges.verified import HASHES_DIR
 
 
 class FileHash(BaseModel):
