@@ -130,8 +130,19 @@ def collect(judge_name: str, dtype: str, docs: int | None, parts: list[str], dat
 # -- report ------------------------------------------------------------------------------------
 
 
-def ladder_items(judge: str, dtype: str, ids: list[str]) -> dict[str, dict[str, list]] | None:
-    """{scorer: {dim: per-item scores}} of a judge on `ids`, from the ladder's work file or the full-file scores."""
+GROUPS = {
+    "geval": ("expected", "argmax", "valid_mass"),
+    "likelihood": LL.LL_SCORERS,
+    "naive": ("naive",),
+}
+"""The scorers each kind of part produces; a report section covers the articles every judge read for it."""
+
+
+def ladder_items(judge: str, dtype: str, ids: list[str]) -> dict[str, dict[str, list]]:
+    """{scorer: {dim: per-item scores}} of a judge on `ids`, from the ladder's work file or the full-file scores.
+
+    A scorer is left out unless every one of `ids` has it in every dimension.
+    """
     path = work_file(judge, dtype)
     found: dict[str, dict[str, dict[str, object]]] = {}
     if path.exists():
@@ -157,56 +168,82 @@ def ladder_items(judge: str, dtype: str, ids: list[str]) -> dict[str, dict[str, 
         kept = {d: [v.get(i) for i in ids] for d, v in dims.items() if all(i in v for i in ids)}
         if len(kept) == len(DIMENSIONS):
             out[scorer] = kept
-    return out or None
+    return out
 
 
-def _cover(judges: list[str], dtype: str, naive: bool) -> set[str] | None:
-    """Summaries every judge's ladder units cover, for its naive units or for the others (None: no units)."""
+def _cover(judges: list[str], dtype: str, kind: str) -> set[str] | None:
+    """Summaries every judge's ladder units of `kind` (geval, likelihood, naive) cover (None: no such units).
+
+    A judge without ladder units of that kind counts by its full-file scores, which cover every summary.
+    """
     cover = None
     for j in judges:
         path = work_file(j, dtype)
         if path.exists():
-            rows = [r for r in done_units(path).values() if r["part"].startswith("naive:") == naive]
-            got = {i for row in rows for i in row["ids"]}
-            cover = got if cover is None else cover & got
+            rows = [r for r in done_units(path).values() if r["part"].split(":")[0] == kind]
+            if rows:
+                got = {i for row in rows for i in row["ids"]}
+                cover = got if cover is None else cover & got
     return cover
 
 
 def report(judges: list[str], dtype: str, data: Path) -> dict:
-    """Each judge's agreement on the articles every judge covers, per scorer, hybrids on the same articles.
+    """Each judge's agreement per scorer on the articles every judge covers for that kind of part, and hybrids.
 
-    The naive parse is run on fewer articles than the other parts (it costs a second prefill), so
-    its figures are over the articles every judge's naive units cover.
+    G-Eval, likelihood and the naive parse are run on as many articles as each costs (the larger
+    judges read a stated subset), so each has its own section over the articles all judges read for
+    it. A judge's hybrid is fitted on the articles where it has both its G-Eval and likelihood scores.
     """
     cases = load_summeval(data, None)
-    res: dict = {"judges": {}}
-    for key, naive in (("main", False), ("naive", True)):
-        cover = _cover(judges, dtype, naive)
-        sub = [c for c in cases if cover is None or c.id in cover]
-        res[key] = {"articles": len({c.extra["doc_id"] for c in sub}), "summaries": len(sub)}
+    res: dict = {"judges": {}, "sections": {}}
+    for kind, scorers in GROUPS.items():
+        cover = _cover(judges, dtype, kind)
+        if cover is None:  # no ladder units of this kind: the full-file scores, where they have its scorers
+            cover = set.intersection(*(_ids(j, dtype, kind) for j in judges)) if judges else set()
+        sub = [c for c in cases if c.id in cover]
+        res["sections"][kind] = {"articles": len({c.extra["doc_id"] for c in sub}), "summaries": len(sub)}
         ids, docs = [c.id for c in sub], [c.extra["doc_id"] for c in sub]
+        human = {d: [c.extra[f"human_{d}"] for c in sub] for d in DIMENSIONS}
         for j in judges:
             items = ladder_items(j, dtype, ids)
-            if items is None:
-                continue
             row = res["judges"].setdefault(j, {"dimensions": {}, "average": {}})
-            scorers = ("naive",) if naive else ("expected", "argmax", *LL.LL_SCORERS)
             for scorer in scorers:
-                if scorer not in items:
+                if scorer not in items or scorer == "valid_mass":
                     continue
-                human = {d: [c.extra[f"human_{d}"] for c in sub] for d in DIMENSIONS}
                 per = {d: SE.agreement(items[scorer][d], human[d], docs) for d in DIMENSIONS}
-                row["dimensions"][scorer] = per
+                row["dimensions"][scorer] = per | {"section": kind}
                 row["average"][scorer] = SE._mean([per[d]["spearman"] for d in DIMENSIONS])
-            if naive:
-                continue
             if "valid_mass" in items:
                 row["valid_mass"] = {
                     d: float(np.mean([v for v in items["valid_mass"][d] if v is not None])) for d in DIMENSIONS
                 }
-            row["hybrid"] = LL.hybrids(items, sub)
-            row["cost"] = cost(j, dtype)
+    # hybrids on the summaries where every judge has both G-Eval and likelihood scores: the same articles
+    both = [c for c in cases if all(c.id in _ids(j, dtype, "geval") & _ids(j, dtype, "likelihood") for j in judges)]
+    res["sections"]["hybrid"] = {"articles": len({c.extra["doc_id"] for c in both}), "summaries": len(both)}
+    for j in judges:
+        items = ladder_items(j, dtype, [c.id for c in both])
+        row = res["judges"].setdefault(j, {"dimensions": {}, "average": {}})
+        row["hybrid"] = LL.hybrids(items, both) if both and items else {}
+        row["cost"] = cost(j, dtype)
     return res
+
+
+_IDS: dict[tuple[str, str, str], set[str]] = {}
+
+
+def _ids(judge: str, dtype: str, kind: str) -> set[str]:
+    key = (judge, dtype, kind)
+    if key not in _IDS:
+        path = work_file(judge, dtype)
+        rows = [r for r in done_units(path).values() if r["part"].split(":")[0] == kind] if path.exists() else []
+        got = {i for row in rows for i in row["ids"]}
+        full = HERE / "summeval_scores" / f"{judge}-{dtype}.json"
+        if not rows and full.exists():
+            saved = json.loads(full.read_text())
+            if set(GROUPS[kind]) & set(saved["items"]):
+                got = set(saved["case_ids"])
+        _IDS[key] = got
+    return _IDS[key]
 
 
 def cost(judge: str, dtype: str) -> dict:
@@ -223,22 +260,26 @@ def cost(judge: str, dtype: str) -> dict:
 
 
 def render(res: dict) -> str:
+    sec = res["sections"]
     lines = [
         "# The judge ladder on SummEval",
         "",
         "Made by `benchmarks/ladder.py`; method in its docstring. Summary-level Spearman ρ (per article over its "
-        f"16 summaries, then averaged) on the {res['main']['articles']} articles ({res['main']['summaries']} "
-        "summaries) that every judge below has read; the naive parse on the "
-        f"{res['naive']['articles']} articles ({res['naive']['summaries']} summaries) every judge's naive runs "
-        "cover. The smaller judges' figures on the same articles come from their full-file runs.",
+        "16 summaries, then averaged). Each kind of scorer is reported on the articles every judge below has "
+        f"read for it: G-Eval (`expected`, `argmax`) on {sec['geval']['articles']} articles "
+        f"({sec['geval']['summaries']} summaries), likelihood (`ll-*`) on {sec['likelihood']['articles']} "
+        f"({sec['likelihood']['summaries']}), the naive parse on {sec['naive']['articles']} "
+        f"({sec['naive']['summaries']}); hybrids on the {sec['hybrid']['articles']} articles where every judge has "
+        "both G-Eval and likelihood scores. The articles are the first of the dev file in its order; the smaller "
+        "judges' figures on them come from their full-file runs.",
         "",
-        "| judge | scorer | " + " | ".join(d[:4] + " ρ" for d in DIMENSIONS) + " | avg ρ |",
-        "|---|---|" + "---|" * (len(DIMENSIONS) + 1),
+        "| judge | scorer | articles | " + " | ".join(d[:4] + " ρ" for d in DIMENSIONS) + " | avg ρ |",
+        "|---|---|---|" + "---|" * (len(DIMENSIONS) + 1),
     ]
     for j, r in res["judges"].items():
         for s, per in r["dimensions"].items():
             lines.append(
-                f"| {j} | {s} | "
+                f"| {j} | {s} | {sec[per['section']]['articles']} | "
                 + " | ".join(cell(per[d]["spearman"]) for d in DIMENSIONS)
                 + f" | {cell(r['average'][s])} |"
             )
@@ -248,7 +289,12 @@ def render(res: dict) -> str:
         if "valid_mass" in r:
             lines.append(f"| {j} | " + " | ".join(cell(r["valid_mass"][d]) for d in DIMENSIONS) + " |")
     for j, r in res["judges"].items():
-        lines += ["", f"### {j}", "", *LL.render_hybrids(j, r.get("hybrid", {}))]
+        lines += [
+            "",
+            f"### {j}",
+            "",
+            *LL.render_hybrids(j, r.get("hybrid", {})),
+        ]
     lines += ["", "Cost (summed over the saved units; wall time on a machine shared with other work):", ""]
     lines += [
         "| judge | part | summaries | wall s | CPU s | s per 100 | peak RSS MiB |",
