@@ -180,7 +180,7 @@ def report(judges: list[str], limits: dict[str, int | None], earlier: dict | Non
                 if name in earlier_judges.get(j, {}):
                     res["judges"].setdefault(j, {})[name] = earlier_judges[j][name]
                 continue
-            pairs = load_pairs(name, limits[name])
+            pairs = load_pairs(name, min(_read(store), limits[name] or len(load_pairs(name))))
             labels = [int(p["label"]) for p in pairs]
             prefs = preferences(store, len(pairs))
             res["judges"].setdefault(j, {})[name] = {
@@ -191,12 +191,39 @@ def report(judges: list[str], limits: dict[str, int | None], earlier: dict | Non
                 "swap_check": swap_check(prefs),
             }
     for name in SETS:
-        pairs = load_pairs(name, limits[name])
-        both = contrast_preferences(len(pairs), name)
+        pairs = load_pairs(name, min(_read(Store(READINGS / j / f"pairwise_{name}")) for j in (EXPERT, AMATEUR)))
+        both = contrast_preferences(len(pairs), name) if pairs else None
         if both is not None:
             labels = [int(p["label"]) for p in pairs]
             res.setdefault("contrast", {})[name] = {"figures": figures(both, labels), "preferences": both}
+    res["same_pairs"] = same_pairs(res)
     return res
+
+
+def _read(store: Store) -> int:
+    """How many pairs, from the first, the judge has read both outputs of (given the instruction)."""
+    given = store.load("given")
+    n = 0
+    while f"{n}/1" in given and f"{n}/2" in given:
+        n += 1
+    return n
+
+
+def same_pairs(res: dict) -> dict:
+    """Per set read by judges on different numbers of pairs: every judge's figures on the first pairs all read."""
+    out = {}
+    for name in SETS:
+        rows = {j: sets[name] for j, sets in res["judges"].items() if name in sets}
+        counts = {j: len(r["preferences"]["mean"]) for j, r in rows.items()}
+        if len(set(counts.values())) < 2:
+            continue
+        n = min(counts.values())
+        labels = [int(p["label"]) for p in load_pairs(name, n)]
+        out[name] = {
+            "pairs": n,
+            "judges": {j: figures({s: v[:n] for s, v in r["preferences"].items()}, labels) for j, r in rows.items()},
+        }
+    return out
 
 
 EXPERT, AMATEUR = "qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b"
@@ -289,6 +316,18 @@ def render(res: dict) -> str:
                 + " | ".join(cell(f[k]["accuracy_scored"]) for k in ("contrast-mean", "contrast-pmi"))
                 + " |"
             )
+    for name, r in res.get("same_pairs", {}).items():
+        lines += [
+            "",
+            f"{name}, the first {r['pairs']} pairs, which every judge above read (accuracy on the pairs scored):",
+            "",
+            "| judge | " + " | ".join(SCORERS) + " | pairwise (G-Eval) |",
+            "|---|" + "---|" * (len(SCORERS) + 1),
+        ]
+        for j, f in r["judges"].items():
+            g = f.get("pairwise (G-Eval)")
+            gcell = "–" if g is None else f"{cell(g['accuracy_scored'])} ({g['scored']}/{g['n']} scored)"
+            lines.append(f"| {j} | " + " | ".join(cell(f[s]["accuracy_scored"]) for s in SCORERS) + f" | {gcell} |")
     lines += ["", "Wall seconds per reading (given, without the instruction, G-Eval pairwise):", ""]
     for j, sets in res["judges"].items():
         for name, r in sets.items():
@@ -302,8 +341,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--report", action="store_true", help="only rebuild the results from saved readings")
     ap.add_argument("--no-geval", action="store_true", help="skip the G-Eval `pairwise` metric (likelihood only)")
     ap.add_argument("--all-pairs", action="store_true", help="every pair of every set (default: `PAIRS`)")
+    ap.add_argument(
+        "--pairs", nargs="+", default=[], metavar="SET=N", help="read only the first N pairs of SET (a stated subset)"
+    )
     args = ap.parse_args(argv)
     limits: dict[str, int | None] = {name: None for name in SETS} if args.all_pairs else dict(PAIRS)
+    for given in args.pairs:
+        name, _, n = given.partition("=")
+        if name not in SETS or not n.isdigit():
+            ap.error(f"--pairs {given}: give SET=N with SET one of {', '.join(SETS)}")
+        limits[name] = int(n)
     t0 = time.perf_counter()
     if not args.report:
         for j in args.judge:
