@@ -91,11 +91,15 @@ def load_scores() -> dict[str, dict]:
     return out
 
 
+BOTH = ("gemma3-270m", "smollm2-135m")
+"""The two small embedded judges whose readings `both` averages (the larger judges are reported on their own)."""
+
+
 def with_both(per_judge: dict[str, dict]) -> dict[str, dict[str, float]]:
-    """Both judges' readings averaged, scorer by scorer (the same units: nats, or probabilities)."""
-    if len(per_judge) < 2:
+    """The two small judges' readings averaged, scorer by scorer (the same units: nats, or probabilities)."""
+    if not all(j in per_judge for j in BOTH):
         return {}
-    a, b = (per_judge[j]["scores"] for j in sorted(per_judge))
+    a, b = (per_judge[j]["scores"] for j in BOTH)
     return {s: {i: (a[s][i] + b[s][i]) / 2 for i in a[s] if i in b[s]} for s in a if s in b and s != "lexical"}
 
 
