@@ -87,6 +87,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--prompts", type=int, default=10, help="prompts of prompts.jsonl, round-robin over categories")
     ap.add_argument("--judges", nargs="+", default=list(JUDGES), help="models that generate and judge")
     ap.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"], help="of every model")
+    ap.add_argument("--device", default="cpu", help="where the models run: cpu, cuda, cuda:N (hub judges on a GPU)")
     ap.add_argument("--threads", type=int, default=2, help="torch threads (recorded with each judge)")
     ap.add_argument("--summary-tokens", type=int, default=96, help="generation limit of a summary")
     ap.add_argument("--answer-tokens", type=int, default=64, help="generation limit of an answer")
@@ -105,6 +106,7 @@ def check_config(args: argparse.Namespace, out: Path) -> dict:
         "summary_instruction": items.SUMMARY_INSTRUCTION,
         "systems": sorted(items.SYSTEMS),
         "dtype": args.dtype,
+        "device": args.device,
         "summary_tokens": args.summary_tokens,
         "answer_tokens": args.answer_tokens,
         "batch_size": args.batch_size,
@@ -114,10 +116,9 @@ def check_config(args: argparse.Namespace, out: Path) -> dict:
     if path.exists():
         old = json.loads(path.read_text())
         for key, value in fixed.items():
-            if old[key] != value:
-                sys.exit(
-                    f"error: {out} was run with {key}={old[key]!r}, not {value!r}; pass that or use another --out-dir"
-                )
+            was = old.get(key, "cpu" if key == "device" else None)  # studies before --device ran on the CPU
+            if was != value:
+                sys.exit(f"error: {out} was run with {key}={was!r}, not {value!r}; pass that or use another --out-dir")
         if args.analyse_only:
             return old
         if (
@@ -193,7 +194,7 @@ def load(name: str, args: argparse.Namespace, clock: Clock):
     from localjudge.judges import loading
 
     start = time.perf_counter()
-    model = loading.load_judge(name, device="cpu", dtype=args.dtype, progress=False)
+    model = loading.load_judge(name, device=args.device, dtype=args.dtype, progress=False)
     clock("load", "-", name, "-", time.perf_counter() - start, 0)
     return model
 
