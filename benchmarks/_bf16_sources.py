@@ -23,6 +23,7 @@ VARIANTS = {
     "weights": "weights rounded to bf16, fp32 GEMM",
     "inputs": "GEMM inputs rounded to bf16, fp32 GEMM",
     "outputs": "GEMM outputs rounded to bf16, fp32 GEMM",
+    "inputs+weights": "GEMM inputs and weights rounded to bf16, fp32 accumulation and output",
     "gemm": "bf16 GEMM (inputs, weights, outputs bf16), all else fp32",
 }
 
@@ -51,6 +52,9 @@ def _gemm(variant: str, weight: torch.Tensor) -> Kernel:
         return lambda x: fp32(x.bfloat16().float())
     if variant == "outputs":
         return lambda x: fp32(x).bfloat16().float()
+    if variant == "inputs+weights":  # what a bf16 GEMM with an fp32 output would compute
+        rounded = _pack(w.bfloat16().float())
+        return lambda x: rounded(x.bfloat16().float())
     low = _pack(w.bfloat16())
     return lambda x: low(x.bfloat16()).float()
 
