@@ -108,11 +108,14 @@ def test_judges_of_different_coverage_are_compared_on_the_summaries_both_read():
     items, scores = _synthetic()
     small = {"ll:mean": scores["good"]}
     part = {i: v for i, v in scores["good"].items() if i.split("-")[1] in ("0", "1")}  # 2 of 4 documents
-    per_judge = {"a": {"scores": small}, "b": {"scores": {"ll:mean": part}}}
+    a, b = summedits.BOTH  # `both` averages the two small judges, by name
+    per_judge = {a: {"scores": small}, b: {"scores": {"ll:mean": part}}}
     same = summedits.same_items(per_judge, summedits.with_both(per_judge), items)
     assert same is not None and same["n"] == len(part) and same["documents"] == 10
-    assert set(same["judges"]) == {"a", "b", "both"}
+    assert set(same["judges"]) == {a, b, "both"}
     assert all(f["n"] == len(part) for figs in same["judges"].values() for f in figs.values())
-    assert same["judges"]["a"]["ll:mean"] == same["judges"]["b"]["ll:mean"]  # the same values on the same items
-    full = {"a": {"scores": small}, "b": {"scores": small}}
+    assert same["judges"][a]["ll:mean"] == same["judges"][b]["ll:mean"]  # the same values on the same items
+    other = {"x": {"scores": small}, "y": {"scores": {"ll:mean": part}}}  # larger judges: no average of them
+    assert set(summedits.same_items(other, summedits.with_both(other), items)["judges"]) == {"x", "y"}
+    full = {a: {"scores": small}, b: {"scores": small}}
     assert summedits.same_items(full, summedits.with_both(full), items) is None  # same coverage: nothing to add
