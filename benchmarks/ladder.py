@@ -213,15 +213,21 @@ def report(judges: list[str], dtype: str, data: Path) -> dict:
                 per = {d: SE.agreement(items[scorer][d], human[d], docs) for d in DIMENSIONS}
                 row["dimensions"][scorer] = per | {"section": kind}
                 row["average"][scorer] = SE._mean([per[d]["spearman"] for d in DIMENSIONS])
-            if "valid_mass" in items:
+            if kind == "geval" and "valid_mass" in items:
                 row["valid_mass"] = {
                     d: float(np.mean([v for v in items["valid_mass"][d] if v is not None])) for d in DIMENSIONS
                 }
-    # hybrids on the summaries where every judge has both G-Eval and likelihood scores: the same articles
-    both = [c for c in cases if all(c.id in _ids(j, dtype, "geval") & _ids(j, dtype, "likelihood") for j in judges)]
-    res["sections"]["hybrid"] = {"articles": len({c.extra["doc_id"] for c in both}), "summaries": len(both)}
+    # hybrids on the summaries where every judge that has both G-Eval and likelihood scores has both
+    # (the same articles for each); a judge with only one kind so far has no hybrid, and is named
+    fitted = [j for j in judges if _ids(j, dtype, "geval") & _ids(j, dtype, "likelihood")]
+    both = [c for c in cases if fitted and all(c.id in _ids(j, dtype, "geval") & _ids(j, dtype, "likelihood") for j in fitted)]
+    res["sections"]["hybrid"] = {
+        "articles": len({c.extra["doc_id"] for c in both}),
+        "summaries": len(both),
+        "without": [j for j in judges if j not in fitted],
+    }
     for j in judges:
-        items = ladder_items(j, dtype, [c.id for c in both])
+        items = ladder_items(j, dtype, [c.id for c in both]) if j in fitted else {}
         row = res["judges"].setdefault(j, {"dimensions": {}, "average": {}})
         row["hybrid"] = LL.hybrids(items, both) if both and items else {}
         row["cost"] = cost(j, dtype)
@@ -269,9 +275,11 @@ def render(res: dict) -> str:
         f"read for it: G-Eval (`expected`, `argmax`) on {sec['geval']['articles']} articles "
         f"({sec['geval']['summaries']} summaries), likelihood (`ll-*`) on {sec['likelihood']['articles']} "
         f"({sec['likelihood']['summaries']}), the naive parse on {sec['naive']['articles']} "
-        f"({sec['naive']['summaries']}); hybrids on the {sec['hybrid']['articles']} articles where every judge has "
-        "both G-Eval and likelihood scores. The articles are the first of the dev file in its order; the smaller "
-        "judges' figures on them come from their full-file runs.",
+        f"({sec['naive']['summaries']}); hybrids on the {sec['hybrid']['articles']} articles where every judge that "
+        "has both G-Eval and likelihood scores has them"
+        + (f" ({', '.join(sec['hybrid']['without'])}: one kind only so far, no hybrid)" if sec["hybrid"]["without"] else "")
+        + ". A judge without a row for a scorer has not read those articles for it yet. The articles are the first "
+        "of the dev file in its order; the smaller judges' figures on them come from their full-file runs.",
         "",
         "| judge | scorer | articles | " + " | ".join(d[:4] + " ρ" for d in DIMENSIONS) + " | avg ρ |",
         "|---|---|---|" + "---|" * (len(DIMENSIONS) + 1),
