@@ -143,6 +143,9 @@ def test_study_outputs_and_analysis_only(study, tmp_path):
     study.loads.clear()
     assert study(out, "--analyse-only") == 0 and study.loads == []
     assert {t: (out / t / "report.json").read_text() for t in ("summaries", "answers")} == before
+    # the analysis reads the records' own settings: a run's flags need not be repeated
+    assert study(out, "--analyse-only", "--dtype", "bfloat16") == 0 and study.loads == []
+    assert {t: (out / t / "report.json").read_text() for t in ("summaries", "answers")} == before
 
 
 def test_a_rerun_may_add_items_but_not_drop_them(study, tmp_path):

@@ -115,12 +115,12 @@ def check_config(args: argparse.Namespace, out: Path) -> dict:
     path = out / "config.json"
     if path.exists():
         old = json.loads(path.read_text())
+        if args.analyse_only:  # the records' own settings; the analysis loads no model
+            return old
         for key, value in fixed.items():
             was = old.get(key, "cpu" if key == "device" else None)  # studies before --device ran on the CPU
             if was != value:
                 sys.exit(f"error: {out} was run with {key}={was!r}, not {value!r}; pass that or use another --out-dir")
-        if args.analyse_only:
-            return old
         if (
             args.articles < old["articles"]
             or args.prompts < old["prompts"]
