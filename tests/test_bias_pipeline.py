@@ -305,6 +305,24 @@ def test_generate_resume_reproduces_an_uninterrupted_run(prompts_file, tmp_path)
         generate_responses(cases, _judge("g", "alpha"), part, batch_size=4)
 
 
+def test_a_mixed_precision_generator_resumes_its_own_responses(prompts_file, tmp_path):
+    # the identity a resume checks (dtype and mixed precision) is what a response records
+    cases = load_cases(prompts_file)[:6]
+    out = tmp_path / "bf16.jsonl"
+
+    def bf16(mixed: bool):
+        model = _judge("g", "alpha")
+        model.info = model.info.model_copy(update={"dtype": "bfloat16", "mixed_precision": mixed})
+        return model
+
+    generate_responses(cases[:3], bf16(True), out, batch_size=4, progress=False)
+    assert json.loads(out.read_text().splitlines()[0])["generator_info"]["mixed_precision"] is True
+    generate_responses(cases, bf16(True), out, batch_size=4, resume=True, progress=False)
+    assert len(out.read_text().splitlines()) == 6
+    with pytest.raises(ConfigError, match="mixed precision"):
+        generate_responses(cases, bf16(False), out, batch_size=4, resume=True, progress=False)
+
+
 def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
     """Regression: responses are split at "\\n" only; a U+2028 in a response (written raw) once
     cut its record in two and made the responses file unreadable."""
