@@ -454,3 +454,23 @@ def test_did_invariant_to_shifting_one_judge(grid, judge, shift):
         else:
             assert a.did.value == pytest.approx(b.did.value, abs=1e-9)
             assert a.did.p_value == pytest.approx(b.did.p_value)
+
+
+def test_a_relative_estimate_among_three_families_is_explained_as_such():
+    # three judge families, but the third family's judge left some pairs unscored: the note names
+    # the judge and the reason instead of claiming that the study has two families
+    from types import SimpleNamespace
+
+    from localjudge.bias.summary import summarize
+
+    found = [SimpleNamespace(significant=True, judge="q1", test="self_preference", sentence="q1 favours qwen.")]
+    prefs = [
+        SimpleNamespace(judge="q1", judge_family="qwen", reference_excludes_own_family=False),
+        SimpleNamespace(judge="s1", judge_family="smollm", reference_excludes_own_family=True),
+        SimpleNamespace(judge="g1", judge_family="gemma", reference_excludes_own_family=True),
+    ]
+    lines = summarize(found, FAST, self_preference=prefs)  # type: ignore[arg-type]
+    assert not any(s.startswith("With only two model families") for s in lines)
+    assert any(s.startswith("For q1: on some pairs no judge of a third family") for s in lines)
+    two = summarize(found, FAST, self_preference=prefs[:2])  # type: ignore[arg-type]
+    assert any(s.startswith("With only two model families") for s in two)

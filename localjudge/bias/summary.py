@@ -224,18 +224,28 @@ def summarize(
                 + "), not significant."
             )
     relative = {x.judge for x in self_preference if not x.reference_excludes_own_family}
-    if any(
-        f.significant
-        and f.judge in relative
-        and f.test.endswith("self_preference")
-        and f.test != "perplexity_adjusted_self_preference"
-        for f in found
-    ):
+    flagged = sorted(
+        {
+            f.judge
+            for f in found
+            if f.significant
+            and f.judge in relative
+            and f.test.endswith("self_preference")
+            and f.test != "perplexity_adjusted_self_preference"
+        }
+    )
+    if flagged and len({x.judge_family for x in self_preference}) <= 2:
         lines.append(
             "With only two model families, self-preference is identified only relative to the "
             "other family's judges: one judge's bias also shows up, mirrored, in the estimates "
             "of the other family's judges; add judges or generators of a third family to tell "
             "them apart."
+        )
+    elif flagged:
+        lines.append(
+            f"For {', '.join(flagged)}: on some pairs no judge of a third family gave a verdict (its "
+            "records there were unscored), so on those pairs self-preference is measured against the "
+            "other involved family's judges, whose own bias shows up in it, mirrored."
         )
     if not lines:
         lines.append(
