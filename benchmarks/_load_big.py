@@ -227,7 +227,9 @@ def big_lines(res: dict) -> list[str]:
             "",
             f"Hashing the cache's files ({_gb(h['copy bytes'])} copy): "
             + ", ".join(f"{k} {v:.2f} s" for k, v in h.items() if k != "copy bytes")
-            + ". A warm load now pays only the first (the GGUF's sha256 is remembered in `hashes/`).",
+            + ". A warm load pays none of them: each file's hash is remembered in `hashes/` with its device, "
+            "inode, size, mtime and ctime, and a file that still matches them is not read again "
+            "(`localjudge cache verify` hashes every byte on demand).",
         ]
     lines += ["", f"Target: warm load ≤ {TARGET:.0f} s after the imports: " + "; ".join(verdicts) + "."]
     return lines

@@ -351,7 +351,7 @@ def main() -> None:
         return
     if args.report or args.big:
         res = json.loads((HERE / "load_results.json").read_text(encoding="utf-8"))
-        if args.big:
+        if args.big and not args.report:  # --big --report: only the report, as --report says
             res["big"] = run_big(measure, args.repeats, machine(*MACHINE), args.seed)
             (HERE / "load_results.json").write_text(json.dumps(res, indent=1), encoding="utf-8")
     else:
