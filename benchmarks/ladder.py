@@ -220,7 +220,8 @@ def report(judges: list[str], dtype: str, data: Path) -> dict:
     # hybrids on the summaries where every judge that has both G-Eval and likelihood scores has both
     # (the same articles for each); a judge with only one kind so far has no hybrid, and is named
     fitted = [j for j in judges if _ids(j, dtype, "geval") & _ids(j, dtype, "likelihood")]
-    both = [c for c in cases if fitted and all(c.id in _ids(j, dtype, "geval") & _ids(j, dtype, "likelihood") for j in fitted)]
+    read_both = {j: _ids(j, dtype, "geval") & _ids(j, dtype, "likelihood") for j in fitted}
+    both = [c for c in cases if fitted and all(c.id in read_both[j] for j in fitted)]
     res["sections"]["hybrid"] = {
         "articles": len({c.extra["doc_id"] for c in both}),
         "summaries": len(both),
@@ -277,7 +278,11 @@ def render(res: dict) -> str:
         f"({sec['likelihood']['summaries']}), the naive parse on {sec['naive']['articles']} "
         f"({sec['naive']['summaries']}); hybrids on the {sec['hybrid']['articles']} articles where every judge that "
         "has both G-Eval and likelihood scores has them"
-        + (f" ({', '.join(sec['hybrid']['without'])}: one kind only so far, no hybrid)" if sec["hybrid"]["without"] else "")
+        + (
+            f" ({', '.join(sec['hybrid']['without'])}: one kind only so far, no hybrid)"
+            if sec["hybrid"]["without"]
+            else ""
+        )
         + ". A judge without a row for a scorer has not read those articles for it yet. The articles are the first "
         "of the dev file in its order; the smaller judges' figures on them come from their full-file runs.",
         "",
