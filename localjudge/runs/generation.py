@@ -215,8 +215,9 @@ def _record(case: TestCase, model: Judge, text: str, max_new_tokens: int, batch_
     reference = case.expected_output or extra.pop("reference", None)
     if reference is not None and not isinstance(reference, str):
         raise DataError(f"prompt {clip(case.id)}: field 'reference' must be a string")
-    # what `check_same_judge` compares on a resume, mixed precision included (absent: None, fp32 or older files)
-    info = model.info.model_dump(include={"source", "provenance", "dtype", "device", "mixed_precision"})
+    # everything `check_same_judge` compares on a resume (its IDENTITY, the name aside: the record's
+    # `generator`), so a field added there is recorded here too
+    info = model.info.model_dump(include={"source", "device", *model.info.IDENTITY} - {"name"})
     return ResponseRecord(
         id=case.id,
         input=case.input or "",
