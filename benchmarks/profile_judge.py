@@ -64,6 +64,7 @@ class Timer:
         self._start: dict[int, float] = {}
         self._inner: dict[int, float] = defaultdict(float)  # linear time inside an attention call
         self._open_attention: list[int] = []
+        self.paused = False  # warm-up calls run with the hooks in place but are not counted
         self.handles = []
         for name, module in model.named_modules():
             role = _role(name, module)
@@ -74,12 +75,16 @@ class Timer:
         self._torch = torch
 
     def _pre(self, module, args):
+        if self.paused:
+            return
         self._start[id(module)] = time.perf_counter()
         if _role("", module) == "attention (without its projections)":
             self._open_attention.append(id(module))
 
     def _post(self, role: str):
         def hook(module, args, out):
+            if self.paused:
+                return
             dt = time.perf_counter() - self._start.pop(id(module))
             if role.startswith("linear"):
                 x = args[0]
@@ -125,15 +130,24 @@ def peak(judge) -> dict:
     }
 
 
-def workload(judge, docs: int) -> dict:
-    """Seconds and tokens of the likelihood pass and the G-Eval scoring of the first `docs` articles."""
+def workload(judge, docs: int, timer: Timer | None = None) -> dict:
+    """Seconds and tokens of the likelihood pass and the G-Eval scoring of the first `docs` articles.
+
+    Each part is run once on two summaries first (kernels and caches built); a `timer` is paused
+    for that warm-up, so that its seconds are those of the timed calls, the wall time its shares
+    are taken of.
+    """
     from localjudge.metrics import builtin_metric
     from localjudge.runs.evaluate import evaluate
 
     cases = load_summeval(SUMMEVAL_DATA, docs)
     out = {}
     for name, metric in (("likelihood", "consistency_likelihood"), ("geval", "consistency")):
+        if timer is not None:
+            timer.paused = True
         evaluate(cases[:2], [builtin_metric(metric)], judge, progress=False)  # kernels and caches built
+        if timer is not None:
+            timer.paused = False
         t0 = time.perf_counter()
         recs = evaluate(cases, [builtin_metric(metric)], judge, progress=False).records
         out[name] = {"seconds": time.perf_counter() - t0, "items": len(recs)}
@@ -152,6 +166,8 @@ def profile(name: str, label: str, docs: int) -> dict:
     head, width = runner.head, judge.backend.model.get_output_embeddings().weight.shape
 
     def timed_head(h):  # the output layer runs apart from the model (fp32, fixed row chunks)
+        if timer.paused:
+            return head(h)
         t0 = time.perf_counter()
         out = head(h)
         timer.seconds["linear: output layer"] += time.perf_counter() - t0
@@ -159,7 +175,7 @@ def profile(name: str, label: str, docs: int) -> dict:
         return out
 
     runner.head = timed_head
-    hooked = workload(judge, docs)
+    hooked = workload(judge, docs, timer)
     runner.head = head
     timer.close()
     total = sum(v["seconds"] for v in hooked.values())
@@ -189,8 +205,9 @@ def render(rows: list[dict], mach: dict) -> str:
         "# Where a judge's time goes (`benchmarks/profile_judge.py`)",
         "",
         f"Machine: {mach}. Method in the script's docstring. Shares are of the hooked run's wall time "
-        "(the hooks add a little to the rest); GFLOP/s of the linear layers beside the peak of the "
-        "engine's own GEMM kernel on the judge's largest weight shape in the same process.",
+        "(its timed calls, warm-up excluded; the hooks add a little to the rest); GFLOP/s of the linear "
+        "layers beside the peak of the engine's own GEMM kernel on the judge's largest weight shape in the "
+        "same process.",
         "",
         "| judge | dtype | likelihood s / items | G-Eval s / items | linear: MLP | linear: attn proj | output "
         "layer | attention | norms | the rest | linear GFLOP/s (MLP / attn proj / output) | peak GFLOP/s | of peak |",
