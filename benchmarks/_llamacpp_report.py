@@ -8,9 +8,11 @@ SPEED_PAIRS = (  # (llama.cpp method, localjudge method) set side by side as a s
     ("lcpp-last", "floor/fp32"),
     ("lcpp-cont", "lj/fp32"),
     ("lcpp-cont", "lj/bf16"),
+    ("lcpp-cont", "lj/bf16full"),
     ("lcpp-all", "lj/fp32"),
     ("lcpp-cont+prefix", "lj+prefix/fp32"),
     ("lcpp-cont+prefix", "lj+prefix/bf16"),
+    ("lcpp-cont+prefix", "lj+prefix/bf16full"),
 )
 
 
@@ -26,7 +28,9 @@ def markdown(results: dict) -> list[str]:
         "× floor/fp32 = floor/fp32 seconds / method seconds (> 1: faster than the bare fp32 forward). "
         "floor = one plain forward of the stock transformers model (`batch_invariant=False`) over the rows, "
         "last-position logits only, no prefix reuse; lj = localjudge's default engine (batch-invariant: "
-        "block attention, fixed-shape GEMMs, fp32 output layer), prefix reuse off unless `+prefix`.",
+        "block attention, fixed-shape GEMMs, fp32 output layer), prefix reuse off unless `+prefix`; "
+        "`bf16` is the CPU's default bf16 (mixed precision: bf16 linear layers, fp32 between them), "
+        "`bf16full` every op in bf16 (`mixed_precision=False`).",
         "",
     ]
     for name, r in results.items():

@@ -10,7 +10,8 @@ from its PyPI source distribution, for this CPU (-march=native), many minutes on
         --methods lj/fp32 lj+prefix/fp32 lj/bf16 lj+prefix/bf16 lcpp-cont lcpp-cont+prefix
 
 Only the judges the chosen methods need are loaded (`floor/*` and the stock engine need their own copy:
-four copies of the 1.5B judge do not fit in 24 GB). bf16 is the CPU's default bf16, mixed precision.
+four copies of the 1.5B judge do not fit in 24 GB). bf16 is the CPU's default bf16, mixed precision;
+bf16full runs every op in bf16 (`mixed_precision=False`).
 
 The items are the likelihood prompts of `throughput.py --likelihood` (SummEval dev, builtin
 `consistency_likelihood`: article, instruction, summary scored token by token), first `--docs`
@@ -46,11 +47,14 @@ HERE = Path(__file__).resolve().parent
 LARGER = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 RESULTS_JSON = HERE / "llamacpp_results.json"
 RESULTS_MD = HERE / "llamacpp_results.md"
-DTYPES = {"fp32": "float32", "bf16": "bfloat16"}
+DTYPES = {"fp32": ("float32", None), "bf16": ("bfloat16", None), "bf16full": ("bfloat16", False)}
+"""Method dtype -> (dtype, mixed_precision): bf16 is the CPU's default bf16 (mixed precision), bf16full
+every op in bf16."""
 COMPARED = (  # (reference, other): log-prob deviations reported
     ("lj/fp32", "lcpp-cont"),
     ("lj/bf16", "lcpp-cont"),
     ("lj/fp32", "lj/bf16"),
+    ("lj/fp32", "lj/bf16full"),
     ("lj/fp32", "lj+prefix/bf16"),
     ("lj/fp32", "lj+prefix/fp32"),
     ("lcpp-cont", "lcpp-all"),
@@ -65,6 +69,8 @@ METHODS = (
     "floor/bf16",
     "lj/bf16",
     "lj+prefix/bf16",
+    "lj/bf16full",
+    "lj+prefix/bf16full",
     "lcpp-last",
     "lcpp-all",
     "lcpp-cont",
@@ -133,8 +139,8 @@ def methods(judges: dict, lcpp) -> dict:
     out = {}
     for k in DTYPES:
         out[f"floor/{k}"], out[f"lj/{k}"] = floor(k), lj(f"lj/{k}")
-    out["lj+prefix/fp32"] = lj("lj+prefix/fp32")
-    out["lj+prefix/bf16"] = lj("lj+prefix/bf16")
+    for k in DTYPES:
+        out[f"lj+prefix/{k}"] = lj(f"lj+prefix/{k}")
     out["lcpp-last"] = last
     out["lcpp-all"] = lambda a: [lcpp.all(r, len(c)) for r, c in zip(a.rows, a.conts)]
     out["lcpp-cont"] = lambda a: [lcpp.cont(r, len(c)) for r, c in zip(a.rows, a.conts)]
@@ -198,16 +204,20 @@ def run_judge(name: str, args) -> dict:
     # only the judges the chosen methods run: four copies of the 1.5B judge would not fit in memory
     wanted = {"lj/fp32"} | {m.split("+prefix")[0].replace("floor/", "stock/") for m in args.methods if "/" in m}
     judges = {
-        f"lj/{k}": load_judge(name, options=EngineOptions(dtype=dt, reuse_prefix=False), progress=False)
-        for k, dt in DTYPES.items()
+        f"lj/{k}": load_judge(
+            name, options=EngineOptions(dtype=dt, mixed_precision=mixed, reuse_prefix=False), progress=False
+        )
+        for k, (dt, mixed) in DTYPES.items()
         if f"lj/{k}" in wanted
     }
     for k in DTYPES:
         if f"lj/{k}" in judges:
             judges[f"lj+prefix/{k}"] = judges[f"lj/{k}"].with_options(reuse_prefix=True)  # the same weights
-    for k, dt in DTYPES.items():
+    for k, (dt, mixed) in DTYPES.items():
         if f"stock/{k}" in wanted:
-            opts = EngineOptions(device="cpu", dtype=dt, batch_invariant=False, reuse_prefix=False)
+            opts = EngineOptions(
+                device="cpu", dtype=dt, mixed_precision=mixed, batch_invariant=False, reuse_prefix=False
+            )
             judges[f"stock/{k}"] = load_judge(name, options=opts, progress=False)
     articles = load_articles(judges, args.docs, args.per_article)
     warm = article(judges, articles[0].prompt_texts[:2], articles[0].cont_texts[:2])
