@@ -1,12 +1,13 @@
-"""Bitwise batch invariance on the embedded judges: SmolLM2-135M, Gemma-3-270M and Qwen2.5-Coder-0.5B.
+"""Bitwise batch invariance on the embedded judges: SmolLM2-135M and Gemma-3-270M (Qwen2.5-Coder-0.5B's
+runs the same check, `check_bitwise`, in `test_qwen_judge.py`, where its judge is already loaded).
 
 The real architectures, vocabularies and weights: scores, likelihoods and greedy generations of
 each item alone against the same items shuffled in batches, two token budgets, prefix reuse on
 and off, compared with `np.array_equal` / `==`. bf16 copies of the session's fp32 models keep the
 load count down; bf16 matmuls are slow on CPUs without native bf16, so the bf16 set is small.
 Gemma-3-270M (262k vocabulary, sliding-window layers) runs a smaller set, in fp32 and, where the CPU
-has native bf16 kernels, in bf16. SmolLM2 and Qwen also run mixed precision (bf16 linear layers,
-fp32 between them: the CPU's bf16 default), Qwen's where the CPU has native bf16 kernels.
+has native bf16 kernels, in bf16. SmolLM2 also runs mixed precision (bf16 linear layers, fp32
+between them: the CPU's bf16 default).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def _as(model: torch.nn.Module, dtype: str) -> torch.nn.Module:
     return _COPIES[key]
 
 
-def _check(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int = 6, mixed: bool = False) -> None:
+def check_bitwise(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int = 6, mixed: bool = False) -> None:
     base = _rebuild(judge, dtype, mixed)
     assert base.info.mixed_precision is (mixed if dtype != "float32" else None)
     assert base.info.bitwise, base.info
@@ -98,27 +99,17 @@ def test_gemma3_bitwise(gemma_judge, dtype):
         # two minutes on a 2-core AVX2 machine, a configuration the judge warns against there;
         # SmolLM2 in bf16 and the tiny models (tests/test_bitwise.py) keep bf16 covered on every CPU
         pytest.skip("bf16 has no native kernels on this CPU")
-    _check(gemma_judge, dtype, (1024,), texts=3)
+    check_bitwise(gemma_judge, dtype, (1024,), texts=3)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_smollm2_bitwise(smollm_judge, dtype):
     # bf16 runs 4-5x slower than fp32 on CPUs without native bf16: 4 texts (2 summaries of the article)
-    _check(smollm_judge, dtype, (512, 8192) if dtype == "float32" else (8192,), texts=6 if dtype == "float32" else 4)
+    check_bitwise(
+        smollm_judge, dtype, (512, 8192) if dtype == "float32" else (8192,), texts=6 if dtype == "float32" else 4
+    )
 
 
 def test_smollm2_mixed_precision_bitwise(smollm_judge):
     # the bf16 default on the CPU: bf16 linear layers, fp32 between them
-    _check(smollm_judge, "bfloat16", (8192,), texts=4, mixed=True)
-
-
-def test_qwen_bitwise(qwen_judge):
-    # Qwen2.5-Coder-0.5B: biases in q/k/v, every digit its own token; fp32, the CPU default
-    _check(qwen_judge, "float32", (1024,), texts=3)
-
-
-def test_qwen_mixed_precision_bitwise(qwen_judge):
-    if not can_prepack(torch.zeros(8, 8, dtype=torch.bfloat16)):
-        pytest.skip("bf16 has no native kernels on this CPU")
-    # mixed precision keeps q/k/v's biases in fp32, added after the bf16 GEMM
-    _check(qwen_judge, "bfloat16", (1024,), texts=3, mixed=True)
+    check_bitwise(smollm_judge, "bfloat16", (8192,), texts=4, mixed=True)
