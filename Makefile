@@ -7,8 +7,9 @@ STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 LINT_STAMP := $(VENV)/.installed-lint
 # torch, a choice made here rather than by pip's configuration: TORCH=cpu (the default) installs the CPU-only
-# build, torch==$(TORCH_VERSION)+cpu from PyTorch's CPU index (a copy pip finds first, e.g. in a local
-# wheelhouse, is taken as it is); TORCH=index installs torch==$(TORCH_VERSION) as the configured package
+# build, torch==$(TORCH_VERSION)+cpu: from a local wheelhouse pip is configured with (find-links) when it
+# holds that build, without asking any index (an unreachable index costs retries), else from PyTorch's
+# CPU index; TORCH=index installs torch==$(TORCH_VERSION) as the configured package
 # index serves it (pypi.org on Linux: the CUDA build, several GB). A torch that .venv can already import and
 # that meets localjudge's requirement (torch>=2.4, as pyproject.toml says) is kept either way: install the
 # build you want first (GPU users: the one for your CUDA) and make leaves it alone.
@@ -17,7 +18,8 @@ TORCH_VERSION ?= 2.13.0
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 ifeq ($(TORCH),cpu)
 # (--no-deps: only torch itself comes from that index; its requirements come with localjudge's, from the usual one)
-TORCH_INSTALL = $(PIP) --no-deps --extra-index-url $(TORCH_CPU_INDEX) "torch==$(TORCH_VERSION)+cpu"
+TORCH_INSTALL = $(PIP) --no-deps --no-index "torch==$(TORCH_VERSION)+cpu" 2>/dev/null \
+	|| $(PIP) --no-deps --extra-index-url $(TORCH_CPU_INDEX) "torch==$(TORCH_VERSION)+cpu"
 else ifeq ($(TORCH),index)
 TORCH_INSTALL = $(PIP) "torch==$(TORCH_VERSION)"
 else

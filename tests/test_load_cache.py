@@ -104,10 +104,23 @@ def test_a_cold_load_parses_the_gguf_once(gguf_path, tmp_path, monkeypatch):
             parses.append(args[0])
             super().__init__(*args, **kwargs)
 
+    from transformers import modeling_gguf_pytorch_utils as hf_gguf
+
+    readings = []
+    real_checkpoint = hf_gguf.load_gguf_checkpoint
+
+    def counting_checkpoint(path, return_tensors=False, **kwargs):
+        readings.append(return_tensors)
+        return real_checkpoint(path, return_tensors=return_tensors, **kwargs)
+
     monkeypatch.setattr(gguf, "GGUFReader", CountingReader)
+    monkeypatch.setattr(hf_gguf, "load_gguf_checkpoint", counting_checkpoint)
+    dequantize = gguf.dequantize
     load(gguf_path, False)
     assert len(parses) == 1  # transformers alone reads it three times: two configs and the weights
+    assert readings == [False, True]  # the tokenizer's and the model's configs: one metadata reading
     assert gguf.GGUFReader is CountingReader  # restored after the load
+    assert hf_gguf.load_gguf_checkpoint is counting_checkpoint and gguf.dequantize is dequantize
     load(gguf_path, tmp_path)
     parses.clear()
     load(gguf_path, tmp_path)

@@ -15,6 +15,7 @@ bf16 needs AVX-512 or AVX-NE-CONVERT): stock `F.linear` reorders them on every c
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -218,14 +219,33 @@ def make_invariant(model: nn.Module) -> GemmPlan | None:
     return plan
 
 
+_READ_LAYERS: weakref.WeakKeyDictionary[nn.Module, dict[tuple, nn.Module]] = weakref.WeakKeyDictionary()
+"""`read_layer`'s results per output layer: a judge rebuilt over the same model (other engine
+options) reuses the fp32 copy and the prepacked GEMM instead of making them again (a 262k-row
+output layer takes seconds to widen and to prepack)."""
+
+
 def read_layer(layer: nn.Module, fp32: bool, invariant: bool) -> nn.Module:
     """The output layer used at the positions read: in fp32 if asked, on fixed GEMM shapes if asked.
 
     An fp32 layer reads a float copy of the weights (none is made when they are fp32 already). A
     layer whose probe fails is used as it is; the backend then does not claim bitwise results.
+    The result is remembered for this layer while its weights stay the same tensor.
     """
     if not isinstance(layer, nn.Linear):
         return layer
+    weight = layer.weight
+    same = (weight.data_ptr(), weight.dtype, weight.device, weight._version)
+    known = _READ_LAYERS.setdefault(layer, {})
+    for stale in [k for k in known if k[2:] != same]:  # made from weights since replaced or changed
+        del known[stale]
+    key = (fp32, invariant, *same)
+    if key not in known:
+        known[key] = _read_layer(layer, fp32, invariant)
+    return known[key]
+
+
+def _read_layer(layer: nn.Linear, fp32: bool, invariant: bool) -> nn.Module:
     if fp32 and layer.weight.dtype != torch.float32:
         copy = nn.Linear(layer.in_features, layer.out_features, bias=layer.bias is not None, device="meta")
         copy.weight = nn.Parameter(layer.weight.detach().float(), requires_grad=False)

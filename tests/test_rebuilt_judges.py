@@ -1,0 +1,65 @@
+"""Judges rebuilt over one loaded model and tokenizer reuse what does not depend on the engine options.
+
+A judge with other options (token budget, prefix reuse, fp32 head) over the same model decodes
+the vocabulary once and widens and prepacks the output layer once; what changed (a token added
+to the tokenizer, weights replaced) is made again, and every judge reads the same scores.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from localjudge import Judge
+from localjudge.engine import invariant, vocab
+from localjudge.engine.options import EngineOptions
+from localjudge.testing.tiny_models import tiny_info, tiny_llama
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+PROMPTS = ["the answer is good. Score:", "Rating 7/10 and the response is fluent. Score: "]
+
+
+def test_the_vocabulary_is_decoded_once_per_tokenizer(tiny_tokenizer, monkeypatch):
+    tokenizer = copy.deepcopy(tiny_tokenizer)  # the session's own stays untouched
+    decoded = []
+    real = vocab._decode_surfaces
+    monkeypatch.setattr(vocab, "_decode_surfaces", lambda tok, n: decoded.append(n) or real(tok, n))
+    first = vocab.token_surfaces(tokenizer)
+    again = vocab.token_surfaces(tokenizer)
+    assert first == again and len(decoded) == 1
+    again.append("edited by the caller")
+    assert vocab.token_surfaces(tokenizer) == first  # a copy each time
+    tokenizer.add_tokens(["<new-token>"])
+    grown = vocab.token_surfaces(tokenizer)
+    assert len(decoded) == 2 and len(grown) == len(first) + 1 and grown[-1] == "<new-token>"
+    other = copy.deepcopy(tiny_tokenizer)
+    assert vocab.token_surfaces(other) == first and len(decoded) == 3  # another tokenizer object
+
+
+def test_a_rebuilt_bf16_judge_shares_its_fp32_output_layer(tiny_tokenizer, monkeypatch):
+    model = tiny_llama(tiny_tokenizer).to(torch.bfloat16)
+    info = tiny_info().model_copy(update={"dtype": "bfloat16"})
+    widened = []
+    real = invariant._read_layer
+    monkeypatch.setattr(invariant, "_read_layer", lambda *a: widened.append(a[1:]) or real(*a))
+    judges = [
+        Judge.from_model(
+            model,
+            tiny_tokenizer,
+            info,
+            EngineOptions(device="cpu", dtype="bfloat16", mixed_precision=False, **opts).resolve(False),
+        )
+        for opts in ({}, {"token_budget": 64}, {"reuse_prefix": False})
+    ]
+    assert widened == [(True, True)]
+    scores = [[s.probs for s in j.score_texts(PROMPTS, 1, 10)] for j in judges]
+    assert scores[0] == scores[1] == scores[2]
+
+    with torch.no_grad():  # new weights in the same layer: widened again, and read
+        model.lm_head.weight.mul_(2)
+    options = EngineOptions(device="cpu", dtype="bfloat16", mixed_precision=False).resolve(False)
+    rebuilt = Judge.from_model(model, tiny_tokenizer, info, options)
+    assert len(widened) == 2
+    assert [s.probs for s in rebuilt.score_texts(PROMPTS, 1, 10)] != scores[0]
