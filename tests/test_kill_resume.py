@@ -150,7 +150,7 @@ def _start(workdir: Path, out: Path) -> subprocess.Popen:
 
 @pytest.mark.slow
 def test_sigkill_at_random_points_then_resume(workdir, reference):
-    """Kill points are drawn at random (seeded) over the run: one while the judge loads, five
+    """Kill points are drawn at random (seeded) over the run: one while the judge loads, three
     once the results file reaches a random number of lines, each after a further random delay."""
     total = 2 * N_CASES
     out = workdir / "killed.jsonl"
@@ -163,7 +163,7 @@ def test_sigkill_at_random_points_then_resume(workdir, reference):
     proc.wait()
     kills += 1
     assert _lines(out) == 0
-    for target in sorted(rng.sample(range(1, int(total * 0.9)), 5)):
+    for target in sorted(rng.sample(range(1, int(total * 0.9)), 3)):
         if _lines(out) >= target:
             continue  # an earlier run got past this point before its kill landed
         proc = _start(workdir, out)
@@ -175,8 +175,8 @@ def test_sigkill_at_random_points_then_resume(workdir, reference):
         proc.wait()
         kills += 1
         mid_run += 0 < _lines(out) < total
-    assert kills >= 5
-    assert mid_run >= 3  # most kills cut the scoring short, not just start-up or exit
+    assert kills >= 3
+    assert mid_run >= 2  # most kills cut the scoring short, not just start-up or exit
     done = subprocess.run(_cmd(workdir, out, True), env=_env(workdir), capture_output=True, timeout=900)
     assert done.returncode == 0, done.stderr.decode()
     _same(_final(out), reference)
