@@ -115,12 +115,11 @@ def test_a_cold_load_parses_the_gguf_once(gguf_path, tmp_path, monkeypatch):
 
     monkeypatch.setattr(gguf, "GGUFReader", CountingReader)
     monkeypatch.setattr(hf_gguf, "load_gguf_checkpoint", counting_checkpoint)
-    dequantize = gguf.dequantize
     load(gguf_path, False)
     assert len(parses) == 1  # transformers alone reads it three times: two configs and the weights
     assert readings == [False, True]  # the tokenizer's and the model's configs: one metadata reading
     assert gguf.GGUFReader is CountingReader  # restored after the load
-    assert hf_gguf.load_gguf_checkpoint is counting_checkpoint and gguf.dequantize is dequantize
+    assert hf_gguf.load_gguf_checkpoint is counting_checkpoint
     load(gguf_path, tmp_path)
     parses.clear()
     load(gguf_path, tmp_path)
