@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache, partial
 from pathlib import Path
@@ -207,7 +208,7 @@ def _load_tokenizer(folder: Path):
 
 
 @contextmanager
-def _parse_once():
+def _parse_once() -> Iterator[None]:
     """Lets transformers' reads of a GGUF share one parse (`gguf.GGUFReader`), one tensor-name map
     and one metadata reading.
 
@@ -239,13 +240,15 @@ def _parse_once():
             metadata[key] = real_checkpoint(path, return_tensors=False)
         return copy.deepcopy(metadata[key])  # callers edit what they get
 
+    names = ((gguf, "GGUFReader"), (gguf, "get_tensor_name_map"), (hf_gguf, "load_gguf_checkpoint"))
     with _PATCHING:
-        gguf.GGUFReader, gguf.get_tensor_name_map = reader, lru_cache(maxsize=None)(real_map)
-        hf_gguf.load_gguf_checkpoint = checkpoint
+        for (module, name), value in zip(names, (reader, lru_cache(maxsize=None)(real_map), checkpoint)):
+            setattr(module, name, value)
         try:
             yield
         finally:
-            gguf.GGUFReader, gguf.get_tensor_name_map, hf_gguf.load_gguf_checkpoint = real
+            for (module, name), value in zip(names, real):
+                setattr(module, name, value)
 
 
 def file_sha256(path: Path, memo: Path | None = None) -> str:
