@@ -91,10 +91,14 @@ def smollm_judge():
 
 @pytest.fixture(scope="session")
 def qwen_judge():
-    """The embedded Qwen2.5-Coder-0.5B-Instruct judge, loaded by registry name, fp32 on CPU (~10 s warm)."""
+    """The embedded Qwen2.5-Coder-0.5B-Instruct judge, loaded by registry name, fp32 on CPU, from its GGUF (~45 s).
+
+    No prepared copy is written (`cache=False`): one worker loads this judge once per run, and writing
+    its 2 GB copy took ~30 s of a fresh run's cold load for a copy that nothing in the run reads again.
+    """
     from localjudge import load_judge
 
-    return load_judge("qwen2.5-coder-0.5b", device="cpu", dtype="float32")
+    return load_judge("qwen2.5-coder-0.5b", device="cpu", dtype="float32", cache=False)
 
 
 @pytest.fixture(scope="session")
