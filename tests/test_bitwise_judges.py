@@ -4,7 +4,9 @@ runs the same check, `check_bitwise`, in `test_qwen_judge.py`, where its judge i
 The real architectures, vocabularies and weights: scores, likelihoods and greedy generations of
 each item alone against the same items shuffled in batches, two token budgets, prefix reuse on
 and off, compared with `np.array_equal` / `==`. bf16 copies of the session's fp32 models keep the
-load count down; bf16 matmuls are slow on CPUs without native bf16, so the bf16 set is small.
+load count down (a mixed-precision copy shares their fp32 tensors; each check asserts that its
+GEMMs run in the dtype it checks); bf16 matmuls are slow on CPUs without native bf16, so the bf16
+set is small.
 Gemma-3-270M (262k vocabulary, sliding-window layers) runs a smaller set, in fp32 and, where the CPU
 has native bf16 kernels, in bf16. SmolLM2 also runs mixed precision (bf16 linear layers, fp32
 between them: the CPU's bf16 default).
@@ -20,7 +22,7 @@ import pytest
 import torch
 
 from localjudge import Judge
-from localjudge.engine.invariant import can_prepack
+from localjudge.engine.invariant import InvariantLinear, can_prepack
 
 pytestmark = pytest.mark.slow
 
@@ -59,10 +61,18 @@ _COPIES: dict[tuple[int, str], torch.nn.Module] = {}
 
 
 def _as(model: torch.nn.Module, dtype: str) -> torch.nn.Module:
-    """A copy of the model in `dtype`; "mixed": an fp32 copy (the engine lowers its linear layers in place)."""
+    """A copy of the model in `dtype`; "mixed": its modules copied over the same fp32 tensors.
+
+    Lowering a mixed judge's linear layers gives the copy's layers bf16 weights of their own and
+    leaves shared tensors as they are, so copying the fp32 weights (2 GB for Qwen) would buy nothing.
+    """
     key = (id(model), dtype)
     if key not in _COPIES:
-        _COPIES[key] = copy.deepcopy(model) if dtype == "mixed" else copy.deepcopy(model).to(getattr(torch, dtype))
+        if dtype == "mixed":
+            shared = {id(t): t for t in (*model.parameters(), *model.buffers())}
+            _COPIES[key] = copy.deepcopy(model, shared)
+        else:
+            _COPIES[key] = copy.deepcopy(model).to(getattr(torch, dtype))
     return _COPIES[key]
 
 
@@ -70,6 +80,8 @@ def check_bitwise(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int
     base = _rebuild(judge, dtype, mixed)
     assert base.info.mixed_precision is (mixed if dtype != "float32" else None)
     assert base.info.bitwise, base.info
+    layers = [m for m in base.backend.model.modules() if isinstance(m, InvariantLinear)]
+    assert layers and all(m.weight.dtype == getattr(torch, dtype) for m in layers)  # GEMMs in the dtype checked
     texts = _prompts(base)[-texts:]
     alone = [base.score_texts([t], 1, 10)[0] for t in texts]
     backend = base.backend
@@ -112,4 +124,8 @@ def test_smollm2_bitwise(smollm_judge, dtype):
 
 def test_smollm2_mixed_precision_bitwise(smollm_judge):
     # the bf16 default on the CPU: bf16 linear layers, fp32 between them
+    before = smollm_judge.score_texts(_prompts(smollm_judge)[-1:], 1, 10)[0].probs
     check_bitwise(smollm_judge, "bfloat16", (8192,), texts=4, mixed=True)
+    # the mixed copy shares the session model's fp32 tensors: they, and its scores, are as they were
+    assert all(p.dtype == torch.float32 for p in smollm_judge.backend.model.parameters())
+    assert smollm_judge.score_texts(_prompts(smollm_judge)[-1:], 1, 10)[0].probs == before

@@ -218,3 +218,19 @@ def test_the_registry_pins_every_qwen_part():
         assert isinstance(src, PackageChunksSource)
         assert len(src.parts) == count and reg.get(name).family == "qwen"
         assert src.requirements()[0].endswith(f"part1=={src.version}")
+
+
+def test_a_good_joined_file_is_found_without_writing_anything(site, tmp_path):
+    _all(site)
+    root = tmp_path / "cache"
+    assert C.joined_if_present(_source(), "fake-judge", root) is None and not root.exists()
+    target = C.joined_gguf(_source(), "fake-judge", root)
+    before = sorted(p for p in root.rglob("*"))
+    os.utime(target, ns=(1, 1))
+    assert C.joined_if_present(_source(), "fake-judge", root) == target
+    assert sorted(p for p in root.rglob("*")) == before and target.stat().st_mtime_ns == 1
+    target.write_bytes(b"GGUF" + b"x" * (len(b"".join(PARTS)) - 4))  # same size, other bytes: not used
+    assert C.joined_if_present(_source(), "fake-judge", root) is None
+    (site / "fakechunk_part1" / "data" / "part01.bin").unlink()  # the parts are checked first, as for every load
+    with pytest.raises(ModelUnavailableError, match=r"chunk of fakechunk-part1 \(part01.bin\) is missing"):
+        C.joined_if_present(_source(), "fake-judge", root)

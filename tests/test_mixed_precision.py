@@ -123,3 +123,28 @@ def test_a_second_judge_over_the_same_model_keeps_its_low_weights(tiny_tokenizer
     layers = [m for m in model.modules() if isinstance(m, InvariantLinear)]
     assert layers and all(m.weight.dtype == torch.bfloat16 for m in layers)
     assert [d.probs for d in first.score_texts(PROMPTS, 0, 10)] == [d.probs for d in before]
+
+
+def test_a_mixed_judge_over_a_model_an_fp32_judge_used_is_mixed(tiny_tokenizer):
+    # regression: the fp32 judge had made the linear layers batch-invariant, lowering skipped layers
+    # that were no longer `nn.Linear`, and the "mixed" judge ran fp32 GEMMs under a bf16 label
+    model = tiny_llama(tiny_tokenizer)
+    fp32 = _judge(model, tiny_tokenizer, "float32")
+    want_fp32 = [d.probs for d in fp32.score_texts(PROMPTS, 0, 10)]
+    mixed = _judge(model, tiny_tokenizer, "bfloat16", mixed_precision=True)
+    layers = [m for m in model.modules() if isinstance(m, InvariantLinear)]
+    assert len(layers) == 2 * 7 and all(m.weight.dtype == torch.bfloat16 for m in layers)
+    assert mixed.backend.gemm is not None and mixed.backend.gemm.dtype == torch.bfloat16  # probed again in bf16
+    fresh = _judge(tiny_llama(tiny_tokenizer), tiny_tokenizer, "bfloat16", mixed_precision=True)
+    got = [d.probs for d in mixed.score_texts(PROMPTS, 0, 10)]
+    assert got == [d.probs for d in fresh.score_texts(PROMPTS, 0, 10)]  # what a judge on a fresh model reads
+    assert got != want_fp32
+
+
+def test_a_bf16_copy_of_an_invariant_model_is_probed_in_bf16(tiny_tokenizer):
+    model = tiny_llama(tiny_tokenizer)
+    _judge(model, tiny_tokenizer, "float32")
+    low = _judge(model.to(torch.bfloat16), tiny_tokenizer, "bfloat16", mixed_precision=False)
+    assert low.backend.gemm is not None and low.backend.gemm.dtype == torch.bfloat16
+    fresh = _judge(tiny_llama(tiny_tokenizer).to(torch.bfloat16), tiny_tokenizer, "bfloat16", mixed_precision=False)
+    assert [d.probs for d in low.score_texts(PROMPTS, 0, 10)] == [d.probs for d in fresh.score_texts(PROMPTS, 0, 10)]

@@ -39,11 +39,13 @@ class GemmPlan:
         big: rows per full chunk.
         small: rows per remainder chunk (zero-padded); divides `big`.
         packed: whether weights are prepacked for oneDNN.
+        dtype: the dtype of the weights the probe passed on (a plan holds for that dtype only).
     """
 
     big: int
     small: int
     packed: bool
+    dtype: torch.dtype = torch.float32
 
     def describe(self) -> str:
         """The plan as it is recorded with results, e.g. "256/16 rows, prepacked"."""
@@ -138,6 +140,9 @@ class InvariantLinear(nn.Module):
     dtype: elementwise steps, so rows stay independent.
     """
 
+    lowers_in_place = True
+    """`engine.mixed.lower_linears` lowers this layer's weight where it stands (see `make_invariant`)."""
+
     def __init__(self, linear: nn.Linear | MixedLinear, plan: GemmPlan):
         super().__init__()
         self.weight, self.bias = linear.weight, linear.bias  # shared, not copied (tied embeddings)
@@ -148,7 +153,7 @@ class InvariantLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # prepacked weights follow the weights: rebuilt after `model.to(...)` changes them
-        key = (self.weight.dtype, self.weight.device, self.weight.data_ptr())
+        key = (self.weight.dtype, self.weight.device, self.weight.data_ptr(), self.plan)
         mixed = self.bias is not None and self.bias.dtype != self.weight.dtype
         if self._gemm is None or key != self._packed_for:
             packed = self.plan.packed and can_prepack(self.weight)
@@ -181,7 +186,7 @@ def plan_for(linears: list[nn.Linear | MixedLinear]) -> GemmPlan | None:
     with torch.inference_mode():
         for big, small in CANDIDATES:
             if all(_passes(m, packed, big, small) for m in shapes.values()):
-                return GemmPlan(big, small, packed)
+                return GemmPlan(big, small, packed, next(iter(shapes.values())).weight.dtype)
     return None
 
 
@@ -196,19 +201,29 @@ def _passes(layer: nn.Linear | MixedLinear, packed: bool, big: int, small: int) 
 def make_invariant(model: nn.Module) -> GemmPlan | None:
     """Replaces every `nn.Linear` of the model by an `InvariantLinear` on a probed plan.
 
-    A model made invariant before (another judge over the same model) keeps its layers and chunk
-    shapes; its plan says prepacked only if the weights, maybe cast since, can still be prepacked
-    here (`InvariantLinear.forward` falls back to `F.linear` otherwise).
+    A model made invariant before (another judge over the same model) keeps its layers. Their
+    chunk shapes are kept while the weights keep the dtype they were probed in; weights cast or
+    lowered since (a bf16 or mixed-precision judge over a model an fp32 judge used) are probed
+    again, since a plan that is bitwise for one dtype's kernels need not be for another's. The plan
+    says prepacked only if the weights can be prepacked here (`InvariantLinear.forward` falls back
+    to `F.linear` otherwise).
 
     Returns:
-        The plan, or None when no candidate passed (the model is left as it was).
+        The plan, or None when no candidate passed (a model made invariant before keeps running on
+        its old chunk shapes, and the judge claims nothing).
     """
     # exactly these classes, not subclasses of nn.Linear (quantized or otherwise special layers)
     linears = [m for m in model.modules() if type(m) in (nn.Linear, MixedLinear)]
     done = [m for m in model.modules() if isinstance(m, InvariantLinear)]
     if done and not linears:
         kept = done[0].plan
-        return replace(kept, packed=kept.packed and can_prepack(done[0].weight))
+        if kept.dtype == done[0].weight.dtype:
+            return replace(kept, packed=kept.packed and can_prepack(done[0].weight))
+        plan = plan_for(done)  # type: ignore[arg-type]  # an InvariantLinear has what the probe reads
+        if plan is not None:
+            for layer in done:
+                layer.plan = plan
+        return plan
     plan = plan_for(linears)  # type: ignore[arg-type]  # the type test above narrows what mypy cannot
     if plan is None:
         return None

@@ -32,12 +32,18 @@ class MixedLinear(nn.Module):
     def __init__(self, linear: nn.Linear, dtype: torch.dtype):
         super().__init__()
         self.in_features, self.out_features = linear.in_features, linear.out_features
-        self.weight = nn.Parameter(linear.weight.detach().to(dtype), requires_grad=False)
-        self.weight.lowered = True  # type: ignore[attr-defined]  # `lower_linears` leaves it in its dtype
+        self.weight = low_weight(linear.weight, dtype)
         self.bias = linear.bias  # kept as it is (fp32): added after the GEMM
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return low_linear(x, self.weight, self.bias, lambda rows: nn.functional.linear(rows, self.weight))
+
+
+def low_weight(weight: torch.Tensor, dtype: torch.dtype) -> nn.Parameter:
+    """The weight in `dtype`, marked so that `lower_linears` leaves it in that dtype."""
+    low = nn.Parameter(weight.detach().to(dtype), requires_grad=False)
+    low.lowered = True  # type: ignore[attr-defined]
+    return low
 
 
 def low_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, gemm) -> torch.Tensor:
@@ -48,6 +54,10 @@ def low_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
 
 def lower_linears(model: nn.Module, dtype: torch.dtype, keep: nn.Module | None = None) -> int:
     """Makes the model mixed precision: every float parameter fp32, every linear layer but `keep` in `dtype`.
+
+    A layer that an earlier judge over the same model made batch-invariant (`InvariantLinear`, which
+    says so with `lowers_in_place`) is lowered in place: its weight only, the layer and its chunk
+    shapes kept (the engine probes them again for the new dtype).
 
     Args:
         model: a transformers model (any dtype; weights already in a low dtype are widened first,
@@ -69,7 +79,15 @@ def lower_linears(model: nn.Module, dtype: torch.dtype, keep: nn.Module | None =
     lowered = 0
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
-            if type(child) is nn.Linear and child is not keep:
+            if child is keep:
+                continue
+            if type(child) is nn.Linear:
                 setattr(parent, name, MixedLinear(child, dtype))
                 lowered += 1
+            elif getattr(child, "lowers_in_place", False):
+                weight = child.weight
+                assert isinstance(weight, torch.Tensor)
+                if not getattr(weight, "lowered", False):
+                    child.weight = low_weight(weight, dtype)
+                    lowered += 1
     return lowered

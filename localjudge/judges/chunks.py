@@ -73,6 +73,25 @@ def joined_gguf(src: PackageChunksSource, judge: str, root: Path) -> Path:
     return target
 
 
+def joined_if_present(src: PackageChunksSource, judge: str, root: Path) -> Path | None:
+    """The joined GGUF of `src` under `root/gguf/` if a good one is there, else None; nothing is written.
+
+    For a load that keeps nothing in the cache (`load_judge(..., cache=False)`): the file that
+    `localjudge models --install` joined is read where it lies, its size and SHA-256 checked from
+    its bytes (no remembered hash), instead of the parts being joined again for the one load.
+
+    Raises:
+        ModelUnavailableError: As `joined_gguf`: the installed parts are checked first.
+    """
+    from localjudge.judges.gguf_hashes import fresh_sha256
+
+    target = root / GGUF_DIR / joined_name(src.sha256, src.gguf)
+    locate_parts(src, judge)
+    if target.is_file() and target.stat().st_size == src.size and fresh_sha256(target) == src.sha256:
+        return target
+    return None
+
+
 def locate_parts(src: PackageChunksSource, judge: str) -> list[Path]:
     """Every part's chunk file, in order, checked for presence, version and size (nothing is read).
 

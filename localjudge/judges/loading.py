@@ -14,7 +14,7 @@ from localjudge.engine.options import EngineOptions
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
 from localjudge.io.files import is_dir
 from localjudge.judges.cache import cache_root
-from localjudge.judges.chunks import joined_gguf
+from localjudge.judges.chunks import joined_gguf, joined_if_present
 from localjudge.judges.gguf_weights import file_sha256, load_gguf
 from localjudge.judges.install import package_weights
 from localjudge.judges.judge import Judge, JudgeInfo
@@ -74,8 +74,10 @@ def load_judge(
         cache: for a GGUF judge, keep a prepared copy of its weights (safetensors, verified on
             every load) so later loads take seconds: True in the user cache folder
             ($LOCALJUDGE_CACHE, else $XDG_CACHE_HOME/localjudge, else ~/.cache/localjudge), a
-            folder to use instead, or False to parse the GGUF every time. A folder that cannot
-            hold the copy (disk full, read-only) costs a warning, never the load.
+            folder to use instead, or False to parse the GGUF every time and write nothing (a
+            judge whose GGUF ships in parts reads the joined file `localjudge models --install`
+            left in the user cache folder, checked, else joins the parts in a temporary folder).
+            A folder that cannot hold the copy (disk full, read-only) costs a warning, never the load.
 
     Raises:
         ConfigError: `options` and `device`/`dtype` both given, or an invalid setting.
@@ -207,7 +209,10 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
     src = entry.source
     kw = {"dtype": getattr(torch, dtype_name), "trust_remote_code": trust}
     if isinstance(src, PackageChunksSource):
-        if cache is False:  # the chunks are joined for this load only
+        if cache is False:  # nothing written to the cache: its joined file read if there, else joined for this load
+            ready = joined_if_present(src, entry.name, cache_root())
+            if ready is not None:
+                return load_gguf(ready, dtype_name, False)
             with tempfile.TemporaryDirectory(prefix="localjudge-") as tmp:
                 return load_gguf(joined_gguf(src, entry.name, Path(tmp)), dtype_name, False)
         return load_gguf(joined_gguf(src, entry.name, cache_root(None if cache is True else cache)), dtype_name, cache)
