@@ -136,6 +136,11 @@ class Judge:
         """Wraps a transformers model and tokenizer, already on `options.device` in `options.dtype`.
 
         `options` must be resolved (`EngineOptions.resolve`); the judge's `info` records them.
+        The model is adapted in place: its linear layers made batch-invariant, and lowered to
+        `options.dtype` under mixed precision. A judge built over a model that another judge runs
+        changes that judge's layers too, so judges of different precisions each need a copy of
+        their own (`copy.deepcopy(model)`); judges that differ only in run-time settings share one
+        model through `with_options`.
 
         Raises:
             ConfigError: the options are not resolved, or name another device or dtype than `info`.
