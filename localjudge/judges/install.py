@@ -102,7 +102,10 @@ def install_judge(entry: JudgeEntry, cache: Path, say: Callable[[str], None] | N
             say(f"python -m pip {' '.join(pip_arguments(src))}")
         _pip(pip_arguments(src))
         importlib.invalidate_caches()
-    changed = sorted(set(_distributions().items()) - set(before.items()))
+    # what this install brought: the pinned packages and what they require, not whatever else
+    # appeared meanwhile (`make test` runs another pip beside it)
+    ours = _required_closure([_canonical(r.split("==")[0]) for r in src.requirements()])
+    changed = sorted(item for item in set(_distributions().items()) - set(before.items()) if item[0] in ours)
     weights, checked = check_weights(entry, cache)
     return Installed(
         judge=entry.name,
@@ -191,6 +194,31 @@ def _pip(arguments: list[str]) -> None:
 def _distributions() -> dict[str, str]:
     """Installed distribution name (canonical) -> version."""
     return {_canonical(d.metadata["Name"]): d.version for d in importlib.metadata.distributions() if d.metadata["Name"]}
+
+
+def _required_closure(names: list[str]) -> set[str]:
+    """The installed distributions `names` and, recursively, those they require (canonical names)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = importlib.metadata.distribution(name).requires or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for line in requires:
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if req.marker is None or req.marker.evaluate({"extra": ""}):
+                todo.append(_canonical(req.name))
+    return seen
 
 
 def _dist_bytes(name: str) -> int:
