@@ -64,11 +64,7 @@ def swap_kernels(model: torch.nn.Module, variant: str | None) -> None:
     for m in model.modules():
         if not isinstance(m, InvariantLinear):
             continue
-        if variant is None:
-            m._gemm, m._packed_for = None, None  # rebuilt from the weights on the next call
-            continue
-        m._gemm = _kernel(variant, m.weight, m.bias)
-        m._packed_for = (m.weight.dtype, m.weight.device, m.weight.data_ptr())
+        m.pin_gemm(None if variant is None else _kernel(variant, m.weight, m.bias))
 
 
 def deviations(fp32_judge, judges: dict, prompts, conts, questions) -> dict:

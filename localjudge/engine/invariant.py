@@ -151,9 +151,23 @@ class InvariantLinear(nn.Module):
         self._gemm: Gemm | None = None
         self._packed_for: tuple | None = None
 
+    def _key(self) -> tuple:
+        """What the kernel was made for: the weights (dtype, device, storage) and the plan."""
+        return (self.weight.dtype, self.weight.device, self.weight.data_ptr(), self.plan)
+
+    def pin_gemm(self, gemm: Gemm | None) -> None:
+        """Runs `gemm` for the current weights instead of the plan's kernel; None goes back to the plan's.
+
+        `gemm` maps (C, in) rows to (C, out) outputs as the plan's kernel does (with the bias, unless
+        the bias is in another dtype than the weight: mixed precision adds it after). For measurements
+        that swap the kernel, e.g. the precision table of `benchmarks/invariance.py`; changed weights
+        or plan drop a pinned kernel.
+        """
+        self._gemm, self._packed_for = (gemm, self._key()) if gemm is not None else (None, None)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # prepacked weights follow the weights: rebuilt after `model.to(...)` changes them
-        key = (self.weight.dtype, self.weight.device, self.weight.data_ptr(), self.plan)
+        key = self._key()
         mixed = self.bias is not None and self.bias.dtype != self.weight.dtype
         if self._gemm is None or key != self._packed_for:
             packed = self.plan.packed and can_prepack(self.weight)
