@@ -29,6 +29,7 @@ import importlib.util
 import logging
 import os
 import tempfile
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def joined_gguf(src: PackageChunksSource, judge: str, root: Path) -> Path:
     target = root / GGUF_DIR / joined_name(src.sha256, src.gguf)
     chunks = locate_parts(src, judge)  # checked first, even when the joined file is there
     if target.is_file():
-        if target.stat().st_size == src.size and file_sha256(target, root) == src.sha256:
+        if _whole(target, src, lambda path: file_sha256(path, root)):
             return target
         log.warning("the joined GGUF %s is damaged; joining its %d parts again", target, len(chunks))
     join_parts(src, judge, chunks, target)
@@ -87,9 +88,12 @@ def joined_if_present(src: PackageChunksSource, judge: str, root: Path) -> Path 
 
     target = root / GGUF_DIR / joined_name(src.sha256, src.gguf)
     locate_parts(src, judge)
-    if target.is_file() and target.stat().st_size == src.size and fresh_sha256(target) == src.sha256:
-        return target
-    return None
+    return target if target.is_file() and _whole(target, src, fresh_sha256) else None
+
+
+def _whole(target: Path, src: PackageChunksSource, sha256: Callable[[Path], str]) -> bool:
+    """Whether the joined file has the registry's size and SHA-256 (`sha256` hashes it, or remembers)."""
+    return target.stat().st_size == src.size and sha256(target) == src.sha256
 
 
 def locate_parts(src: PackageChunksSource, judge: str) -> list[Path]:
