@@ -39,6 +39,7 @@ from localjudge.judges.cache import (
     weights_dir,
 )
 from localjudge.judges.cache_list import CacheLimit, cache_limit, evict, too_big
+from localjudge.judges.gguf_fast import fast_dequantize, fast_parse_value, fast_reader
 from localjudge.judges.gguf_hashes import fresh_sha256, remembered_sha256
 
 log = logging.getLogger("localjudge")
@@ -210,7 +211,8 @@ def _load_tokenizer(folder: Path):
 @contextmanager
 def _parse_once() -> Iterator[None]:
     """Lets transformers' reads of a GGUF share one parse (`gguf.GGUFReader`), one tensor-name map
-    and one metadata reading.
+    and one metadata reading, and swaps in the faster, bit-identical reader, dequantiser and value
+    parser of `gguf_fast`.
 
     transformers imports these from `gguf` and from its own `modeling_gguf_pytorch_utils` when it
     calls them, so swapping the module attributes reaches every read; they are restored on exit.
@@ -221,15 +223,23 @@ def _parse_once() -> Iterator[None]:
     import gguf
     from transformers import modeling_gguf_pytorch_utils as hf_gguf
 
-    real = (gguf.GGUFReader, gguf.get_tensor_name_map, hf_gguf.load_gguf_checkpoint)
-    real_reader, real_map, real_checkpoint = real
+    names = (
+        (gguf, "GGUFReader"),
+        (gguf, "get_tensor_name_map"),
+        (gguf, "dequantize"),
+        (hf_gguf, "load_gguf_checkpoint"),
+        (hf_gguf, "_gguf_parse_value"),
+    )
+    real = [getattr(module, name) for module, name in names]
+    real_reader, real_map, real_dequantize, real_checkpoint, real_parse_value = real
+    fast_reader_class = fast_reader(real_reader)
     readers: dict[tuple, Any] = {}
     metadata: dict[str, Any] = {}
 
     def reader(path, *args, **kwargs):
         key = (os.path.realpath(path), args, tuple(sorted(kwargs.items())))
         if key not in readers:
-            readers[key] = real_reader(path, *args, **kwargs)
+            readers[key] = fast_reader_class(path, *args, **kwargs)
         return readers[key]
 
     def checkpoint(path, return_tensors=False, **kwargs):
@@ -240,9 +250,15 @@ def _parse_once() -> Iterator[None]:
             metadata[key] = real_checkpoint(path, return_tensors=False)
         return copy.deepcopy(metadata[key])  # callers edit what they get
 
-    names = ((gguf, "GGUFReader"), (gguf, "get_tensor_name_map"), (hf_gguf, "load_gguf_checkpoint"))
+    patched = (
+        reader,
+        lru_cache(maxsize=None)(real_map),
+        fast_dequantize(real_dequantize),
+        checkpoint,
+        fast_parse_value(real_parse_value),
+    )
     with _PATCHING:
-        for (module, name), value in zip(names, (reader, lru_cache(maxsize=None)(real_map), checkpoint)):
+        for (module, name), value in zip(names, patched):
             setattr(module, name, value)
         try:
             yield

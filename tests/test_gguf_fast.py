@@ -1,0 +1,131 @@
+"""The fast GGUF parse gives gguf-py's and transformers' values, bit for bit.
+
+Unit tests build blocks of every format `gguf_fast.BLOCKS` unpacks and compare with gguf-py's
+numpy dequantisation; the slow ones read the embedded judges' files: every field part of a
+real reader, every tensor of SmolLM2, and a tensor of each format of the Qwen 0.5B judge.
+`benchmarks/gguf_parse.py` checks every tensor of all four embedded judges and times both.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gguf import GGMLQuantizationType, GGUFReader
+from gguf.quants import dequantize as gguf_dequantize
+from transformers.integrations.ggml import _gguf_parse_value
+
+from localjudge.judges import gguf_fast
+from localjudge.judges.gguf_fast import BLOCKS, dequantize_blocks, fast_dequantize, fast_parse_value, fast_reader
+
+# where each format keeps its fp16 scalars (byte offsets in a block): they are set to finite values, since
+# random bytes spell NaNs whose payloads no format promises to keep
+HALVES = {2: (0,), 3: (0, 2), 6: (0,), 7: (0, 2), 8: (0,), 12: (0, 2), 13: (0, 2), 14: (208,)}
+
+
+def _blocks(ggml_type: int, rows: int, blocks_per_row: int, seed: int = 0) -> np.ndarray:
+    """Random rows of `ggml_type` blocks, (rows, row_bytes) uint8, with finite fp16 scales."""
+    _, block_bytes, _ = BLOCKS[ggml_type]
+    rng = np.random.default_rng(seed)
+    raw = rng.integers(0, 256, size=(rows * blocks_per_row, block_bytes), dtype=np.uint8)
+    for at in HALVES[ggml_type]:
+        halves = rng.normal(0, 0.05, size=rows * blocks_per_row).astype(np.float16)
+        raw[:, at : at + 2] = halves.view(np.uint8).reshape(-1, 2)
+    return raw.reshape(rows, blocks_per_row * block_bytes)
+
+
+def test_every_format_has_its_scalars_listed():
+    assert set(HALVES) == set(BLOCKS)
+
+
+@pytest.mark.parametrize("ggml_type", sorted(BLOCKS), ids=lambda t: GGMLQuantizationType(t).name)
+def test_unpacked_values_are_gguf_pys_bit_for_bit(ggml_type, monkeypatch):
+    raw = _blocks(ggml_type, rows=5, blocks_per_row=3)
+    monkeypatch.setattr(gguf_fast, "_CHUNK_VALUES", 2 * BLOCKS[ggml_type][0])  # several steps, the last short
+    ours = dequantize_blocks(raw, ggml_type)
+    theirs = gguf_dequantize(raw, GGMLQuantizationType(ggml_type))
+    assert ours.dtype == theirs.dtype == np.float32 and ours.shape == theirs.shape
+    assert ours.tobytes() == theirs.tobytes()
+
+
+def test_other_formats_go_to_gguf_py():
+    calls = []
+    dequantize = fast_dequantize(lambda data, qtype: calls.append(qtype) or data)
+    f32 = np.ones((2, 3), dtype=np.float32)
+    assert dequantize(f32, GGMLQuantizationType.F32) is f32
+    assert calls == [GGMLQuantizationType.F32]
+
+
+def test_a_row_of_partial_blocks_is_refused():
+    with pytest.raises(ValueError, match="not whole blocks"):
+        dequantize_blocks(np.zeros((1, 35), dtype=np.uint8), int(GGMLQuantizationType.Q8_0))
+
+
+@pytest.mark.parametrize(
+    ("value", "types"),
+    [
+        (np.frombuffer("Qwen2.5 — ünïcode".encode(), dtype=np.uint8), [8]),
+        (np.frombuffer(b"\xc4\xa0the", dtype=np.uint8), [9, 8]),
+        (np.frombuffer(b"", dtype=np.uint8), [9, 8]),
+        (np.array([7], dtype=np.uint32), [4]),
+        (np.array([0.5], dtype=np.float32), [9, 6]),
+        (np.array([True]), [7]),
+    ],
+)
+def test_parsed_values_are_transformers(value, types):
+    ours = fast_parse_value(_gguf_parse_value)(value, types)
+    assert ours == _gguf_parse_value(value, types) and type(ours) is type(_gguf_parse_value(value, types))
+
+
+def _same_fields(theirs: GGUFReader, ours: GGUFReader) -> None:
+    assert list(ours.fields) == list(theirs.fields)
+    for key, field in theirs.fields.items():
+        mine = ours.fields[key]
+        assert (mine.offset, mine.data, mine.types, len(mine.parts)) == (
+            field.offset,
+            field.data,
+            field.types,
+            len(field.parts),
+        ), key
+        for a, b in zip(field.parts, mine.parts):
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), key
+        parse = fast_parse_value(_gguf_parse_value)
+        for i in field.data:
+            assert parse(mine.parts[i], mine.types) == _gguf_parse_value(field.parts[i], field.types), key
+
+
+@pytest.mark.slow
+def test_smollm2s_gguf_reads_and_unpacks_as_with_gguf_py():
+    from localjudge.judges.registry import load_registry, package_gguf_path
+
+    path = package_gguf_path(load_registry().get("smollm2-135m").source)
+    theirs, ours = GGUFReader(path), fast_reader(GGUFReader)(path)
+    _same_fields(theirs, ours)
+    assert {t.tensor_type.name for t in ours.tensors} == {"F32", "Q4_1", "Q8_0"}
+    for a, b in zip(theirs.tensors, ours.tensors):
+        assert (a.name, a.tensor_type, a.shape.tolist(), a.data_offset) == (
+            b.name,
+            b.tensor_type,
+            b.shape.tolist(),
+            b.data_offset,
+        )
+        expected = gguf_dequantize(a.data, a.tensor_type)
+        assert fast_dequantize(gguf_dequantize)(b.data, b.tensor_type).tobytes() == expected.tobytes(), a.name
+
+
+@pytest.mark.slow
+def test_qwens_formats_unpack_as_with_gguf_py():
+    from localjudge.judges.cache import cache_root
+    from localjudge.judges.chunks import joined_if_present
+    from localjudge.judges.registry import load_registry
+
+    path = joined_if_present(load_registry().get("qwen2.5-coder-0.5b").source, "qwen2.5-coder-0.5b", cache_root())
+    assert path is not None, "qwen2.5-coder-0.5b is not installed: localjudge models --install qwen2.5-coder-0.5b"
+    reader = fast_reader(GGUFReader)(path)
+    smallest: dict[str, object] = {}
+    for tensor in sorted(reader.tensors, key=lambda t: t.n_bytes, reverse=True):
+        smallest[tensor.tensor_type.name] = tensor
+    assert {"Q4_K", "Q5_0", "Q6_K", "Q8_0"} <= set(smallest)
+    for name, tensor in smallest.items():
+        if int(tensor.tensor_type) in BLOCKS:
+            expected = gguf_dequantize(tensor.data, tensor.tensor_type)
+            assert dequantize_blocks(tensor.data, int(tensor.tensor_type)).tobytes() == expected.tobytes(), name
