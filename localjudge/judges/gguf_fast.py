@@ -221,6 +221,8 @@ def fast_dequantize(real: Callable[[np.ndarray, Any], np.ndarray]) -> Callable[[
 def fast_reader(real: type) -> type:
     """gguf-py's `GGUFReader` class, reading its fields through a plain ndarray view of the file."""
 
+    from gguf import GGUFValueType
+
     class FastReader(real):
         def _get(self, offset, dtype, count=1, override_order=None):
             flat = self.__dict__.get("_flat")
@@ -232,20 +234,30 @@ def fast_reader(real: type) -> type:
             return arr.view(arr.dtype.newbyteorder(self.byte_order if override_order is None else override_order))
 
         def _get_field_parts(self, orig_offs, raw_type):
-            if raw_type != _ARRAY or self.byte_order != "I" or self._get(orig_offs, np.uint32)[0] != _STRING:
+            if raw_type != _ARRAY or self.byte_order != "I":
                 return super()._get_field_parts(orig_offs, raw_type)
-            # an array of strings (a vocabulary, its merges): the parts gguf-py builds, in one loop
-            flat = self.__dict__["_flat"]
-            parts = [self._get(orig_offs, np.uint32), self._get(orig_offs + 4, np.uint64)]
-            data = []
+            item_type, count = self._get(orig_offs, np.uint32), self._get(orig_offs + 4, np.uint64)
+            parts = [item_type, count]
             offs = orig_offs + 12
-            for _ in range(int(parts[1][0])):
+            # gguf-py names the item type only when there is an item
+            types = [GGUFValueType.ARRAY] + ([GGUFValueType(int(item_type[0]))] if count[0] else [])
+            scalar = self.gguf_scalar_to_np.get(GGUFValueType(int(item_type[0])))
+            if scalar is not None:  # token scores, token types: one 1-item view per element, as gguf-py makes
+                values = self._get(offs, scalar, count[0])
+                parts += [values[i : i + 1] for i in range(len(values))]
+                return 12 + values.nbytes, parts, list(range(2, len(parts))), types
+            if item_type[0] != _STRING:
+                return super()._get_field_parts(orig_offs, raw_type)
+            # an array of strings (a vocabulary, its merges): its length and bytes per string, in one loop
+            flat = self.__dict__["_flat"]
+            data = []
+            for _ in range(int(count[0])):
                 length = flat[offs : offs + 8].view(np.uint64)
                 end = offs + 8 + int(length[0])
                 parts += (length, flat[offs + 8 : end])
                 data.append(len(parts) - 1)
                 offs = end
-            return offs - orig_offs, parts, data, [_ARRAY, _STRING]
+            return offs - orig_offs, parts, data, types
 
     FastReader.__name__ = FastReader.__qualname__ = real.__name__
     return FastReader
