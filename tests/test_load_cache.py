@@ -525,6 +525,25 @@ def test_cache_commands_take_a_folder(gguf_path, tmp_path):
     assert run("cache", "list", "--cache-dir", tmp_path / "other").output.startswith("no prepared judges")
 
 
+def test_cache_prepare_writes_the_copy_a_load_then_reads(gguf_path, reference, tmp_path, caplog):
+    result = run("cache", "prepare", gguf_path, "--cache-dir", tmp_path)
+    assert result.exit_code == 0, result.output
+    (folder,) = copies(tmp_path)
+    assert result.output.startswith(f"{gguf_path}: prepared copy {folder} (")
+    again = run("cache", "prepare", gguf_path, "--cache-dir", tmp_path)  # verified, not written again
+    assert again.exit_code == 0 and f"prepared copy {folder}" in again.output and copies(tmp_path) == [folder]
+    caplog.set_level(logging.INFO, logger="localjudge")
+    assert_same(fingerprint(load(gguf_path, tmp_path)), reference)
+    assert any("loaded the prepared copy" in r.getMessage() for r in caplog.records)
+
+
+def test_cache_prepare_refuses_a_judge_that_is_not_a_gguf(tmp_path):
+    (tmp_path / "model").mkdir()
+    result = run("cache", "prepare", tmp_path / "model", "--cache-dir", tmp_path / "cache")
+    assert result.exit_code == 2 and "is not a GGUF judge" in result.output, result.output
+    assert not (tmp_path / "cache").exists()
+
+
 # -- a cache that cannot be written; concurrent loaders (several processes) -------------------------------
 
 

@@ -1,4 +1,4 @@
-"""`localjudge cache list|prune|clear`: the prepared copies and joined GGUFs of judges in the user cache folder."""
+"""`localjudge cache list|prepare|prune|verify|clear`: prepared copies and joined GGUFs in the cache folder."""
 
 from __future__ import annotations
 
@@ -65,6 +65,32 @@ def list_cmd(folder: str | None) -> None:
         f"\n{len(entries)} in {where}, {size_text(total)} {bound}; the least recently used go first, "
         "states other than ok are rebuilt on the next load (unused: a per-dtype copy of an older localjudge)"
     )
+
+
+@cache_group.command("prepare")
+@click.argument("judges", nargs=-1, required=True)
+@_folder
+def prepare_cmd(judges: tuple[str, ...], folder: str | None) -> None:
+    """Write the prepared copy of each GGUF judge (registry name or .gguf file) now: its first load takes seconds.
+
+    A judge whose copy is there already has it verified instead. Useful when building an image or
+    before a batch job; the judge must be installed (`localjudge models --install NAME`).
+    """
+    import transformers
+
+    from localjudge.judges.cache import CacheKey, cache_root, find_prepared
+    from localjudge.judges.loading import prepare_judge
+
+    for name in judges:
+        start = time.perf_counter()
+        provenance = prepare_judge(name, cache=folder)
+        key = CacheKey(provenance.removeprefix("sha256:"), transformers.__version__)
+        where = find_prepared(key, cache_root(folder))
+        seconds = time.perf_counter() - start
+        if where is None:  # the folder could not hold it: the load went on without (its warning said why)
+            click.echo(f"{name}: no prepared copy written ({seconds:.1f} s)")
+        else:
+            click.echo(f"{name}: prepared copy {where} ({seconds:.1f} s)")
 
 
 @cache_group.command("prune")

@@ -122,6 +122,42 @@ def load_judge(
     return Judge.from_model(model, tokenizer, info, run)
 
 
+def prepare_judge(
+    name_or_path: str, *, registry_path: str | Path | None = None, cache: str | Path | None = None
+) -> str:
+    """Makes sure a GGUF judge has its prepared copy in the cache, so that its next load takes seconds.
+
+    Parses the GGUF and writes the copy when there is none (or it is damaged), else verifies the
+    copy; no judge is built. For an image or a CI job to pay the first load ahead of time.
+
+    Args:
+        name_or_path: a registry name or a `.gguf` file.
+        registry_path: a models.yaml other than the bundled one.
+        cache: the cache folder; default the user cache folder (see `load_judge`).
+
+    Returns:
+        The judge's provenance, "sha256:<hex>" of its GGUF.
+
+    Raises:
+        ConfigError: the judge is not a GGUF (a model directory or hub model has no prepared copy).
+        ModelUnavailableError: its GGUF or packages are missing.
+
+    Examples:
+        >>> prepare_judge("smollm2-135m")  # doctest: +SKIP
+        'sha256:...'
+    """
+    registry = load_registry(Path(registry_path)) if registry_path else load_registry()
+    entry, _ = _resolve(name_or_path, registry)
+    if not isinstance(entry.source, (PackageChunksSource, PackageGGUFSource, GGUFFileSource)):
+        raise ConfigError(
+            f"{clip(name_or_path)} is not a GGUF judge ({entry.source.describe()}): only GGUF judges have a "
+            "prepared copy; it loads as it is"
+        )
+    with _loader_bars(_stderr_is_terminal()):
+        _, _, provenance = _load_weights(entry, "float32", False, False, True if cache is None else cache)
+    return provenance
+
+
 def _engine_options(options: EngineOptions | None, *, device: str | None, dtype: str | None) -> EngineOptions:
     """The options `load_judge` was given: the object, or the two shortcuts, never both."""
     shortcuts = {"device": device, "dtype": dtype}
