@@ -135,6 +135,7 @@ def test_empty_arrays_read_as_with_gguf_py(tmp_path):
         text("t.no_strings") + struct.pack("<IIQ", 9, 8, 0),
         text("t.no_ints") + struct.pack("<IIQ", 9, 5, 0),
         text("t.one_int") + struct.pack("<IIQi", 9, 5, 1, -4),
+        text("t.no_unknowns") + struct.pack("<IIQ", 9, 99, 0),  # a type gguf-py never checks: no first item
     ]
     path = tmp_path / "empty.gguf"
     path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(fields)) + b"".join(fields))

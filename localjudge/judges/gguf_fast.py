@@ -223,6 +223,8 @@ def fast_reader(real: type) -> type:
 
     from gguf import GGUFValueType
 
+    _VALUE_TYPES = {int(t) for t in GGUFValueType}
+
     class FastReader(real):
         def _get(self, offset, dtype, count=1, override_order=None):
             flat = self.__dict__.get("_flat")
@@ -237,6 +239,8 @@ def fast_reader(real: type) -> type:
             if raw_type != _ARRAY or self.byte_order != "I":
                 return super()._get_field_parts(orig_offs, raw_type)
             item_type, count = self._get(orig_offs, np.uint32), self._get(orig_offs + 4, np.uint64)
+            if int(item_type[0]) not in _VALUE_TYPES:  # gguf-py's to judge (it checks the type of a first item)
+                return super()._get_field_parts(orig_offs, raw_type)
             parts = [item_type, count]
             offs = orig_offs + 12
             # gguf-py names the item type only when there is an item
