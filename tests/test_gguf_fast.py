@@ -17,6 +17,7 @@ from transformers.integrations.ggml import _gguf_parse_value
 
 from localjudge.judges import gguf_fast
 from localjudge.judges.gguf_fast import BLOCKS, dequantize_blocks, fast_dequantize, fast_parse_value, fast_reader
+from localjudge.judges.gguf_weights import _NoCopyOfOwnArrays
 
 # where each format keeps its fp16 scalars (byte offsets in a block): they are set to finite values, since
 # random bytes spell NaNs whose payloads no format promises to keep
@@ -46,6 +47,22 @@ def test_unpacked_values_are_gguf_pys_bit_for_bit(ggml_type, monkeypatch):
     theirs = gguf_dequantize(raw, GGMLQuantizationType(ggml_type))
     assert ours.dtype == theirs.dtype == np.float32 and ours.shape == theirs.shape
     assert ours.tobytes() == theirs.tobytes()
+    assert ours.flags.owndata and ours.flags.writeable  # what lets transformers' copy of it be skipped
+
+
+def test_transformers_copy_is_skipped_only_for_an_array_nothing_else_holds(tmp_path):
+    shim = _NoCopyOfOwnArrays(np)
+    own = np.arange(6, dtype=np.float32)
+    assert shim.copy(own) is own
+    assert shim.float32 is np.float32 and shim.expand_dims is np.expand_dims  # the rest is numpy
+    read_only = np.arange(6, dtype=np.float32)
+    read_only.flags.writeable = False
+    (tmp_path / "f32").write_bytes(np.arange(6, dtype=np.float32).tobytes())
+    mapped = np.memmap(tmp_path / "f32", dtype=np.float32, mode="r")  # an F32 tensor in the file
+    copied = mapped.copy()  # a memmap subclass that owns its memory is still not a plain array
+    for other in (own.reshape(2, 3), own[::2], read_only, mapped, copied, np.asfortranarray(own.reshape(2, 3))):
+        got = shim.copy(other)
+        assert got is not other and not np.shares_memory(got, other) and np.array_equal(got, other)
 
 
 def test_other_formats_go_to_gguf_py():

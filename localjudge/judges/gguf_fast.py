@@ -199,12 +199,13 @@ def dequantize_blocks(raw: np.ndarray, ggml_type: int) -> np.ndarray:
     with warnings.catch_warnings():  # the file's pages are read-only and are only ever read
         warnings.simplefilter("ignore", UserWarning)
         blocks = torch.from_numpy(flat)
-    values = np.empty((flat.shape[0], per_block), dtype=np.float32)  # numpy asks for huge pages for it
-    out = torch.from_numpy(values)
+    # the array returned owns its memory (numpy asks for huge pages for it); the loop writes through a view
+    values = np.empty((*raw.shape[:-1], raw.shape[-1] // block_bytes * per_block), dtype=np.float32)
+    out = torch.from_numpy(values.reshape(flat.shape[0], per_block))
     step = max(1, _CHUNK_VALUES // per_block)
     for start in range(0, flat.shape[0], step):
         out[start : start + step] = unpack(blocks[start : start + step])
-    return values.reshape(*raw.shape[:-1], raw.shape[-1] // block_bytes * per_block)
+    return values
 
 
 def fast_dequantize(real: Callable[[np.ndarray, Any], np.ndarray]) -> Callable[[np.ndarray, Any], np.ndarray]:

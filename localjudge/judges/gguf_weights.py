@@ -218,7 +218,10 @@ def _parse_once() -> Iterator[None]:
     calls them, so swapping the module attributes reaches every read; they are restored on exit.
     The name map is built per module of the model (hundreds of times) from the same two
     arguments; the tokenizer's and the config's reads ask for the metadata alone
-    (`return_tensors=False`) and get copies of one reading.
+    (`return_tensors=False`) and get copies of one reading. transformers copies every dequantised
+    tensor (`np.copy`) before it wraps it: needed for a tensor that is a view of the file (F32, F16),
+    not for the fresh array the dequantiser returns, which nothing else holds; `_NoCopyOfOwnArrays`
+    skips that copy (2 GB of fresh memory for the 0.5B Qwen judge).
     """
     import gguf
     from transformers import modeling_gguf_pytorch_utils as hf_gguf
@@ -229,9 +232,10 @@ def _parse_once() -> Iterator[None]:
         (gguf, "dequantize"),
         (hf_gguf, "load_gguf_checkpoint"),
         (hf_gguf, "_gguf_parse_value"),
+        (hf_gguf, "np"),
     )
     real = [getattr(module, name) for module, name in names]
-    real_reader, real_map, real_dequantize, real_checkpoint, real_parse_value = real
+    real_reader, real_map, real_dequantize, real_checkpoint, real_parse_value, real_np = real
     fast_reader_class = fast_reader(real_reader)
     readers: dict[tuple, Any] = {}
     metadata: dict[str, Any] = {}
@@ -256,6 +260,7 @@ def _parse_once() -> Iterator[None]:
         fast_dequantize(real_dequantize),
         checkpoint,
         fast_parse_value(real_parse_value),
+        _NoCopyOfOwnArrays(real_np),
     )
     with _PATCHING:
         for (module, name), value in zip(names, patched):
@@ -265,6 +270,27 @@ def _parse_once() -> Iterator[None]:
         finally:
             for (module, name), value in zip(names, real):
                 setattr(module, name, value)
+
+
+class _NoCopyOfOwnArrays:
+    """numpy as transformers' GGUF module sees it, except that `copy` of an array that owns its
+    memory, is writable and C-contiguous returns that array: such an array is a fresh result of the
+    dequantiser or of a processor's arithmetic, referenced by nobody else; a view (of the mapped
+    file, of another array) is copied as before. Sharing changes no value: `torch.from_numpy` of
+    the array is what the copy would have been, without writing the weights a second time.
+    """
+
+    def __init__(self, numpy: Any):
+        self._np = numpy
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._np, name)
+
+    def copy(self, a: Any, *args: Any, **kwargs: Any) -> Any:
+        if not args and not kwargs and type(a) is self._np.ndarray:
+            if a.flags.owndata and a.flags.writeable and a.flags.c_contiguous:
+                return a
+        return self._np.copy(a, *args, **kwargs)
 
 
 def file_sha256(path: Path, memo: Path | None = None) -> str:
