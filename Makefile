@@ -101,7 +101,7 @@ demo-rag: $(STAMP)
 		--metric correctness --metric faithfulness --out out/demo_rag_results.jsonl --overwrite
 
 test: $(TEST_STAMP)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal --durations=25
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # pure maths, the scripted fake judge and tiny in-memory models; no real judge, no extra processes
 test-fast: $(TEST_STAMP)

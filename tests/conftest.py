@@ -31,6 +31,13 @@ atexit.register(lambda: open(os.environ["NETWORK_ATTEMPTS"], "w").write("\\n".jo
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: loads a real (embedded) judge or runs several processes; minutes on CPU")
+    # deepeval registers a pytest plugin, so pytest marks its ~700 modules for assertion rewriting (it
+    # does so for every plugin distribution, even one disabled by `-p no:deepeval`, as this suite's is):
+    # the first import of deepeval then rewrote and compiled them all, 7 s of each worker's start-up
+    hook = getattr(config.pluginmanager, "rewrite_hook", None)
+    must_rewrite = getattr(hook, "_must_rewrite", None)
+    if isinstance(must_rewrite, set) and not config.pluginmanager.has_plugin("deepeval"):
+        must_rewrite.discard("deepeval")
     workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
     if workers and "OMP_NUM_THREADS" not in os.environ:
         # `make test` runs two pytest-xdist workers: each takes its share of the cores (torch reads this
@@ -68,8 +75,21 @@ def offline_env(tmp_path) -> dict[str, str]:
 REAL_JUDGES = ("smollm_judge", "gemma_judge", "qwen_judge")
 
 
+HEAVY_JUDGES = ("gemma_judge", "qwen_judge")
+"""The judges that cost the most to load in a worker (Qwen 0.5B from its GGUF, ~35 s; Gemma with its
+262k-token head, ~25 s to the first score)."""
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Refuses a test that uses a real judge (even through another fixture) without `slow`."""
+    """Refuses a test that uses a real judge (even through another fixture) without `slow`; then
+    orders the files for `make test`'s workers (`--dist loadfile --no-loadscope-reorder`).
+
+    Each worker takes a whole file at a time (module-scoped fixtures, e.g. a reference run or a Ray
+    cluster, are set up once; Qwen's tests, one file, load it once). Files that use a heavy judge
+    come first, then the other files with slow tests, then the unit tests, so that the last minutes
+    are short tests that both workers share, not one long file while the other worker waits.
+    """
     unmarked = [
         item.nodeid
         for item in items
@@ -79,6 +99,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError(
             "these tests load a real judge but are not marked @pytest.mark.slow: " + ", ".join(unmarked)
         )
+
+    def file(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
+    heavy = {file(item) for item in items if set(HEAVY_JUDGES) & set(getattr(item, "fixturenames", ()))}
+    slow = {file(item) for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: 0 if file(item) in heavy else 1 if file(item) in slow else 2)  # stable
 
 
 @pytest.fixture(scope="session")
