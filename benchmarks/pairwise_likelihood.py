@@ -278,10 +278,11 @@ def render(res: dict) -> str:
         "",
         "Commands: `.venv/bin/python benchmarks/pairwise_likelihood.py --judge smollm2-135m`, "
         "`... --judge gemma3-270m --no-geval` (the G-Eval metric left out for the base model, for machine time), "
-        "then `--report --judge smollm2-135m gemma3-270m`; the Qwen judges (2026-12-03, fp32): `--judge "
-        "qwen2.5-coder-1.5b` stopped after LLMBar (its MT-Bench readings take hours on 2 cores: not run yet), "
-        "`--judge qwen2.5-coder-0.5b --pairs mtbench=0`, then `--report --judge qwen2.5-coder-0.5b "
-        "qwen2.5-coder-1.5b`. `longer` counts tokens of each judge's own tokenizer, so it differs by family.",
+        "then `--report --judge smollm2-135m gemma3-270m`; the Qwen judges (2026-12-03/04, fp32): `--judge "
+        "qwen2.5-coder-1.5b` (LLMBar) and `--judge qwen2.5-coder-0.5b --pairs mtbench=0`, then both judges on "
+        "MT-Bench with `--judge qwen2.5-coder-1.5b qwen2.5-coder-0.5b` (readings already taken are reused; "
+        "about 75 min for the 1.5B judge's 100 MT-Bench pairs, all readings), which also rewrote this report. "
+        "`longer` counts tokens of each judge's own tokenizer, so it differs by family.",
         "",
         "Accuracy = share of pairs where the scorer prefers the response people chose (draws count half); "
         "`longer` prefers the response with more tokens (the judge's own tokenizer), no judge involved; "
