@@ -14,8 +14,8 @@ Usage (from the repository root; minutes per judge, on a quiet machine):
 
     .venv/bin/python benchmarks/profile_judge.py --judge qwen2.5-coder-1.5b --dtypes float32 bf16-mixed bf16-full
 
-Results: `profile_judge_results.json` and `.md` beside this script (a run replaces the rows of the
-(judge, dtype) pairs it measured).
+Results: `profile_judge_results.json` and `.md` beside this script, one table per machine (a run
+replaces the rows of the (machine, judge, dtype) triples it measured and keeps the others).
 """
 
 from __future__ import annotations
@@ -200,34 +200,56 @@ def profile(name: str, label: str, docs: int) -> dict:
     }
 
 
-def render(rows: list[dict], mach: dict) -> str:
+def _machine_key(mach: dict) -> str:
+    """The machine a row was measured on, as its table heading (CPU, cores, SIMD, torch)."""
+    return f"{mach.get('cpu')}, {mach.get('cores')} cores, {mach.get('torch_threads')} torch threads, " \
+        f"{mach.get('simd')}, torch {mach.get('torch')}"
+
+
+def render(rows: list[dict]) -> str:
     lines = [
         "# Where a judge's time goes (`benchmarks/profile_judge.py`)",
         "",
-        f"Machine: {mach}. Method in the script's docstring. Shares are of the hooked run's wall time "
-        "(its timed calls, warm-up excluded; the hooks add a little to the rest); GFLOP/s of the linear "
-        "layers beside the peak of the engine's own GEMM kernel on the judge's largest weight shape in the "
-        "same process.",
-        "",
-        "| judge | dtype | likelihood s / items | G-Eval s / items | linear: MLP | linear: attn proj | output "
-        "layer | attention | norms | the rest | linear GFLOP/s (MLP / attn proj / output) | peak GFLOP/s | of peak |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "Method in the script's docstring. Shares are of the hooked run's wall time (its timed calls, "
+        "warm-up excluded; the hooks add a little to the rest); GFLOP/s of the linear layers beside the peak "
+        "of the engine's own GEMM kernel on the judge's largest weight shape in the same process; "
+        "× fp32 = the fp32 row's seconds over this row's (same judge, same machine, likelihood / G-Eval). "
+        "One table per machine.",
     ]
-    for r in rows:
-        s, by = r["shares"], r["linear_gflop_s_by_role"]
-        frac = r["linear_gflop_s"] / r["peak"]["gflop_s"] if r["linear_gflop_s"] else None
+    machines = list(dict.fromkeys(_machine_key(r["machine"]) for r in rows))
+    for key in machines:
+        here = [r for r in rows if _machine_key(r["machine"]) == key]
+        lines += [
+            "",
+            f"Machine: {key}.",
+            "",
+            "| judge | dtype | likelihood s / items | G-Eval s / items | × fp32 | linear: MLP | linear: attn proj | "
+            "output layer | attention | norms | the rest | linear GFLOP/s (MLP / attn proj / output) | "
+            "peak GFLOP/s | of peak |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in here:
+            s, by = r["shares"], r["linear_gflop_s_by_role"]
+            frac = r["linear_gflop_s"] / r["peak"]["gflop_s"] if r["linear_gflop_s"] else None
+            base = next((b for b in here if b["judge"] == r["judge"] and b["dtype"] == "float32"), None)
+            speed = (
+                " / ".join(f"{base['seconds'][k] / r['seconds'][k]:.2f}" for k in ("likelihood", "geval"))
+                if base is not None
+                else "–"
+            )
 
-        def pct(key: str, s=s) -> str:
-            return f"{100 * s.get(key, 0.0):.0f}%"
+            def pct(key: str, s=s) -> str:
+                return f"{100 * s.get(key, 0.0):.0f}%"
 
-        lines.append(
-            f"| {r['judge']} | {r['dtype']} | {r['seconds']['likelihood']:.1f} / {r['items']['likelihood']} | "
-            f"{r['seconds']['geval']:.1f} / {r['items']['geval']} | {pct('linear: MLP')} | "
-            f"{pct('linear: attention projections')} | {pct('linear: output layer')} | "
-            f"{pct('attention (without its projections)')} | {pct('norms')} | {pct('engine and Python (the rest)')} | "
-            f"{r['linear_gflop_s']:.0f} ({' / '.join(f'{by.get(k, 0):.0f}' for k in ROLES)}) | "
-            f"{r['peak']['gflop_s']:.0f} | {100 * frac:.0f}% |"
-        )
+            lines.append(
+                f"| {r['judge']} | {r['dtype']} | {r['seconds']['likelihood']:.1f} / {r['items']['likelihood']} | "
+                f"{r['seconds']['geval']:.1f} / {r['items']['geval']} | {speed} | {pct('linear: MLP')} | "
+                f"{pct('linear: attention projections')} | {pct('linear: output layer')} | "
+                f"{pct('attention (without its projections)')} | {pct('norms')} | "
+                f"{pct('engine and Python (the rest)')} | "
+                f"{r['linear_gflop_s']:.0f} ({' / '.join(f'{by.get(k, 0):.0f}' for k in ROLES)}) | "
+                f"{r['peak']['gflop_s']:.0f} | {100 * frac:.0f}% |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -238,19 +260,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--docs", type=int, default=1, help="SummEval dev articles (16 summaries each)")
     ap.add_argument("--report", action="store_true")
     args = ap.parse_args(argv)
-    old = json.loads(OUT_JSON.read_text()) if OUT_JSON.exists() else {"rows": [], "machine": {}}
-    rows = old["rows"]
-    mach = old.get("machine", {})
+    old = json.loads(OUT_JSON.read_text()) if OUT_JSON.exists() else {"rows": []}
+    # rows of files written before rows carried their machine: the file's one machine
+    rows = [{"machine": old.get("machine", {})} | r for r in old["rows"]]
     if not args.report:
         mach = machine("torch_threads", "simd", "torch")
         for name in args.judge:
             for label in args.dtypes:
-                row = profile(name, label, args.docs)
-                rows = [r for r in rows if (r["judge"], r["dtype"]) != (name, label)] + [row]
-                OUT_JSON.write_text(json.dumps({"machine": mach, "rows": rows}, indent=1) + "\n")
+                row = {"machine": mach} | profile(name, label, args.docs)
+                same = (_machine_key(mach), name, label)
+                rows = [r for r in rows if (_machine_key(r["machine"]), r["judge"], r["dtype"]) != same] + [row]
+                OUT_JSON.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
                 print(json.dumps(row), flush=True)
-    OUT_MD.write_text(render(rows, mach) + kept_section(OUT_MD))
-
+    OUT_MD.write_text(render(rows) + kept_section(OUT_MD))
 
 if __name__ == "__main__":
     main()
