@@ -19,11 +19,14 @@ score first, 1–5), on the first `--docs` SummEval dev articles:
 Per variant: summary-level Spearman ρ of the expected score and of the argmax (per article over
 its 16 summaries, averaged), and the mean valid mass. The naive parse (greedy text, first number)
 is the ladder's (`ladder.py`, `naive`). Every (judge, variant, article) unit is saved as it
-completes to `ladder/geval_ablation/<judge>.jsonl`; a rerun does only what is missing.
+completes to `ladder/geval_ablation/<judge>-<dtype>.jsonl`; a rerun does only what is missing. The
+variants are compared with each other in one dtype (`--dtype`, default float32; bfloat16 is the
+mixed-precision default, within 0.01 of fp32's normalised scores on the Qwen judges).
 
 Usage (from the repository root; about an hour for the 1.5B judge on 5 articles):
 
     .venv/bin/python benchmarks/geval_ablation.py --judge qwen2.5-coder-0.5b qwen2.5-coder-1.5b --docs 5
+    .venv/bin/python benchmarks/geval_ablation.py --judge qwen2.5-coder-1.5b --docs 3 --dtype bfloat16
     .venv/bin/python benchmarks/geval_ablation.py --report
 """
 
@@ -109,18 +112,18 @@ def _done(path: Path) -> dict[tuple[str, str], dict]:
     return out
 
 
-def collect(name: str, docs: int, variants: list[str]) -> None:
+def collect(name: str, docs: int, variants: list[str], dtype: str = "float32") -> None:
     from localjudge import load_judge
 
     cases = load_summeval(SUMMEVAL_DATA, docs)
     articles = list(dict.fromkeys(c.extra["doc_id"] for c in cases))
-    path = WORK / f"{name}.jsonl"
+    path = WORK / f"{name}-{dtype}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     done = _done(path)
     todo = [(v, a) for v in variants for a in articles if (v, a) not in done]
     if not todo:
         return
-    judge = load_judge(name, device="cpu", dtype="float32")
+    judge = load_judge(name, device="cpu", dtype=dtype)
     with open(path, "a", encoding="utf-8") as out:
         for k, (variant, doc) in enumerate(todo, 1):
             row = {"variant": variant, "doc": doc} | run_unit(
@@ -166,7 +169,7 @@ def render(res: dict) -> str:
         "Made by `benchmarks/geval_ablation.py` (variants and method in its docstring). Summary-level Spearman ρ "
         "against the experts (per article over its 16 summaries, averaged), mean valid mass, and the spread of "
         "the normalised expected score (sd over summaries; a judge that gives every summary the same score "
-        "cannot rank them). fp32, CPU.",
+        "cannot rank them). CPU; the judge column names the dtype.",
         "",
         "| judge | variant | articles | expected ρ | argmax ρ | valid mass | score sd (0-1) | seconds |",
         "|---|---|---|---|---|---|---|---|",
@@ -185,11 +188,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--judge", nargs="+", default=list(JUDGES))
     ap.add_argument("--docs", type=int, default=5)
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=VARIANTS)
+    ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16"))
     ap.add_argument("--report", action="store_true")
     args = ap.parse_args(argv)
     if not args.report:
         for j in args.judge:
-            collect(j, args.docs, args.variants)
+            collect(j, args.docs, args.variants, args.dtype)
     res = report() | {"machine": machine("torch_threads", "simd")}
     OUT_JSON.write_text(json.dumps(res, indent=1) + "\n")
     OUT_MD.write_text(render(res) + kept_section(OUT_MD))
