@@ -202,8 +202,10 @@ def profile(name: str, label: str, docs: int) -> dict:
 
 def _machine_key(mach: dict) -> str:
     """The machine a row was measured on, as its table heading (CPU, cores, SIMD, torch)."""
-    return f"{mach.get('cpu')}, {mach.get('cores')} cores, {mach.get('torch_threads')} torch threads, " \
+    return (
+        f"{mach.get('cpu')}, {mach.get('cores')} cores, {mach.get('torch_threads')} torch threads, "
         f"{mach.get('simd')}, torch {mach.get('torch')}"
+    )
 
 
 def render(rows: list[dict]) -> str:
@@ -273,6 +275,7 @@ def main(argv: list[str] | None = None) -> None:
                 OUT_JSON.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
                 print(json.dumps(row), flush=True)
     OUT_MD.write_text(render(rows) + kept_section(OUT_MD))
+
 
 if __name__ == "__main__":
     main()
