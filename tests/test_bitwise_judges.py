@@ -104,6 +104,27 @@ def check_bitwise(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int
     assert backend.generate(texts[:2][::-1], 5, share_prefix=True)[::-1] == gen_alone
 
 
+def check_head_rows(judge: Judge, dtype: str, mixed: bool = False) -> None:
+    """Log-probabilities read with the output layer on its big GEMM chunk are the bits of its small one.
+
+    A continuation longer than the big chunk puts rows through both shapes; the same item read
+    with every call on the small chunk (16 rows, as the engine read them before) must agree bitwise.
+    """
+    base = _rebuild(judge, dtype, mixed)
+    runner, backend = base.backend.runner, base.backend
+    small = runner.chunks[1]
+    assert runner.head_rows > small and runner.head_rows % small == 0, runner.head_rows
+    prompt = backend.encode("Article:")
+    cont = backend.encode_continuation(" " + ARTICLE * 4)
+    assert len(cont) > runner.head_rows  # one big chunk and small ones after it
+    big = backend.token_logprobs([prompt], [cont])[0]
+    rows, runner.head_rows = runner.head_rows, small
+    try:
+        assert np.array_equal(backend.token_logprobs([prompt], [cont])[0], big)
+    finally:
+        runner.head_rows = rows
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_gemma3_bitwise(gemma_judge, dtype):
     # 3 texts: a summary after the article, the Yes/No and the short rating
@@ -120,6 +141,15 @@ def test_smollm2_bitwise(smollm_judge, dtype):
     # mixed checks' 8192, Qwen's and Gemma's 1024); bf16 runs 4-5x slower than fp32 on CPUs without
     # native bf16: 4 texts (2 summaries of the article)
     check_bitwise(smollm_judge, dtype, (512,) if dtype == "float32" else (8192,), texts=6 if dtype == "float32" else 4)
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+def test_smollm2_output_layer_chunks(smollm_judge, mixed):
+    check_head_rows(smollm_judge, "bfloat16" if mixed else "float32", mixed)
+
+
+def test_gemma3_output_layer_chunks(gemma_judge):
+    check_head_rows(gemma_judge, "float32")
 
 
 def test_smollm2_mixed_precision_bitwise(smollm_judge):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 import torch
 from reference import brute_force_scores, decoded_vocab
-from test_bitwise_judges import check_bitwise
+from test_bitwise_judges import check_bitwise, check_head_rows
 
 from localjudge.engine.invariant import can_prepack
 from localjudge.judges.registry import load_registry
@@ -90,6 +90,11 @@ def test_loglikelihood_matches_a_plain_forward(qwen):
 def test_bitwise_in_fp32(qwen_judge):
     # biases in q/k/v, every digit its own token; fp32, the CPU default
     check_bitwise(qwen_judge, "float32", (1024,), texts=3)
+
+
+def test_output_layer_chunks(qwen_judge):
+    # a 152k-row output layer: 256 rows per call stream its weight once where 16 streamed it 16 times
+    check_head_rows(qwen_judge, "float32")
 
 
 def test_bitwise_in_mixed_precision(qwen_judge):

@@ -20,7 +20,7 @@ from localjudge.engine import masks
 from localjudge.engine.attention import use_block_attention
 from localjudge.engine.batching import plan_batches
 from localjudge.engine.decoding import GreedyDecoding
-from localjudge.engine.invariant import GemmPlan, make_invariant, read_layer, slow_dtype
+from localjudge.engine.invariant import GemmPlan, InvariantLinear, make_invariant, read_layer, slow_dtype
 from localjudge.engine.likelihood import ContinuationScoring
 from localjudge.engine.mixed import lower_linears
 from localjudge.engine.oom import run_with_backoff
@@ -103,17 +103,29 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
                 if self.gemm is not None:
                     use_block_attention(model)
             invariant = self.gemm is not None
+            head_rows = HEAD_ROWS
             if split is None:
                 decoder, read_head = None, _identity
             else:
                 decoder = split.decoder
-                read_head = split.head(read_layer(split.layer, options.fp32_head, invariant))
+                layer = read_layer(split.layer, options.fp32_head, invariant)
+                read_head = split.head(layer)
+                if isinstance(layer, InvariantLinear) and layer.plan.big % HEAD_ROWS == 0:
+                    head_rows = layer.plan.big  # one weight pass per big chunk of rows read
         slow = slow_dtype(model)
         if slow:
             log.warning(slow)
         chunks = (HEAD_ROWS, HEAD_ROWS) if self.gemm is not None else None
         self.runner = Runner(
-            model, decoder, read_head, options.row_grid, chunks, self._pad_id, self._logit_width, invariant
+            model,
+            decoder,
+            read_head,
+            options.row_grid,
+            chunks,
+            self._pad_id,
+            self._logit_width,
+            invariant,
+            head_rows=head_rows,
         )
 
     @property

@@ -118,6 +118,9 @@ class Runner:
             the model must use that attention implementation. False: the padded layout.
         pad_id: token id written at padded slots.
         logit_width: rows of the output layer (the vocabulary, maybe padded).
+        head_rows: rows per output-layer call where a log-probability or a greedy token is read
+            at many positions (a multiple of the small chunk on which the layer's rows are the
+            same bits); None: the big chunk.
     """
 
     def __init__(
@@ -130,10 +133,12 @@ class Runner:
         pad_id: int,
         logit_width: int,
         blocks: bool = False,
+        head_rows: int | None = None,
     ):
         config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
         self.model, self.decoder, self.head = model, decoder, head
         self.grid, self.chunks, self.pad_id, self.logit_width = grid, chunks, pad_id, logit_width
+        self.head_rows = head_rows or (chunks[0] if chunks else 0)
         self.device = next(model.parameters()).device
         self.layer_types = tuple(getattr(config, "layer_types", None) or ())
         self.window = getattr(config, "sliding_window", None)
@@ -270,16 +275,37 @@ class Runner:
         out.decoder, out.head = None, _identity
         return out
 
+    def map_head(self, reduce: Callable[..., torch.Tensor], states: torch.Tensor, *rows: torch.Tensor) -> torch.Tensor:
+        """`reduce(logits, *rows)` over fp32 logits of (K, H) states, joined over K.
+
+        With fixed chunks the output layer runs on `head_rows` rows per call where it can (its own
+        GEMM plan's big chunk, probed bitwise against the small one, so a row's logits are the same
+        bits either way) and `reduce` always sees slices of the small chunk: each weight row is
+        streamed once per `head_rows` rows read, and every reduction keeps its one shape.
+        """
+        if self.chunks is None:
+            return self.map_rows(lambda h, *r: (reduce(self.head(h).float(), *r),), states, *rows)[0]
+        small = self.chunks[1]
+
+        def fn(h: torch.Tensor, *r: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            logits = self.head(h).float()  # (C, V), C = head_rows or small
+            return (
+                torch.cat(
+                    [reduce(logits[s : s + small], *(x[s : s + small] for x in r)) for s in range(0, len(h), small)]
+                ),
+            )
+
+        return map_rows(fn, (states, *rows), (self.head_rows, small), 0)[0]
+
     def logprobs_at(self, states: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         """(K,) float64 log P(target) from (K, H) states: fp32 logits, x - logsumexp(x)."""
 
-        def fn(h: torch.Tensor, t: torch.Tensor) -> tuple[torch.Tensor, ...]:
-            logits = self.head(h).float()  # (C, V)
+        def reduce(logits: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
             lse = torch.logsumexp(logits, dim=-1)  # (C,)
-            return ((logits.gather(1, t[:, None])[:, 0] - lse).double(),)
+            return (logits.gather(1, t[:, None])[:, 0] - lse).double()
 
-        return self.map_rows(fn, states, targets.to(states.device))[0]
+        return self.map_head(reduce, states, targets.to(states.device))
 
     def argmax_at(self, states: torch.Tensor) -> torch.Tensor:
         """(K,) greedy token of each of (K, H) states (the first of equal logits)."""
-        return self.map_rows(lambda h: (self.head(h).float().argmax(-1),), states)[0]
+        return self.map_head(lambda logits: logits.argmax(-1), states)
