@@ -41,8 +41,10 @@ def render_summedits(res: dict) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores, shared with other jobs; each judge read with "
         f"{m.get('torch_threads')} torch thread(s), fp32, batch-invariant engine, prefix reuse on.",
         "",
-        "Command: `.venv/bin/python benchmarks/summedits.py --judge smollm2-135m gemma3-270m` (readings, then "
-        "scores and this report); `--report` rebuilds it from `summedits_scores/`.",
+        "Commands: `.venv/bin/python benchmarks/summedits.py --judge smollm2-135m gemma3-270m` (readings of all "
+        "94 documents, then scores and this report); `--judge qwen2.5-coder-0.5b qwen2.5-coder-1.5b --docs 2` "
+        "(the larger judges on the first two documents of each domain, and their size contrast); `--report` "
+        "rebuilds it from `summedits_scores/`.",
         "",
         "Figures: AUC = ROC AUC per domain, averaged over the five; within = AUC inside each document, averaged; "
         "BA = balanced accuracy with the threshold fitted on the other four domains (leave-one-domain-out), "
@@ -136,10 +138,11 @@ def render_summedits(res: dict) -> str:
     same = res.get("same_items")
     if same:
         lines += [
-            f"## Both judges on the same summaries ({same['n']} summaries of {same['documents']} documents)",
+            f"## The judges on the same summaries ({same['n']} summaries of {same['documents']} documents)",
             "",
             "The judges above did not read the same summaries; here every scorer is on those they all read "
-            "(`both`: the two judges' readings averaged).",
+            "(`both`: the two small judges' readings averaged), so the larger judges' figures stand beside the "
+            "smaller ones' on the same subset.",
             "",
             "| judge | scorer | AUC | within | BA | " + " | ".join(f"BA {d}" for d in DOMAINS) + " |",
             "|---|---|---|---|---|" + "---|" * len(DOMAINS),
@@ -152,5 +155,13 @@ def render_summedits(res: dict) -> str:
                     + " | ".join(doms)
                     + " |"
                 )
+        lines.append("")
+        for judge, n in same.get("nested", {}).items():
+            lines.append(
+                f"- {judge}: scorer chosen on four domains among its {n['candidates']} candidates, tested on the "
+                "fifth: "
+                + ", ".join(f"{d} {v['chosen']} {cell(v['bal_acc'])}" for d, v in n["domains"].items())
+                + f"; mean balanced accuracy **{cell(n['bal_acc'])}**."
+            )
         lines.append("")
     return "\n".join(lines)

@@ -11,7 +11,9 @@ document (`ll`), per-token PMI against the same prompt without the document (`pm
 another document of the domain (`spmi`), aggregated by mean, sum, minimum, low quantile, count
 below a threshold, names and numbers only, or worst sentence; the same relative to the document's
 own lead (`lead`); P(Yes) to "is every claim supported?" per summary and per sentence
-(`entail`); both judges' readings averaged (`both`); and a baseline with no judge (`lexical`).
+(`entail`); both small judges' readings averaged (`both`); the size contrast of the Qwen judges (the
+1.5B judge's per-token log-probability minus the 0.5B's, one tokenizer: `qwen2.5-coder-1.5b-minus-0.5b`,
+its `ll:*` and `pmi:*` scorers read from the differences); and a baseline with no judge (`lexical`).
 
 Figures (`_faithful_eval.py`), as SummEdits reports them: ROC AUC per domain, within-document AUC,
 and balanced accuracy with the threshold fitted leave-one-domain-out (on four domains, tested on
@@ -66,6 +68,38 @@ VERDICT_PARTS = ("pmi:stmin", "ll:smin", "ll:mean")
 
 EDIT_TYPE_ROWS = ("ll:mean", "pmi:mean", "pmi:min", "pmi:stmin", "ll:smin", "entail", "lexical")
 """Scorers whose detection is broken down by kind of edit."""
+
+
+CONTRAST = ("qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b")
+"""Expert and amateur of one family (one tokenizer): the size contrast reads the first minus the second."""
+CONTRAST_NAME = "qwen2.5-coder-1.5b-minus-0.5b"
+CONTRAST_CONDITIONS = ("given", "nodoc", "shuffled")
+"""Likelihood conditions whose per-token readings the contrast subtracts (label readings are not subtracted)."""
+
+
+def contrast_readings() -> bool:
+    """The size contrast as a judge's readings: per token, the expert's log-probability minus the amateur's.
+
+    Written to `faithful_readings/<CONTRAST_NAME>/summedits/` for the summaries both judges read under
+    a condition with the same token ids, so every token scorer applies to it unchanged (`ll:*` is then
+    the contrast of the summary given its document, `pmi:*` the contrast of the two judges' PMI).
+    Returns whether any summary has a contrast.
+    """
+    big, small = (Store(READINGS / j / "summedits") for j in CONTRAST)
+    out = Store(READINGS / CONTRAST_NAME / "summedits")
+    for old in out.root.glob("*.jsonl"):
+        old.unlink()
+    tb, ts = big.load("tokens"), small.load("tokens")
+    same = {i for i in tb if i in ts and tb[i]["ids"] == ts[i]["ids"]}
+    out.append("tokens", (tb[i] for i in sorted(same)))
+    for cond in CONTRAST_CONDITIONS:
+        a, b = big.load(cond), small.load(cond)
+        rows = [
+            {"id": i, "lp": [x - y for x, y in zip(a[i]["lp"], b[i]["lp"])]} for i in sorted(same) if i in a and i in b
+        ]
+        if rows:
+            out.append(cond, rows)
+    return bool(same) and bool(out.load("given"))
 
 
 def score(judges: list[str]) -> None:
@@ -127,6 +161,7 @@ def same_items(per_judge: dict[str, dict], both: dict[str, dict[str, float]], it
         "judges": {
             name: {r: E.scorer_figures(sc[r], sub) for r in SAME_ITEMS_ROWS if r in sc} for name, sc in tables.items()
         },
+        "nested": {name: E.nested_choice(sc, [c for c in CANDIDATES if c in sc], sub) for name, sc in tables.items()},
     }
 
 
@@ -167,7 +202,10 @@ def main(argv: list[str] | None = None) -> None:
         subset = ["--docs", str(args.docs)] if args.docs else []
         for j in args.judge:
             faithful_collect.main(["--set", "summedits", "--judge", j, "--conditions", *args.conditions, *subset])
-        score(args.judge)
+        judges = list(args.judge)
+        if set(CONTRAST) & set(judges) and contrast_readings():
+            judges.append(CONTRAST_NAME)
+        score(judges)
     res = report()
     OUT_JSON.write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
     text = render_summedits(res)
