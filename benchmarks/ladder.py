@@ -258,7 +258,8 @@ def cost(judge: str, dtype: str) -> dict:
     out: dict = {}
     for row in done_units(work_file(judge, dtype)).values():
         kind = row["part"].split(":")[0]
-        acc = out.setdefault(kind, {"wall_s": 0.0, "cpu_s": 0.0, "items": 0, "peak_rss_mib": 0})
+        acc = out.setdefault(kind, {"wall_s": 0.0, "cpu_s": 0.0, "items": 0, "peak_rss_mib": 0, "tokens": 0})
+        acc["tokens"] += row.get("tokens") or 0
         acc["wall_s"] += row["wall_s"]
         acc["cpu_s"] += row["cpu_s"]
         acc["items"] += len(row["ids"])
@@ -310,15 +311,17 @@ def render(res: dict) -> str:
         ]
     lines += ["", "Cost (summed over the saved units; wall time on a machine shared with other work):", ""]
     lines += [
-        "| judge | part | summaries | wall s | CPU s | s per 100 | peak RSS MiB |",
-        "|---|---|---|---|---|---|---|",
+        "| judge | part | summaries | wall s | CPU s | s per 100 | prompt tokens/s | peak RSS MiB |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for j, r in res["judges"].items():
         for kind, c in r.get("cost", {}).items():
             per100 = 100 * c["wall_s"] / c["items"] if c["items"] else None
+            # tokens are counted for G-Eval prompts (their records carry them); "–" where a part does not count
+            rate = c.get("tokens", 0) / c["wall_s"] if c.get("tokens") and c["wall_s"] else None
             lines.append(
                 f"| {j} | {kind} | {c['items']} | {c['wall_s']:.0f} | {c['cpu_s']:.0f} | {cell(per100, '{:.0f}')} "
-                f"| {c['peak_rss_mib']} |"
+                f"| {cell(rate, '{:.0f}')} | {c['peak_rss_mib']} |"
             )
     return "\n".join(lines) + "\n"
 
