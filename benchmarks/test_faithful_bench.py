@@ -119,3 +119,23 @@ def test_judges_of_different_coverage_are_compared_on_the_summaries_both_read():
     assert set(summedits.same_items(other, summedits.with_both(other), items)["judges"]) == {"x", "y"}
     full = {a: {"scores": small}, b: {"scores": small}}
     assert summedits.same_items(full, summedits.with_both(full), items) is None  # same coverage: nothing to add
+
+
+def test_size_contrast_subtracts_token_by_token_where_the_tokens_agree(tmp_path, monkeypatch):
+    import summedits
+
+    monkeypatch.setattr(summedits, "READINGS", tmp_path)
+    big, small = (Store(tmp_path / j / "summedits") for j in summedits.CONTRAST)
+    tokens = [{"id": "a", "ids": [1, 2], "surfaces": ["x", "y"]}, {"id": "b", "ids": [3], "surfaces": ["z"]}]
+    big.append("tokens", tokens)
+    small.append("tokens", [tokens[0], {"id": "b", "ids": [4], "surfaces": ["z"]}])  # b: other tokens
+    big.append("given", [{"id": "a", "lp": [-1.0, -4.0]}, {"id": "b", "lp": [-2.0]}])
+    small.append("given", [{"id": "a", "lp": [-1.5, -3.0]}, {"id": "b", "lp": [-1.0]}])
+    big.append("nodoc", [{"id": "a", "lp": [-2.0, -2.0]}])  # the amateur has no nodoc reading: no pmi rows
+    assert summedits.contrast_readings()
+    out = Store(tmp_path / summedits.CONTRAST_NAME / "summedits")
+    assert out.load("given") == {"a": {"id": "a", "lp": [0.5, -1.0]}}
+    assert set(out.load("tokens")) == {"a"} and not out.load("nodoc")
+    # a rerun starts from nothing: readings the judges no longer share are not kept
+    (small.root / "tokens.jsonl").write_text("")
+    assert not summedits.contrast_readings() and not out.load("given")
