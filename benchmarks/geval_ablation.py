@@ -177,10 +177,22 @@ def render(res: dict) -> str:
     for j, per in res["judges"].items():
         for v, r in per.items():
             lines.append(
-                f"| {j} | {v} | {r['articles']} | {cell(r['expected']['spearman'])} | {cell(r['argmax']['spearman'])} "
-                f"| {r['valid_mass']:.3f} | {r['score_sd']:.3f} | {r['seconds']:.0f} |"
+                f"| {j} | {v} | {r['articles']} | {_rho(r['expected'], r['articles'])} | "
+                f"{_rho(r['argmax'], r['articles'])} | {r['valid_mass']:.3f} | {r['score_sd']:.3f} "
+                f"| {r['seconds']:.0f} |"
             )
+    lines += [
+        "",
+        "(k of n): the ρ is the mean over the k articles where the score varies; on the others the judge gave "
+        "all 16 summaries the same score (an argmax often does), so no ranking is read there.",
+    ]
     return "\n".join(lines) + "\n"
+
+
+def _rho(agreement: dict, articles: int) -> str:
+    """The averaged ρ, with how many articles it averages when some had no ranking."""
+    used = agreement.get("articles_used", articles)
+    return cell(agreement["spearman"]) + (f" ({used} of {articles})" if used < articles else "")
 
 
 def main(argv: list[str] | None = None) -> None:
