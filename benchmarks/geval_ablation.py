@@ -183,8 +183,8 @@ def render(res: dict) -> str:
             )
     lines += [
         "",
-        "(k of n): the ρ is the mean over the k articles where the score varies; on the others the judge gave "
-        "all 16 summaries the same score (an argmax often does), so no ranking is read there.",
+        "(k of n): the ρ is the mean over the k articles where it is defined; on the others the judge gave all "
+        "16 summaries the same score (an argmax often does) or the experts did, so there is no ranking to compare.",
     ]
     return "\n".join(lines) + "\n"
 
