@@ -267,6 +267,12 @@ def cost(judge: str, dtype: str) -> dict:
     return out
 
 
+def _rho(agreement: dict, articles: int) -> str:
+    """The averaged ρ, with how many articles it averages when some had no ranking."""
+    used = agreement.get("articles_used", articles)
+    return cell(agreement["spearman"]) + (f" ({used} of {articles})" if used < articles else "")
+
+
 def render(res: dict) -> str:
     sec = res["sections"]
     lines = [
@@ -292,11 +298,17 @@ def render(res: dict) -> str:
     ]
     for j, r in res["judges"].items():
         for s, per in r["dimensions"].items():
+            n = sec[per["section"]]["articles"]
             lines.append(
-                f"| {j} | {s} | {sec[per['section']]['articles']} | "
-                + " | ".join(cell(per[d]["spearman"]) for d in DIMENSIONS)
+                f"| {j} | {s} | {n} | "
+                + " | ".join(_rho(per[d], n) for d in DIMENSIONS)
                 + f" | {cell(r['average'][s])} |"
             )
+    lines += [
+        "",
+        "(k of n): a ρ averaged over the k articles where it is defined; on the others the scorer gave all 16 "
+        "summaries the same score (an argmax or a parsed digit often does) or the experts did.",
+    ]
     lines += ["", "Valid mass (mean probability on the scale's scores) of the G-Eval prompts:", ""]
     lines += ["| judge | " + " | ".join(DIMENSIONS) + " |", "|---|" + "---|" * len(DIMENSIONS)]
     for j, r in res["judges"].items():
