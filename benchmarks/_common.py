@@ -98,6 +98,12 @@ def cell(x: float | None, fmt: str = "{:.3f}") -> str:
     return "–" if x is None else fmt.format(x)
 
 
+def rho_cell(agreement: dict, articles: int) -> str:
+    """A per-article averaged ρ (`summeval.agreement`), with how many articles it averages when some had no ranking."""
+    used = agreement.get("articles_used", articles)
+    return cell(agreement["spearman"]) + (f" ({used} of {articles})" if used < articles else "")
+
+
 def load_summeval(path: str | Path, docs: int | None = None):
     """SummEval rows as test cases (input = article, actual_output = summary), first `docs` articles.
 

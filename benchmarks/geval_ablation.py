@@ -43,7 +43,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import summeval as SE  # noqa: E402
-from _common import SUMMEVAL_DATA, cell, kept_section, load_summeval, machine  # noqa: E402
+from _common import SUMMEVAL_DATA, kept_section, load_summeval, machine, rho_cell  # noqa: E402
 
 WORK = HERE / "ladder" / "geval_ablation"
 OUT_MD, OUT_JSON = HERE / "ladder" / "geval_ablation_results.md", HERE / "ladder" / "geval_ablation_results.json"
@@ -177,8 +177,8 @@ def render(res: dict) -> str:
     for j, per in res["judges"].items():
         for v, r in per.items():
             lines.append(
-                f"| {j} | {v} | {r['articles']} | {_rho(r['expected'], r['articles'])} | "
-                f"{_rho(r['argmax'], r['articles'])} | {r['valid_mass']:.3f} | {r['score_sd']:.3f} "
+                f"| {j} | {v} | {r['articles']} | {rho_cell(r['expected'], r['articles'])} | "
+                f"{rho_cell(r['argmax'], r['articles'])} | {r['valid_mass']:.3f} | {r['score_sd']:.3f} "
                 f"| {r['seconds']:.0f} |"
             )
     lines += [
@@ -187,12 +187,6 @@ def render(res: dict) -> str:
         "16 summaries the same score (an argmax often does) or the experts did, so there is no ranking to compare.",
     ]
     return "\n".join(lines) + "\n"
-
-
-def _rho(agreement: dict, articles: int) -> str:
-    """The averaged ρ, with how many articles it averages when some had no ranking."""
-    used = agreement.get("articles_used", articles)
-    return cell(agreement["spearman"]) + (f" ({used} of {articles})" if used < articles else "")
 
 
 def main(argv: list[str] | None = None) -> None:

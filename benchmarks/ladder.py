@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import summeval as SE  # noqa: E402
 import summeval_likelihood as LL  # noqa: E402
-from _common import DIMENSIONS, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine  # noqa: E402
+from _common import DIMENSIONS, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine, rho_cell  # noqa: E402
 
 WORK = HERE / "ladder" / "summeval"
 OUT_MD = HERE / "ladder" / "summeval_results.md"
@@ -267,12 +267,6 @@ def cost(judge: str, dtype: str) -> dict:
     return out
 
 
-def _rho(agreement: dict, articles: int) -> str:
-    """The averaged ρ, with how many articles it averages when some had no ranking."""
-    used = agreement.get("articles_used", articles)
-    return cell(agreement["spearman"]) + (f" ({used} of {articles})" if used < articles else "")
-
-
 def render(res: dict) -> str:
     sec = res["sections"]
     lines = [
@@ -301,7 +295,7 @@ def render(res: dict) -> str:
             n = sec[per["section"]]["articles"]
             lines.append(
                 f"| {j} | {s} | {n} | "
-                + " | ".join(_rho(per[d], n) for d in DIMENSIONS)
+                + " | ".join(rho_cell(per[d], n) for d in DIMENSIONS)
                 + f" | {cell(r['average'][s])} |"
             )
     lines += [
