@@ -170,3 +170,29 @@ def test_ray_data_matches_local_evaluate(model_dir):
     assert len(got) == len(local.records) == 20
     want = [json.loads(r.model_dump_json()) for r in local.records]
     _assert_same_records(want, [json.loads(got[(r["case_id"], r["metric"])]["record"]) for r in want])
+
+
+def test_ray_actor_takes_the_valid_mass_floor_of_a_local_run(model_dir):
+    # the actor `judge_dataset` maps over batches, called on one batch as Ray would: a floor above the tiny
+    # model's valid mass leaves every item unscored, as the same floor does in a local `evaluate`
+    pd = pytest.importorskip("pandas", reason="pandas comes with ray[data]")
+    from localjudge import load_judge
+    from localjudge.io.cases import load_cases
+    from localjudge.metrics import resolve_metric
+    from localjudge.runs.evaluate import evaluate
+    from localjudge.runs.ray import JudgeActor
+
+    cases = load_cases(DATA)[:3]
+    batch = pd.DataFrame([c.model_dump(exclude_none=True) for c in cases])
+    for floor in (0.0, 0.999):
+        local = evaluate(
+            cases,
+            [resolve_metric("correctness")],
+            load_judge(str(model_dir), device="cpu"),
+            progress=False,
+            min_valid_mass=floor,
+        )
+        frame = JudgeActor(str(model_dir), ["correctness"], device="cpu", min_valid_mass=floor)(batch)
+        want = [json.loads(r.model_dump_json()) for r in local.records]
+        _assert_same_records(want, [json.loads(r) for r in frame["record"]])
+        assert frame["score"].isna().all() == (floor > 0.5)  # the floor decides, in both

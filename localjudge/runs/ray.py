@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.engine.options import EngineOptions
+from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 OUTPUT_COLUMNS = ("case_id", "metric", "score", "raw_score", "passed", "valid_mass", "unscored_reason", "record")
 
@@ -46,7 +47,7 @@ class JudgeActor:
         device: default each actor's GPU when Ray gave it one, else the CPU.
         dtype: compute dtype, as for `load_judge`.
         options: every engine setting as one `EngineOptions`, as for `load_judge` (not with device or dtype).
-        hardened, truncate, chunk_size, steps_cache: as for `evaluate`.
+        hardened, truncate, chunk_size, steps_cache, min_valid_mass: as for `evaluate`.
     """
 
     def __init__(
@@ -61,6 +62,7 @@ class JudgeActor:
         truncate: bool = False,
         chunk_size: int | None = None,
         steps_cache: Path | None = None,
+        min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
     ):
         from localjudge.judges.loading import load_judge
         from localjudge.metrics import resolve_metric
@@ -68,6 +70,7 @@ class JudgeActor:
         self.judge = load_judge(judge, device=device, dtype=dtype, options=options)
         self.metrics = [resolve_metric(m) for m in metrics]
         self.hardened, self.truncate, self.chunk_size, self.steps_cache = hardened, truncate, chunk_size, steps_cache
+        self.min_valid_mass = min_valid_mass
 
     def __call__(self, batch):
         """A pandas batch of cases in, a pandas frame of records (one per case and metric) out."""
@@ -86,6 +89,7 @@ class JudgeActor:
             chunk_size=self.chunk_size,
             progress=False,
             steps_cache=self.steps_cache,
+            min_valid_mass=self.min_valid_mass,
         )
         rows = [
             {
@@ -118,6 +122,7 @@ def judge_dataset(
     truncate: bool = False,
     chunk_size: int | None = None,
     steps_cache: Path | None = None,
+    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
 ):
     """`ds` (one row per case: id, input, actual_output, ...) judged by `concurrency` actors.
 
@@ -135,6 +140,7 @@ def judge_dataset(
         "truncate": truncate,
         "chunk_size": chunk_size,
         "steps_cache": steps_cache,
+        "min_valid_mass": min_valid_mass,
     }
     return ds.map_batches(
         JudgeActor,
