@@ -129,6 +129,11 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         )
 
     @property
+    def pad_id(self) -> int:
+        """The token id this backend right-pads batches with (the tokenizer's pad token, else 0)."""
+        return self._pad_id
+
+    @property
     def bitwise(self) -> bool:
         """Whether results are claimed bitwise batch-invariant.
 
