@@ -198,7 +198,7 @@ def test_a_saved_tokenizer_loads_as_the_one_saved(tiny_tokenizer, tmp_path, name
     import transformers
     from tiny_gguf import CHAT_TEMPLATE
 
-    from localjudge.judges.gguf_weights import _load_tokenizer
+    from localjudge.judges.gguf_weights import load_tokenizer
 
     spec = json.loads(tiny_tokenizer.backend_tokenizer.to_str())
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in spec["model"]["merges"]]
@@ -206,7 +206,7 @@ def test_a_saved_tokenizer_loads_as_the_one_saved(tiny_tokenizer, tmp_path, name
     saved = getattr(transformers, name)(vocab=spec["model"]["vocab"], merges=merges, **specials)
     saved.chat_template = CHAT_TEMPLATE
     saved.save_pretrained(tmp_path)
-    loaded = _load_tokenizer(tmp_path)
+    loaded = load_tokenizer(tmp_path)
     assert_same_tokenizer(saved, loaded)
     assert_same_tokenizer(transformers.AutoTokenizer.from_pretrained(tmp_path), loaded)
 

@@ -65,7 +65,7 @@ def load_gguf(path: Path, dtype_name: str, cache: bool | str | Path = True) -> t
 
     dtype = getattr(torch, dtype_name)
     if cache is False:
-        return (*_parse(path, dtype), f"sha256:{fresh_sha256(path)}")
+        return (*parse_gguf(path, dtype), f"sha256:{fresh_sha256(path)}")
     root = cache_root(None if cache is True else cache)
     limit = cache_limit()  # a bad value fails now, not after a parse
     with held(path):  # a joined GGUF being read is not evicted
@@ -97,7 +97,7 @@ def _from_copy(key: CacheKey, root: Path, dtype, gguf_file: str) -> tuple[Any, A
             if folder is None:
                 return None
             try:
-                model, tokenizer = _load_prepared(folder, dtype)
+                model, tokenizer = load_prepared(folder, dtype)
             except Exception as exc:  # verified bytes that still do not load: never used, rebuilt
                 log.warning("prepared copy %s does not load (%s); rebuilding it from the GGUF", folder, exc)
             else:
@@ -115,9 +115,9 @@ def _prepare(path: Path, dtype_name: str, key: CacheKey, root: Path, limit: Cach
     import torch
 
     dtype = getattr(torch, dtype_name)
-    model, tokenizer = _parse(path, getattr(torch, STORED_DTYPE))
+    model, tokenizer = parse_gguf(path, getattr(torch, STORED_DTYPE))
     if not _plain_weights(model):  # blocks kept packed for GGUF kernels: no copy, and they follow the dtype
-        return (model, tokenizer) if dtype_name == STORED_DTYPE else _parse(path, dtype)
+        return (model, tokenizer) if dtype_name == STORED_DTYPE else parse_gguf(path, dtype)
     size = sum(p.numel() * p.element_size() for p in model.parameters())
     try:
         error = too_big(size, limit)
@@ -132,17 +132,17 @@ def _prepare(path: Path, dtype_name: str, key: CacheKey, root: Path, limit: Cach
         log.warning("%s (loaded from the GGUF this time, parsed again in %s)", exc, dtype_name)
         del model
         gc.collect()
-        return _parse(path, dtype)
+        return parse_gguf(path, dtype)
     log.info("prepared copy of %s written to %s", path.name, where)
     if dtype_name == STORED_DTYPE:
         return model, tokenizer
     del model  # the judge in another dtype is what every later load reads: the copy, cast
     gc.collect()
     with held(where):
-        return _load_prepared(where, dtype)
+        return load_prepared(where, dtype)
 
 
-def _parse(path: Path, dtype) -> tuple[Any, Any]:
+def parse_gguf(path: Path, dtype) -> tuple[Any, Any]:
     """Model and tokenizer from the GGUF itself, parsed once; plain tensors, without GGUF quantizer state."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -174,14 +174,15 @@ def _save(model, tokenizer, folder: Path) -> None:
     tokenizer.save_pretrained(folder)
 
 
-def _load_prepared(folder: Path, dtype) -> tuple[Any, Any]:
+def load_prepared(folder: Path, dtype) -> tuple[Any, Any]:
+    """Model and tokenizer from a prepared copy (safetensors and tokenizer files, as `_save` writes them)."""
     from transformers import AutoModelForCausalLM
 
     model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, use_safetensors=True, dtype=dtype)
-    return model, _load_tokenizer(folder)
+    return model, load_tokenizer(folder)
 
 
-def _load_tokenizer(folder: Path):
+def load_tokenizer(folder: Path):
     """The saved tokenizer, its `tokenizer.json` read as it is by the tokenizers library.
 
     `AutoTokenizer.from_pretrained` would also parse that file in Python, and a class with its
