@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _common import EMBEDDED_JUDGES, kept_section, machine  # this script's folder is on sys.path
 
-HERE = Path(__file__).resolve().parent / "adversarial"
+from benchmarks.lib.common import EMBEDDED_JUDGES, kept_section, machine
+
+HERE = Path(__file__).resolve().parent
 ATTACKS = ("ignore_instructions", "fake_score", "fake_delimiter", "role_play", "padding")
 FINDINGS = "## Findings"
 MACHINE = ("torch_threads", "torch", "transformers", "python")  # recorded in results.json beside cpu, cores

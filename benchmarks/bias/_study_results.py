@@ -12,9 +12,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from _study_items import HUMAN_FIELD, SUMMARY_INSTRUCTION, SYSTEMS
-from _study_judging import Task, lab_verdicts
 
+from benchmarks.bias._study_items import HUMAN_FIELD, SUMMARY_INSTRUCTION, SYSTEMS
+from benchmarks.bias._study_judging import Task, lab_verdicts
 from localjudge.bias import BiasSettings
 from localjudge.bias.study import BiasStudy, Verdicts, analyze_records, write_study
 from localjudge.runs.generation import read_responses

@@ -26,9 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-from _common import EMBEDDED_JUDGES, machine  # this script's folder is on sys.path
+from benchmarks.lib.common import EMBEDDED_JUDGES, machine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks" / "bias"
 GENERATORS = EMBEDDED_JUDGES
 

@@ -26,9 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-from _common import EMBEDDED_JUDGES, SHARED_DATA, machine  # this script's folder is on sys.path
+from benchmarks.lib.common import EMBEDDED_JUDGES, SHARED_DATA, machine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = SHARED_DATA
 SETS = ("mtbench_human_pairs", "llmbar_natural")
 

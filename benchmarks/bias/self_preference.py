@@ -52,13 +52,12 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.bias import _study_items as items
+from benchmarks.bias._study_judging import Task, judge_task, pending
+from benchmarks.lib.common import SUMMEVAL_DATA
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(1, str(HERE.parent))
-import _study_items as items  # noqa: E402
-from _common import SUMMEVAL_DATA  # noqa: E402
-from _study_judging import Task, judge_task, pending  # noqa: E402
 
 JUDGES = ("smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 OUT = HERE / "self_preference"
@@ -274,14 +273,14 @@ def main(argv: list[str] | None = None) -> int:
     study_tasks = tasks()
     if not args.analyse_only:
         run_models(args, out, clock, study_tasks)
-    from _study_results import analyse, write_results
+    from benchmarks.bias._study_results import analyse, write_results
 
     start = time.perf_counter()
     studies = analyse(out, study_tasks, config["judges"], ROOT, seed=args.seed, n_bootstrap=args.bootstrap)
     seconds = time.perf_counter() - start
     if not args.analyse_only:
         clock("analysis", "-", "-", "-", seconds, 0)
-        from _common import machine
+        from benchmarks.lib.common import machine
 
         run = {"run": clock.run, "wall_s": round(time.perf_counter() - clock.start, 1), "threads": args.threads}
         run |= {

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 
-import _gpu_workload as W
 import torch
+
+from benchmarks.gpu import _gpu_workload as W
 
 LOW, HIGH = 1, 10
 

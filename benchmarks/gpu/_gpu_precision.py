@@ -26,11 +26,11 @@ from __future__ import annotations
 import statistics
 import time
 
-import _gpu_bitwise as bitwise_section
-import _gpu_workload as W
 import numpy as np
 import torch
 
+from benchmarks.gpu import _gpu_bitwise as bitwise_section
+from benchmarks.gpu import _gpu_workload as W
 from localjudge.errors import NumericalError
 
 PRECISION_MODELS = ["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b", "qwen2.5-7b"]

@@ -42,14 +42,16 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.gpu import _gpu_bitwise as bitwise_section
+from benchmarks.gpu import (
+    _gpu_oom,
+    _gpu_precision,
+)
+from benchmarks.gpu import _gpu_workload as W
+from benchmarks.lib.common import machine
+from benchmarks.lib.measure import matmul_peak, useful_flops
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import _gpu_bitwise as bitwise_section  # noqa: E402
-import _gpu_oom  # noqa: E402
-import _gpu_precision  # noqa: E402
-import _gpu_workload as W  # noqa: E402
-from _common import machine  # noqa: E402
-from _measure import matmul_peak, useful_flops  # noqa: E402
 
 LOW, HIGH = 1, 10
 DEFAULT_MODELS = ["llama3.1-8b", "qwen2.5-7b", "gemma2-9b"]

@@ -1,17 +1,12 @@
-"""benchmarks/gpu.py end to end on the CPU with tiny shapes: every section runs and reports."""
+"""benchmarks/gpu/gpu.py end to end on the CPU with tiny shapes: every section runs and reports."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
-_PATH = Path(__file__).resolve().parent / "gpu.py"
-_spec = importlib.util.spec_from_file_location("gpu_bench", _PATH)
-G = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(G)
+from benchmarks.gpu import gpu as G
 
 
 @pytest.mark.slow

@@ -29,10 +29,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine
-from throughput_likelihood import _articles, floor_pass
-
+from benchmarks.lib.common import machine
+from benchmarks.lib.likelihood_rows import floor_pass, likelihood_articles
 from localjudge import load_judge
 from localjudge.engine.options import EngineOptions
 from localjudge.scoring.likelihood import split_boundary
@@ -42,7 +40,7 @@ RESULTS_JSON, RESULTS_MD = HERE / "invariance_results.json", HERE / "invariance_
 
 
 def _items(judge, docs: int):
-    groups = _articles(judge, docs)
+    groups = likelihood_articles(judge, docs)
     pairs = [split_boundary(p, c) for ps, cs in groups for p, c in zip(ps, cs)]
     prompts = [judge.backend.encode(p) for p, _ in pairs]
     conts = [judge.backend.encode_continuation(c) for _, c in pairs]
@@ -126,7 +124,7 @@ def _bf16_throughput(name: str, docs: int | None, plain_docs: int) -> dict:
         "bfloat16": _bf16(name, True),  # mixed precision, the CPU default
         "bfloat16-full": _bf16(name, False),
     }
-    groups = _articles(judges["float32"], docs)
+    groups = likelihood_articles(judges["float32"], docs)
     out: dict = {"articles": len(groups), "summaries": sum(len(p) for p, _ in groups), "plain_articles": plain_docs}
     for mode, reuse, n in (("prefix_reuse", True, len(groups)), ("no_prefix_reuse", False, plain_docs)):
         seconds = dict.fromkeys(judges, 0.0)
@@ -152,7 +150,7 @@ def _bf16_throughput(name: str, docs: int | None, plain_docs: int) -> dict:
 
 def _precision(name: str, docs: int) -> dict:
     """One rounding to bf16 at a time in the fp32 judge's linear layers (`_bf16_sources`)."""
-    from _bf16_sources import deviations
+    from benchmarks.invariance._bf16_sources import deviations
 
     ref = load_judge(name, options=EngineOptions(dtype="float32", device="cpu"))
     judges = {
@@ -196,10 +194,8 @@ def _bitwise(name: str, dtype: str, docs: int, items: int) -> dict:
 
 def _summeval(name: str, docs: int) -> dict:
     """Avg ρ (4 dimensions) of ll-mean and ll-sum on the first SummEval dev articles, fp32 and bf16."""
-    from _common import DIMENSIONS, SUMMEVAL_DATA, load_summeval
-    from summeval import agreement
-    from summeval_likelihood import likelihood_metric
-
+    from benchmarks.lib.common import DIMENSIONS, SUMMEVAL_DATA, load_summeval
+    from benchmarks.lib.summeval import agreement, likelihood_metric
     from localjudge.kinds import likelihood_prompts as L
 
     cases = load_summeval(SUMMEVAL_DATA, docs)
@@ -242,7 +238,7 @@ SECTIONS = ("speed", "bf16_throughput", "deviation", "precision", "bitwise", "su
 
 def render(results: dict) -> str:
     """The measured part of invariance_results.md (the notes below it are kept by hand)."""
-    from _common import cell
+    from benchmarks.lib.common import cell
 
     lines = ["# Batch-invariant engine: price and bf16 deviation (`benchmarks/invariance.py`)", ""]
     for judge, r in results.items():
@@ -325,7 +321,7 @@ def render(results: dict) -> str:
                 )
             lines.append("")
         if "precision" in r:
-            from _bf16_sources import render as render_precision
+            from benchmarks.invariance._bf16_sources import render as render_precision
 
             lines += render_precision(r["precision"])
         bits = [r[k] for k in ("bitwise_float32", "bitwise_bfloat16", "bitwise_bfloat16-full") if k in r]
@@ -363,7 +359,7 @@ def render(results: dict) -> str:
 
 def write_md(results: dict) -> None:
     """invariance_results.md: the tables from the JSON, then the hand-written notes kept."""
-    from _common import kept_section
+    from benchmarks.lib.common import kept_section
 
     kept = kept_section(RESULTS_MD) if RESULTS_MD.exists() else ""
     RESULTS_MD.write_text(render(results) + kept)

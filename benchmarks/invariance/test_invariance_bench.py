@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import _bf16_sources as B
-
+from benchmarks.invariance import _bf16_sources as B
 from localjudge import Judge
 from localjudge.engine.invariant import InvariantLinear
 from localjudge.engine.options import EngineOptions

@@ -13,8 +13,8 @@ import platform
 import subprocess
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SHARED_DATA = HERE.parent.parent / "shared" / "data"  # data sets beside the clone (shared/data/README.md)
+BENCHMARKS = Path(__file__).resolve().parents[1]
+SHARED_DATA = BENCHMARKS.parent.parent / "shared" / "data"  # data sets beside the clone (shared/data/README.md)
 SUMMEVAL_DATA = SHARED_DATA / "summeval_dev.json"
 EMBEDDED_JUDGES = ("smollm2-135m", "gemma3-270m")
 DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")  # SummEval's expert-rated dimensions

@@ -28,6 +28,9 @@ from pathlib import Path
 CHUNK = 48
 """Items per engine call: whole groups (an article's summaries) are kept together for prefix reuse."""
 
+READINGS = Path(__file__).resolve().parents[1] / "quality" / "faithful_readings"
+"""Where the quality studies keep their readings (faithfulness and pairwise; not committed: .gitignore)."""
+
 
 @dataclass(frozen=True)
 class LLItem:

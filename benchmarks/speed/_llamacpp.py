@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from _logprobs import target_logprobs
+
+from benchmarks.speed._logprobs import target_logprobs
 
 INSTALL = (
     'CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 '

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _common import cell
+from benchmarks.lib.common import cell
 
 SPEED_PAIRS = (  # (llama.cpp method, localjudge method) set side by side as a speed ratio
     ("lcpp-last", "floor/fp32"),

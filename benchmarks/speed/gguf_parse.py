@@ -28,10 +28,10 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import HERE, kept_section, machine
-from _load_big import gguf_path
+from benchmarks.lib.common import kept_section, machine
+from benchmarks.speed._load_big import gguf_path
 
+HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "gguf_parse_results.md"
 JUDGES = ("smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 MACHINE = ("torch_threads", "torch", "transformers", "python", "simd")
@@ -101,7 +101,11 @@ def check(path: Path) -> dict:
 
 def run_child(way: str, path: Path) -> dict:
     done = subprocess.run(
-        [sys.executable, __file__, "--child", way, str(path)], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "benchmarks.speed.gguf_parse", "--child", way, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=HERE.parents[1],
     )
     if done.returncode:
         raise SystemExit(f"{way} parse of {path} failed:\n{done.stderr[-3000:]}")

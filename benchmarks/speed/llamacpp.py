@@ -18,7 +18,7 @@ The items are the likelihood prompts of `throughput.py --likelihood` (SummEval d
 articles with their 16 summaries each, tokenised once by localjudge; every method gets those ids.
 Methods, run back to back on each article (order rotated per article) so load hits all alike:
 
-  floor/<dtype>      the bare batched forward of `throughput_likelihood.floor_pass`
+  floor/<dtype>      the bare batched forward of `lib/likelihood_rows.floor_pass`
   lj/<dtype>         `judge.backend.token_logprobs` (the likelihood metric's path), prefix reuse off
   lj+prefix/<dtype>  the same, prefix reuse on (an article computed once for its summaries)
   lcpp-<way>         llama.cpp, one sequence per decode (`_llamacpp.py`: last, all, cont, cont+prefix)
@@ -39,9 +39,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import EMBEDDED_JUDGES, kept_section, machine
-from _logprobs import common_prefix_len, compare_logprobs, tokenisation_agreement
+from benchmarks.lib.common import EMBEDDED_JUDGES, kept_section, machine
+from benchmarks.speed._logprobs import common_prefix_len, compare_logprobs, tokenisation_agreement
 
 HERE = Path(__file__).resolve().parent
 LARGER = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
@@ -95,11 +94,11 @@ class Article(NamedTuple):
 
 def load_articles(judges: dict, docs: int, per_article: int) -> list[Article]:
     """The likelihood items of `throughput_likelihood`, first `per_article` summaries of each article."""
-    import throughput_likelihood as TL
+    from benchmarks.lib import likelihood_rows as LR
 
     return [
         article(judges, prompts[:per_article], conts[:per_article])
-        for prompts, conts in TL._articles(judges["lj/fp32"], docs)
+        for prompts, conts in LR.likelihood_articles(judges["lj/fp32"], docs)
     ]
 
 
@@ -119,10 +118,10 @@ def article(judges: dict, prompts: list[str], conts: list[str]) -> Article:
 
 def methods(judges: dict, lcpp) -> dict:
     """Method name -> function of an article, returning its items' log-prob arrays (None: speed only)."""
-    import throughput_likelihood as TL
+    from benchmarks.lib import likelihood_rows as LR
 
     def floor(k):  # the stock model (batch_invariant=False): linear layers and attention as transformers has them
-        return lambda a: TL.floor_pass(judges[f"stock/{k}"].backend, a.rows, a.plans[k])
+        return lambda a: LR.floor_pass(judges[f"stock/{k}"].backend, a.rows, a.plans[k])
 
     def lj(key):
         return lambda a: judges[key].backend.token_logprobs(a.prompts, a.conts)
@@ -193,9 +192,9 @@ def gguf_path(name: str):
 def run_judge(name: str, args) -> dict:
     """Everything measured for one embedded judge."""
     import torch
-    from _llamacpp import LlamaCpp
-    from _measure import matmul_peak, useful_flops
 
+    from benchmarks.lib.measure import matmul_peak, useful_flops
+    from benchmarks.speed._llamacpp import LlamaCpp
     from localjudge import load_judge
     from localjudge.engine.options import EngineOptions
     from localjudge.judges.loading import file_sha256
@@ -287,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
 
-    from _llamacpp import INSTALL, require_llama_cpp
+    from benchmarks.speed._llamacpp import INSTALL, require_llama_cpp
 
     llama_cpp = require_llama_cpp()  # before minutes of judge loading
     import torch
@@ -304,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.judges:
         results[f"{name}, {args.threads} threads"] = context | run_judge(name, args)
         RESULTS_JSON.write_text(json.dumps(results, indent=1) + "\n")
-    from _llamacpp_report import markdown
+    from benchmarks.speed._llamacpp_report import markdown
 
     RESULTS_MD.write_text("\n".join(markdown(results)) + kept_section(RESULTS_MD))
     print(f"wrote {RESULTS_JSON.name} and {RESULTS_MD.name}")

@@ -39,11 +39,11 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import EMBEDDED_JUDGES, HERE, kept_section, machine
-from _load_big import BIG, STACK, big_lines, gguf_path, hashing, load_options, parts, run_big
+from benchmarks.lib.common import EMBEDDED_JUDGES, kept_section, machine
+from benchmarks.speed._load_big import BIG, STACK, big_lines, gguf_path, hashing, load_options, parts, run_big
 
-REPO = HERE.parent
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 RESULTS = HERE / "load_results.md"
 TARGETS = {"smollm2-135m": 3.0, "gemma3-270m": 6.0}  # warm load on top of the import, seconds
 DEMO_TARGET = 15.0
@@ -193,7 +193,7 @@ def demo_floor(judge: str, dtype: str, cache: str, imports: list[float], stack: 
 
 def measure(mode: str, judge: str, dtype: str, cache: Path) -> dict:
     env = {**os.environ, "PYTHONPATH": str(REPO), "TRANSFORMERS_VERBOSITY": "error", "HF_HUB_OFFLINE": "1"}
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", mode, judge, dtype, str(cache)]
+    cmd = [sys.executable, "-m", "benchmarks.speed.load", "--child", mode, judge, dtype, str(cache)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if out.returncode:
         raise RuntimeError(f"{mode} {judge} {dtype} failed:\n{out.stderr[-3000:]}")

@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections import defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
+from benchmarks.lib.common import SUMMEVAL_DATA, kept_section, load_summeval, machine
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _common import SUMMEVAL_DATA, kept_section, load_summeval, machine  # noqa: E402
 
 OUT_JSON, OUT_MD = HERE / "profile_judge_results.json", HERE / "profile_judge_results.md"
 ROLES = ("linear: MLP", "linear: attention projections", "linear: output layer")

@@ -5,16 +5,12 @@ The benchmark's own self-check, beside it: nothing here needs llama.cpp or a mod
 
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _logprobs import common_prefix_len, compare_logprobs, target_logprobs, tokenisation_agreement  # noqa: E402
+from benchmarks.speed._logprobs import common_prefix_len, compare_logprobs, target_logprobs, tokenisation_agreement
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -78,10 +74,9 @@ def test_tokenisation_agreement_finds_the_first_difference():
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("llamacpp_bench", HERE / "llamacpp.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from benchmarks.speed import llamacpp
+
+    return llamacpp
 
 
 def test_script_without_llama_cpp_says_how_to_build_it(monkeypatch, capsys):

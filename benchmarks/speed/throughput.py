@@ -37,7 +37,6 @@ import fcntl
 import json
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -45,14 +44,12 @@ import numpy as np
 import torch
 
 import localjudge
+from benchmarks.lib.common import kept_section, machine
+from benchmarks.lib.measure import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops
+from benchmarks.speed import throughput_likelihood as TL
 from localjudge.io.cases import load_cases
 from localjudge.kinds import geval_prompts as P
 from localjudge.metrics import builtin_metric
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import throughput_likelihood as TL
-from _common import kept_section, machine
-from _measure import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops
 
 HERE = Path(__file__).parent
 RESULTS_JSON = HERE / "throughput_results.json"
@@ -119,7 +116,7 @@ def run(args) -> dict:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     judge = localjudge.load_judge(args.judge, device=device, dtype=args.dtype)
     backend, model, tok = judge.backend, judge.backend.model, judge.backend.tokenizer
-    pad = backend._pad_id
+    pad = backend.pad_id
     texts = build_texts(judge, args.items)
     ids = [backend.encode(t) for t in texts]
     lengths = [len(r) for r in ids]

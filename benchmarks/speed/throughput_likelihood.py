@@ -21,52 +21,15 @@ from __future__ import annotations
 import statistics
 import time
 
-import torch
-from _common import SUMMEVAL_DATA, load_summeval  # throughput.py puts this folder on sys.path
-
+from benchmarks.lib.likelihood_rows import METRIC, floor_pass, likelihood_articles
 from localjudge.scoring.likelihood import split_boundary
-
-METRIC = "consistency_likelihood"
-
-
-def _articles(judge, docs: int | None):
-    """Per article: (prompts, continuations) of its summaries, as the metric renders them."""
-    from localjudge.kinds import likelihood_prompts as L
-    from localjudge.metrics import builtin_metric
-
-    metric = builtin_metric(METRIC)
-    groups: dict[str, tuple[list[str], list[str]]] = {}
-    for c in load_summeval(SUMMEVAL_DATA, docs):
-        p = L.condition_prompt(judge, metric, c)
-        prompts, conts = groups.setdefault(c.extra["doc_id"], ([], []))
-        prompts.append(p)
-        conts.append(L.continuation(p, c.actual_output))
-    return list(groups.values())
-
-
-def floor_pass(backend, rows: list[list[int]], plan) -> None:
-    """The plan's batches, right-padded, one plain forward each, last-position logits only."""
-    for batch in plan.batches:
-        width = max(len(rows[i]) for i in batch)
-        x = torch.full((len(batch), width), backend._pad_id, dtype=torch.long)
-        attn = torch.zeros_like(x)
-        for b, i in enumerate(batch):
-            x[b, : len(rows[i])] = torch.tensor(rows[i])
-            attn[b, : len(rows[i])] = 1
-        with torch.inference_mode():
-            backend.model(
-                input_ids=x.to(backend.device),
-                attention_mask=attn.to(backend.device),
-                logits_to_keep=1,
-                use_cache=False,
-            )
 
 
 def run(judge, docs: int | None = None) -> dict:
     """Seconds of floor, lj and lj+prefix over every article, and the largest score difference."""
     plain, shared_prefix = judge.with_options(reuse_prefix=False), judge.with_options(reuse_prefix=True)
     backend = plain.backend
-    articles = _articles(judge, docs)
+    articles = likelihood_articles(judge, docs)
     times = {"floor": [], "lj": [], "lj+prefix": []}
     tokens, items, real, padded, diff, prefill = 0, 0, 0, 0, 0.0, 0
     for k, (prompts, conts) in enumerate(articles):

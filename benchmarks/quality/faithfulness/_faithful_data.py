@@ -25,8 +25,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import SHARED_DATA, SUMMEVAL_DATA
-from _readings import LabelItem, LLItem
+from benchmarks.lib.common import SHARED_DATA, SUMMEVAL_DATA
+from benchmarks.lib.readings import LabelItem, LLItem
 
 SUMMEDITS_DOMAINS = ("ectsum", "qmsumm", "sales_call", "sales_email", "scitldr")
 LEAD_SENTENCES = 2

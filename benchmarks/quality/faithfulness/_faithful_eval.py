@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from _faithful_data import Item
 
+from benchmarks.quality.faithfulness._faithful_data import Item
 from localjudge.calibration.logistic import fit_logistic
 from localjudge.stats.classification import (
     accuracy,

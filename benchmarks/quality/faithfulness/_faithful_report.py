@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _common import cell
+from benchmarks.lib.common import cell
 
 DOMAINS = ("ectsum", "qmsumm", "sales_call", "sales_email", "scitldr")
 TIMING_OF = {

@@ -25,9 +25,9 @@ import re
 from collections.abc import Sequence
 
 import numpy as np
-from _faithful_data import Item
-from _readings import Store
 
+from benchmarks.lib.readings import Store
+from benchmarks.quality.faithfulness._faithful_data import Item
 from localjudge.scoring.aggregate import read_tokens
 
 AGGREGATIONS: dict[str, dict] = {

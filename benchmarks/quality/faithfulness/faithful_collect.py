@@ -20,16 +20,13 @@ that shared the machine.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import _faithful_data as D  # noqa: E402
-from _readings import Store, read_labels, read_likelihoods  # noqa: E402
+from benchmarks.lib.readings import READINGS, Store, read_labels, read_likelihoods
+from benchmarks.quality.faithfulness import _faithful_data as D
 
-READINGS = HERE / "faithful_readings"
+HERE = Path(__file__).resolve().parent
 
 
 def main(argv: list[str] | None = None) -> None:

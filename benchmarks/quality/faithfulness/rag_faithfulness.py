@@ -35,10 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lib.common import EMBEDDED_JUDGES, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine
+
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "rag_faithfulness"
-sys.path.insert(0, str(HERE))
-from _common import EMBEDDED_JUDGES, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine  # noqa: E402
 
 WRONG = {"rag-03", "rag-09", "rag-10"}
 RIGHT = {"rag-01", "rag-02", "rag-04", "rag-06", "rag-08"}

@@ -35,22 +35,20 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 from pathlib import Path
 
+from benchmarks.lib.common import EMBEDDED_JUDGES, kept_section, machine
+from benchmarks.lib.readings import READINGS, Store
+from benchmarks.quality.faithfulness import _faithful_data as D
+from benchmarks.quality.faithfulness import _faithful_eval as E
+from benchmarks.quality.faithfulness._faithful_report import render_summedits
+from benchmarks.quality.faithfulness._faithful_scores import all_scorers, examples
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import _faithful_data as D  # noqa: E402
-import _faithful_eval as E  # noqa: E402
-from _common import EMBEDDED_JUDGES, kept_section, machine  # noqa: E402
-from _faithful_report import render_summedits  # noqa: E402
-from _faithful_scores import all_scorers, examples  # noqa: E402
-from _readings import Store  # noqa: E402
 
 SCORES = HERE / "summedits_scores"
 OUT_MD = HERE / "summedits_results.md"
 OUT_JSON = HERE / "summedits_results.json"
-READINGS = HERE / "faithful_readings"
 CONDITIONS = ("given", "nodoc", "entail", "lead", "lead_nodoc", "shuffled")
 """Readings per judge. Per-sentence entailment (`entail_sent`, `consistency_entailment` with
 `unit: sentence`) is not among them: per-summary P(yes) is at chance for SmolLM2 here (AUC 0.495)
@@ -197,7 +195,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--docs", type=int, help="first N documents per domain (a stated subset, for the larger judges)")
     args = ap.parse_args(argv)
     if not args.report:
-        import faithful_collect
+        from benchmarks.quality.faithfulness import faithful_collect
 
         subset = ["--docs", str(args.docs)] if args.docs else []
         for j in args.judge:

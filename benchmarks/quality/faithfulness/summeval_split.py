@@ -24,22 +24,19 @@ Needs the readings of `faithful_collect.py --set summeval --judge J --conditions
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lib.common import machine
+from benchmarks.lib.readings import READINGS, Store
+from benchmarks.quality.faithfulness import _faithful_data as D
+from benchmarks.quality.faithfulness._faithful_scores import lexical
+from localjudge.stats import summary_level
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import _faithful_data as D  # noqa: E402
-from _common import machine  # noqa: E402
-from _faithful_scores import lexical  # noqa: E402
-from _readings import Store  # noqa: E402
 
-from localjudge.stats import summary_level  # noqa: E402
-
-READINGS = HERE / "faithful_readings"
 OUT_MD = HERE / "summeval_split_results.md"
 TARGET = 0.50
 

@@ -28,22 +28,20 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import _faithful_data as D  # noqa: E402
-from _common import EMBEDDED_JUDGES, cell, kept_section, machine  # noqa: E402
-from _faithful_scores import all_scorers  # noqa: E402
-from _readings import Store  # noqa: E402
+from benchmarks.lib.common import EMBEDDED_JUDGES, cell, kept_section, machine
+from benchmarks.lib.readings import READINGS, Store
+from benchmarks.quality.faithfulness import _faithful_data as D
+from benchmarks.quality.faithfulness._faithful_scores import all_scorers
 
-SCORES = HERE / "summeval_scores"
+HERE = Path(__file__).resolve().parent
+
+SCORES = HERE / "summeval_tokens_scores"
 OUT_MD = HERE / "summeval_tokens_results.md"
 OUT_JSON = HERE / "summeval_tokens_results.json"
-READINGS = HERE / "faithful_readings"
 CONDITIONS = ("given", "nodoc", "reference", "lead", "lead_nodoc", "entail")
 """Readings per judge (the shuffled-document contrast is measured on SummEdits only: on SummEval its
 800 readings cost another half hour of a shared 2-core machine and `ref`/`lead` already test a
@@ -147,7 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--report", action="store_true")
     args = ap.parse_args(argv)
     if not args.report:
-        import faithful_collect
+        from benchmarks.quality.faithfulness import faithful_collect
 
         for j in args.judge:
             faithful_collect.main(["--set", "summeval", "--judge", j, "--conditions", *CONDITIONS])

@@ -6,23 +6,21 @@ are checked on hand-built data.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import _faithful_data as D  # noqa: E402
-import _faithful_eval as E  # noqa: E402
-from _faithful_scores import lexical, token_scorers  # noqa: E402
-from _readings import Store, read_likelihoods  # noqa: E402
+from benchmarks.lib.readings import Store, read_likelihoods
+from benchmarks.quality.faithfulness import _faithful_data as D
+from benchmarks.quality.faithfulness import _faithful_eval as E
+from benchmarks.quality.faithfulness._faithful_scores import lexical, token_scorers
+from localjudge.io.cases import TestCase
+from localjudge.metrics import builtin_metric
+from localjudge.runs.evaluate import evaluate
+from localjudge.testing import fake_judge
 
-from localjudge.io.cases import TestCase  # noqa: E402
-from localjudge.metrics import builtin_metric  # noqa: E402
-from localjudge.runs.evaluate import evaluate  # noqa: E402
-from localjudge.testing import fake_judge  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 DOC = "Profit rose to 13 million in March. The board kept the dividend."
 SUMMARIES = {"a": ("Profit rose to 13 million.", 1.0), "b": ("Profit rose to 15 million.", 0.0)}
@@ -103,7 +101,7 @@ def test_lodo_verdict_reports_calibration_per_held_out_domain():
 
 
 def test_judges_of_different_coverage_are_compared_on_the_summaries_both_read():
-    import summedits
+    from benchmarks.quality.faithfulness import summedits
 
     items, scores = _synthetic()
     small = {"ll:mean": scores["good"]}
@@ -122,7 +120,7 @@ def test_judges_of_different_coverage_are_compared_on_the_summaries_both_read():
 
 
 def test_size_contrast_subtracts_token_by_token_where_the_tokens_agree(tmp_path, monkeypatch):
-    import summedits
+    from benchmarks.quality.faithfulness import summedits
 
     monkeypatch.setattr(summedits, "READINGS", tmp_path)
     big, small = (Store(tmp_path / j / "summedits") for j in summedits.CONTRAST)

@@ -36,19 +36,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lib.common import EMBEDDED_JUDGES, SHARED_DATA, cell, kept_section, machine
+from benchmarks.lib.readings import READINGS as READINGS_DEFAULT
+from benchmarks.lib.readings import LLItem, Store, read_likelihoods
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from _common import EMBEDDED_JUDGES, SHARED_DATA, cell, kept_section, machine  # noqa: E402
-from _readings import LLItem, Store, read_likelihoods  # noqa: E402
 
 SETS = {"llmbar_natural": "llmbar_natural.json", "mtbench": "mtbench_human_pairs.json"}
-READINGS = Path(__import__("os").environ.get("LOCALJUDGE_READINGS", HERE / "faithful_readings"))
+READINGS = Path(__import__("os").environ.get("LOCALJUDGE_READINGS", READINGS_DEFAULT))
 OUT_MD = HERE / "pairwise_likelihood_results.md"
 OUT_JSON = HERE / "pairwise_likelihood_results.json"
 SCORERS = ("mean", "sum", "pmi", "min", "pmi_min", "longer")

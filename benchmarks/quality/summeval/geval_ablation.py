@@ -40,10 +40,10 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lib.common import SUMMEVAL_DATA, kept_section, load_summeval, machine, rho_cell
+from benchmarks.quality.summeval import summeval as SE
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import summeval as SE  # noqa: E402
-from _common import SUMMEVAL_DATA, kept_section, load_summeval, machine, rho_cell  # noqa: E402
 
 WORK = HERE / "ladder" / "geval_ablation"
 OUT_MD, OUT_JSON = HERE / "ladder" / "geval_ablation_results.md", HERE / "ladder" / "geval_ablation_results.json"

@@ -33,11 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lib.common import DIMENSIONS, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine, rho_cell
+from benchmarks.quality.summeval import summeval as SE
+from benchmarks.quality.summeval import summeval_likelihood as LL
+
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import summeval as SE  # noqa: E402
-import summeval_likelihood as LL  # noqa: E402
-from _common import DIMENSIONS, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine, rho_cell  # noqa: E402
 
 WORK = HERE / "ladder" / "summeval"
 OUT_MD = HERE / "ladder" / "summeval_results.md"

@@ -33,14 +33,11 @@ import json
 import re
 import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import summeval_likelihood as LL  # the benchmark's own sibling module
-from _common import (
+from benchmarks.lib.common import (
     DIMENSIONS,
     EMBEDDED_JUDGES,
     SUMMEVAL_DATA,
@@ -49,6 +46,8 @@ from _common import (
     load_summeval,
     machine,
 )
+from benchmarks.lib.summeval import agreement
+from benchmarks.quality.summeval import summeval_likelihood as LL
 
 HERE = Path(__file__).resolve().parent
 SCORERS = ("expected", "argmax", "naive", *LL.LL_SCORERS)
@@ -77,24 +76,6 @@ def parse_first_number(text: str, low: int, high: int) -> int | None:
         return None
     value = int(m.group(1))
     return value if low <= value <= high else None
-
-
-def agreement(scores: Sequence[float | None], human: Sequence[float], docs: Sequence[str]) -> dict:
-    """Summary-level Spearman ρ and Kendall τ-b, averaged over articles; None scores are dropped."""
-    from localjudge.stats import summary_level
-
-    keep = [i for i, s in enumerate(scores) if s is not None]
-    j = np.array([scores[i] for i in keep], dtype=float)  # (n,)
-    h = np.array([human[i] for i in keep], dtype=float)  # (n,)
-    g = np.array([docs[i] for i in keep])  # (n,)
-    res = summary_level(j, h, g)
-    return {
-        "spearman": res.means.spearman,
-        "kendall_tau_b": res.means.kendall_tau_b,
-        "articles_used": res.n_used,
-        "articles_skipped": res.n_skipped,
-        "unscored": len(scores) - len(keep),
-    }
 
 
 def naive_scores(judge, metric, cases, hardened: bool = True) -> tuple[list[int | None], list[str]]:

@@ -25,22 +25,15 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
-from _common import DIMENSIONS, cell  # summeval.py puts this folder on sys.path
 
+from benchmarks.lib.common import DIMENSIONS, cell
+from benchmarks.lib.summeval import likelihood_metric
 from localjudge.kinds import likelihood_prompts as L
-from localjudge.metrics import builtin_metric
-from localjudge.metrics.spec import PMIContrast
 
 LL_SCORERS = ("ll-mean", "ll-sum", "ll-pmi")
 HYBRID_PARTS = ("expected", "ll-mean", "ll-pmi")
 SPLITS = 20
 """Random half splits over which the hybrids' held-back agreement is also averaged."""
-
-
-def likelihood_metric(dim: str, pmi: bool = False):
-    """The builtin likelihood metric of a dimension, optionally with the article as PMI contrast."""
-    metric = builtin_metric(f"{dim}_likelihood")
-    return metric.model_copy(update={"pmi": PMIContrast(without=["input"])}) if pmi else metric
 
 
 def likelihood_scores(judge, cases) -> tuple[dict[str, dict[str, list[float]]], dict[str, float]]:

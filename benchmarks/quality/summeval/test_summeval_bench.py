@@ -1,11 +1,10 @@
-"""benchmarks/summeval.py: summary-level correlation, the naive parser, an end-to-end fake run.
+"""benchmarks/quality/summeval/summeval.py: summary-level correlation, the naive parser, an end-to-end fake run.
 
 The benchmark's own self-check, beside it: nothing under tests/ imports a benchmark script.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -13,12 +12,8 @@ from pathlib import Path
 import pytest
 from scipy import stats
 
+from benchmarks.quality.summeval import summeval as S
 from localjudge.testing import fake_judge
-
-_PATH = Path(__file__).resolve().parent / "summeval.py"
-_spec = importlib.util.spec_from_file_location("summeval_bench", _PATH)
-S = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(S)
 
 
 def _row(doc: str, system: str, out: str, coh: float, flu: float = 2.0) -> dict:

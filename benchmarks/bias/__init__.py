@@ -1,0 +1,1 @@
+"""Judge biases: self-preference, position, length."""

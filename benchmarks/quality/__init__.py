@@ -1,0 +1,1 @@
+"""Quality: how well the judges agree with people (SummEval, faithfulness, pairwise preference)."""

@@ -1,0 +1,1 @@
+"""Faithfulness: RAG answers, SummEdits and SummEval consistency from token-level readings."""

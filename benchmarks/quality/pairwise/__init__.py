@@ -1,0 +1,1 @@
+"""Pairwise preference from likelihood against human-labelled pairs."""
