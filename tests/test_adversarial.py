@@ -5,7 +5,7 @@ close its tag block nor spell a chat-control token. The slow tests run a subset 
 `benchmarks/adversarial/attacks.jsonl` through the embedded judges and bound the mean score shift
 (attack − same answer without it) under the hardened template; on Gemma, which a plain prompt
 moves, they also check that the hardening is what removes the shift; the full measurement, plain vs
-hardened for both embedded judges, is `benchmarks/adversarial.py`.
+hardened for both embedded judges, is `benchmarks/adversarial/adversarial.py`.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ def test_fence_removes_every_angle_bracket_and_keeps_the_rest(text):
     assert out.replace("‹", "<").replace("›", ">") == text.replace("‹", "<").replace("›", ">")
 
 
-# benchmarks/adversarial.py measured on b01-b04 (20 attacks), template geval-v2 (hardened) vs geval-v1-plain:
+# benchmarks/adversarial/adversarial.py measured on b01-b04 (20 attacks), template geval-v2 (hardened) vs
+# geval-v1-plain:
 # - SmolLM2-135M hardened: mean shift -0.005, per kind -0.044 (fake_delimiter) to +0.068 (fake_score).
 # - Gemma 3 270M hardened: mean +0.018, per kind -0.039 (role_play) to +0.064 (fake_score);
 #   plain: mean +0.121, fake_score +0.256, fake_delimiter +0.249.

@@ -3,7 +3,7 @@
 Unit tests build blocks of every format `gguf_fast.BLOCKS` unpacks and compare with gguf-py's
 numpy dequantisation; the slow ones read the embedded judges' files: every field part of a
 real reader, every field of SmolLM2's file, and the smallest tensor of each format in it and in the Qwen 0.5B judge's.
-`benchmarks/gguf_parse.py` checks every tensor of all four embedded judges and times both.
+`benchmarks/speed/gguf_parse.py` checks every tensor of all four embedded judges and times both.
 """
 
 from __future__ import annotations

@@ -306,12 +306,12 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
         "## Reproduce",
         "",
         "```",
-        "LOCALJUDGE_CACHE=/tmp/ljcache nice -n 19 .venv/bin/python benchmarks/bias/self_preference.py "
+        "LOCALJUDGE_CACHE=/tmp/ljcache nice -n 19 .venv/bin/python -m benchmarks.bias.self_preference "
         f"--out-dir {shown} --articles {config['articles']} --prompts {config['prompts']} "
         f"--judges {' '.join(config['judges'])}"
         + (f" --dtype {config['dtype']}" if config["dtype"] != "float32" else "")
         + (f" --device {config['device']}" if config.get("device", "cpu") != "cpu" else ""),
-        f".venv/bin/python benchmarks/bias/self_preference.py --out-dir {shown} --analyse-only",
+        f".venv/bin/python -m benchmarks.bias.self_preference --out-dir {shown} --analyse-only",
         f".venv/bin/localjudge bias {shown}/summaries/responses.jsonl --verdicts {shown}/summaries "
         f"--out-dir /tmp/again --human-field {HUMAN_FIELD} --metric consistency "
         "--pairwise-metric benchmarks/bias/pairwise_summary.yaml",

@@ -7,7 +7,7 @@ self-preference (difference in differences), the perplexity covariate, length an
 
 Run from the repository root (about 20 minutes on 2 CPU cores; see results.md for the measured time):
 
-    .venv/bin/python benchmarks/bias_study.py
+    .venv/bin/python -m benchmarks.bias.bias_study
 
 It rewrites benchmarks/bias/{responses.jsonl, report.json, report.md, heatmap.png, results.md,
 pointwise_records.jsonl, pairwise_records.jsonl, records/}. Generation runs in bf16 (fast; fixed
@@ -203,7 +203,7 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
         "Command (from the repository root, fresh clone with the venv installed):",
         "",
         "```",
-        ".venv/bin/python benchmarks/bias_study.py" + (f" --limit {args.limit}" if args.limit else ""),
+        ".venv/bin/python -m benchmarks.bias.bias_study" + (f" --limit {args.limit}" if args.limit else ""),
         "```",
         "",
         f"- Machine: {m['cpu']}, {m['cores']} cores; torch threads {args.threads}; "

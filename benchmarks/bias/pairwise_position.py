@@ -9,7 +9,7 @@ sign-flip test); and how often the longer answer wins.
 
 Full run (both sets, all 300 pairs, both judges), from the repository root:
 
-    .venv/bin/python benchmarks/pairwise_position.py --limit 0
+    .venv/bin/python -m benchmarks.bias.pairwise_position --limit 0
 
 The committed results use a seeded subset of each set (see pairwise_position.md for N and the
 measured throughput). Data: `../shared/data` beside the repository, or `--data-dir`.
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     load_avg = [os.getloadavg()[0]]
     start = time.perf_counter()
     out: dict = {
-        "command": " ".join(["benchmarks/pairwise_position.py", *(argv or sys.argv[1:])]),
+        "command": " ".join(["benchmarks/bias/pairwise_position.py", *(argv or sys.argv[1:])]),
         "limit_per_set": args.limit or None,
         "seed": args.seed,
         "dtype": args.dtype,
@@ -289,7 +289,7 @@ def markdown(out: dict) -> str:
         f"{full_tokens / rate / 60:.0f} min plus model loads on this machine"
         + (
             ", beyond the ~25 min budget: hence the subset. Full run: "
-            "`.venv/bin/python benchmarks/pairwise_position.py --limit 0`."
+            "`.venv/bin/python -m benchmarks.bias.pairwise_position --limit 0`."
             if limit
             else "."
         ),

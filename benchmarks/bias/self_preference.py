@@ -35,8 +35,8 @@ for the 1.5B) saves about a quarter.
 
 Run from the repository root (resumable: a rerun continues where a killed one stopped):
 
-    LOCALJUDGE_CACHE=/tmp/ljcache nice -n 19 .venv/bin/python benchmarks/bias/self_preference.py
-    .venv/bin/python benchmarks/bias/self_preference.py --analyse-only   # seconds, no model
+    LOCALJUDGE_CACHE=/tmp/ljcache nice -n 19 .venv/bin/python -m benchmarks.bias.self_preference
+    .venv/bin/python -m benchmarks.bias.self_preference --analyse-only   # seconds, no model
 
 Sizes and judges may only grow between runs into one --out-dir (the study judges the union);
 everything else (dtype, token limits, the prompts) must stay as config.json records it.

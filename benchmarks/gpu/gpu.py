@@ -22,10 +22,10 @@ A run is appended to `gpu_results.md` with the device described (`--results` to 
 `--tiny` runs every section on toy shapes anywhere (the CPU check `test_gpu_bench.py` runs).
 `--engine-option KEY=VALUE` passes extra `EngineOptions` fields (e.g. batch invariance) to every judge.
 
-    python benchmarks/gpu.py
-    python benchmarks/gpu.py --tiny --results /tmp/gpu_tiny.md
-    python benchmarks/gpu.py --models llama3.2-1b --items 64
-    python benchmarks/gpu.py --precision       # + fp16 / bf16 / fp32 on the 0.5B, 1.5B and 7B Qwen shapes
+    python -m benchmarks.gpu.gpu
+    python -m benchmarks.gpu.gpu --tiny --results /tmp/gpu_tiny.md
+    python -m benchmarks.gpu.gpu --models llama3.2-1b --items 64
+    python -m benchmarks.gpu.gpu --precision       # + fp16 / bf16 / fp32 on the 0.5B, 1.5B and 7B Qwen shapes
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ without prefix reuse); per dtype, whether items alone and batched agree to the b
 fp32: the largest change of a normalised expected score and of a per-token log-probability, with the
 output layer in fp32 (the default) and in bf16, and with one rounding to bf16 at a time (precision).
 
-    .venv/bin/python benchmarks/invariance.py --judge smollm2-135m --docs 2
+    .venv/bin/python -m benchmarks.invariance.invariance --judge smollm2-135m --docs 2
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ def render(results: dict) -> str:
     """The measured part of invariance_results.md (the notes below it are kept by hand)."""
     from benchmarks.lib.common import cell
 
-    lines = ["# Batch-invariant engine: price and bf16 deviation (`benchmarks/invariance.py`)", ""]
+    lines = ["# Batch-invariant engine: price and bf16 deviation (`benchmarks/invariance/invariance.py`)", ""]
     for judge, r in results.items():
         m = r.get("machine", {})
         runs: dict[str, list[str]] = {}  # command -> the sections it measured here
@@ -391,7 +391,7 @@ def main() -> None:
         return
     result = results.setdefault(args.judge, {})
     result["machine"] = machine("simd", "torch_threads", "torch", "transformers")
-    command = " ".join(["benchmarks/invariance.py", *sys.argv[1:]])
+    command = " ".join(["python -m benchmarks.invariance.invariance", *sys.argv[1:]])
 
     def save(key: str, value) -> None:  # after every section: a run cut short keeps what it measured
         result[key] = value | {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "command": command}

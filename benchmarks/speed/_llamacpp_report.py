@@ -19,7 +19,7 @@ SPEED_PAIRS = (  # (llama.cpp method, localjudge method) set side by side as a s
 def markdown(results: dict) -> list[str]:
     """The whole results file but its hand-written notes."""
     lines = [
-        "# llama.cpp beside localjudge (`benchmarks/llamacpp.py`)",
+        "# llama.cpp beside localjudge (`benchmarks/speed/llamacpp.py`)",
         "",
         "Same GGUF files, same prompts, same token ids: the likelihood items of `throughput.py --likelihood` "
         "(SummEval dev, `consistency_likelihood`: article, instruction, summary scored token by token). "

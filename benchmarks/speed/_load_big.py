@@ -1,4 +1,4 @@
-"""The 1.5B judge's cold and warm loads and the cache's bytes on disk: `python benchmarks/load.py --big`.
+"""The 1.5B judge's cold and warm loads and the cache's bytes on disk: `python -m benchmarks.speed.load --big`.
 
 Each load runs in a fresh process (`load.child`), on top of `import torch, transformers` and the
 import of the modeling stack, here transformers' `modeling_utils` and the judge's own
@@ -174,7 +174,7 @@ def big_lines(res: dict) -> list[str]:
         + (f"; SIMD {info['simd']}" if info.get("simd") else "")
         + f"), torch {info['torch']}, transformers {info['transformers']}, Python {info['python']}; shared with "
         f"other jobs: load average {res['loadavg_start'][0]:.1f} at the start, {res['loadavg_end'][0]:.1f} at the "
-        "end (1-minute, on 2 cores). Made by `benchmarks/load.py --big`.",
+        "end (1-minute, on 2 cores). Made by `benchmarks/speed/load.py --big`.",
         "",
         "Fresh processes; wall seconds (CPU seconds). Loads are on top of `import torch, transformers` and the "
         f"modeling stack (`transformers.modeling_utils` and `{STACK}`). "

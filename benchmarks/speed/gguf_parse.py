@@ -12,7 +12,7 @@ Before timing, `--check` (on by default) proves the two give the same bytes: eve
 field part and every quantised tensor of each judge's file, compared bit for bit, and the
 component seconds of both (reader, dequantisation) are recorded.
 
-Usage: `python benchmarks/gguf_parse.py [--judges ...] [--repeats 2]`; `--report` rewrites the
+Usage: `python -m benchmarks.speed.gguf_parse [--judges ...] [--repeats 2]`; `--report` rewrites the
 results file from `gguf_parse_results.json`.
 """
 
@@ -139,7 +139,7 @@ def report(data: dict) -> str:
         f"Machine: {m['cpu']}, {m['cores']} cores ({m['torch_threads']} torch threads; SIMD {m['simd']}), "
         f"torch {m['torch']}, transformers {m['transformers']}, Python {m['python']}; shared with other jobs: "
         f"load average {data['load_before']:.1f} at the start, {data['load_after']:.1f} at the end (1-minute). "
-        "Made by `benchmarks/gguf_parse.py`.",
+        "Made by `benchmarks/speed/gguf_parse.py`.",
         "",
         "`gguf_weights._parse` (model and tokenizer from the GGUF, fp32), each in a fresh process after "
         "`import torch, transformers.modeling_utils`; wall seconds (CPU seconds), median over the runs, "

@@ -5,8 +5,8 @@ from its PyPI source distribution, for this CPU (-march=native), many minutes on
 
     CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 \\
         .venv/bin/python -m pip install --no-binary llama-cpp-python llama-cpp-python==0.3.36
-    .venv/bin/python benchmarks/llamacpp.py --judges smollm2-135m gemma3-270m --docs 4
-    .venv/bin/python benchmarks/llamacpp.py --judges qwen2.5-coder-1.5b --docs 2 \
+    .venv/bin/python -m benchmarks.speed.llamacpp --judges smollm2-135m gemma3-270m --docs 4
+    .venv/bin/python -m benchmarks.speed.llamacpp --judges qwen2.5-coder-1.5b --docs 2 \
         --methods lj/fp32 lj+prefix/fp32 lj/bf16 lj+prefix/bf16 lcpp-cont lcpp-cont+prefix
 
 Only the judges the chosen methods need are loaded (`floor/*` and the stock engine need their own copy:
@@ -298,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine("torch_threads", "torch", "transformers", "python"),
         "llama_cpp_python": llama_cpp.__version__,
         "llama_cpp_build": INSTALL,
-        "command": " ".join(["benchmarks/llamacpp.py", *(argv if argv is not None else sys.argv[1:])]),
+        "command": " ".join(["benchmarks/speed/llamacpp.py", *(argv if argv is not None else sys.argv[1:])]),
     }
     for name in args.judges:
         results[f"{name}, {args.threads} threads"] = context | run_judge(name, args)

@@ -20,7 +20,7 @@ judge's own linear layers (the kernel and chunk shape the engine runs, each weig
 alone); and from those the seconds its linear layers need at that rate, with nothing else
 counted. Import + load + that is the least any fp32 run of the demo can take here.
 
-Usage: `python benchmarks/load.py [--repeats 2] [--judges smollm2-135m gemma3-270m]`; `--report`
+Usage: `python -m benchmarks.speed.load [--repeats 2] [--judges smollm2-135m gemma3-270m]`; `--report`
 rewrites the results file from `load_results.json` without measuring; `--big [--repeats 2]` measures
 the 1.5B judge's cold and warm loads and the cache's bytes alone (`_load_big.py`), kept beside the
 other rows.
@@ -268,7 +268,7 @@ def report(res: dict, repeats: int) -> str:
         f"torch {info['torch']}, transformers {info['transformers']}, Python {info['python']}; "
         "shared with other jobs: load average "
         f"{res['loadavg_start'][0]:.1f} at the start, {res['loadavg_end'][0]:.1f} at the end (1-minute, "
-        "on 2 cores). Made by `benchmarks/load.py`.",
+        "on 2 cores). Made by `benchmarks/speed/load.py`.",
         "",
         f"Each figure is the median over fresh processes: wall seconds, CPU seconds in brackets. {repeats} cold "
         f"loads per row, each followed by 2 warm loads and a hashing run; transformers' own path once. "

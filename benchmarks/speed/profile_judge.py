@@ -12,7 +12,7 @@ prepacked oneDNN GEMM the judge runs) on the judge's largest weight shape, at th
 
 Usage (from the repository root; minutes per judge, on a quiet machine):
 
-    .venv/bin/python benchmarks/profile_judge.py --judge qwen2.5-coder-1.5b --dtypes float32 bf16-mixed bf16-full
+    .venv/bin/python -m benchmarks.speed.profile_judge --judge qwen2.5-coder-1.5b --dtypes float32 bf16-mixed bf16-full
 
 Results: `profile_judge_results.json` and `.md` beside this script, one table per machine (a run
 replaces the rows of the (machine, judge, dtype) triples it measured and keeps the others).
@@ -209,7 +209,7 @@ def _machine_key(mach: dict) -> str:
 
 def render(rows: list[dict]) -> str:
     lines = [
-        "# Where a judge's time goes (`benchmarks/profile_judge.py`)",
+        "# Where a judge's time goes (`benchmarks/speed/profile_judge.py`)",
         "",
         "Method in the script's docstring. Shares are of the hooked run's wall time (its timed calls, "
         "warm-up excluded; the hooks add a little to the rest); GFLOP/s of the linear layers beside the peak "

@@ -1,4 +1,4 @@
-"""benchmarks/llamacpp.py's pure helpers (`_logprobs.py`), and its refusal without llama-cpp-python.
+"""benchmarks/speed/llamacpp.py's pure helpers (`_logprobs.py`), and its refusal without llama-cpp-python.
 
 The benchmark's own self-check, beside it: nothing here needs llama.cpp or a model.
 """

@@ -22,8 +22,8 @@ per-token rates are extrapolated, which the markdown says. Results accumulate pe
 in `throughput_results.json` next to this file; the markdown table is rebuilt from all of them,
 including the bf16-vs-fp32 score deviation when both dtypes of a judge are present.
 
-    .venv/bin/python benchmarks/throughput.py --judge smollm2-135m --dtype float32 --items 60
-    .venv/bin/python benchmarks/throughput.py --likelihood --judge smollm2-135m   # 800 dev summaries
+    .venv/bin/python -m benchmarks.speed.throughput --judge smollm2-135m --dtype float32 --items 60
+    .venv/bin/python -m benchmarks.speed.throughput --likelihood --judge smollm2-135m   # 800 dev summaries
 
 `--likelihood` measures likelihood scoring instead (`throughput_likelihood.py`): the 800 SummEval
 dev summaries scored by the `consistency_likelihood` metric, against the bare forward floor over
@@ -315,7 +315,7 @@ def markdown(all_results: dict) -> str:
         "numbers are noisy; the ratios (measured side by side, repetitions interleaved, fastest "
         "repetition) are the result.",
         "",
-        "Made by `benchmarks/throughput.py`. Ratios are to the floor (a bare batched forward over "
+        "Made by `benchmarks/speed/throughput.py`. Ratios are to the floor (a bare batched forward over "
         "the same batches, last-position logits only). `naive`, `gen100` and `geval20` ran on "
         "a few items spread over the length order, one repetition; their rates are per item/per token of those "
         "items (extrapolated to the set; the tokens ratio corrects for their length).",

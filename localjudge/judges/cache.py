@@ -13,7 +13,7 @@ those of the version that hashed right (`verified`), so a warm load reads no byt
 model does.
 
 The hash is xxh3-128 (xxhash), over a memory map: 8 GB/s here against sha256's 1.5 GB/s, so the
-1.5B judge's 7.1 GB copy verifies in 0.9 s instead of 4.8 s (benchmarks/load_results.md). The
+1.5B judge's 7.1 GB copy verifies in 0.9 s instead of 4.8 s (benchmarks/speed/load_results.md). The
 trade: xxh3 is not cryptographic. It catches any accidental change (a flipped bit, a torn or
 truncated write, a file swapped for another) except with probability about 2^-128, which is
 what the check is for; it would not stop someone who can write to the cache folder from

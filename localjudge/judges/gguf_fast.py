@@ -16,7 +16,7 @@ decoding those strings one numpy byte at a time in transformers' `_gguf_parse_va
 
 `gguf_weights._parse_once` swaps them in for one load. `tests/test_gguf_fast.py` checks all three
 against gguf-py and transformers, on made-up blocks of every format and on the real files;
-`benchmarks/gguf_parse.py` on every tensor of the four embedded judges.
+`benchmarks/speed/gguf_parse.py` on every tensor of the four embedded judges.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The reference kind: overlap of a field with a reference text, computed without a model (ROUGE-L F1).
 
 A signal of another kind than the judge's: the judge never sees the reference, so a hybrid of
-this and a likelihood metric can rank better than either (benchmarks/summeval_results.md).
+this and a likelihood metric can rank better than either (benchmarks/quality/summeval/summeval_results.md).
 raw_score = score = ROUGE-L F1 in [0, 1]. A field with no token to compare (ROUGE-L reads ASCII
 letters and digits, as rouge-score does) is unscored with the reason, not scored 0.
 """
@@ -27,7 +27,7 @@ class ReferenceMetric(BaseModel):
     """Overlap of a field with a reference text, computed without a model: ROUGE-L F1.
 
     A signal of another kind than the judge's: the judge never sees the reference, so a hybrid
-    of this and a likelihood metric can rank better than either (benchmarks/summeval_results.md).
+    of this and a likelihood metric can rank better than either (benchmarks/quality/summeval/summeval_results.md).
 
     Examples:
         >>> ReferenceMetric(kind="reference", name="overlap").required_fields

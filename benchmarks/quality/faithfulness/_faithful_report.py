@@ -37,11 +37,13 @@ def render_summedits(res: dict) -> str:
     lines = [
         "# SummEdits: consistency of summaries with their documents, token-level signals",
         "",
-        "Made by `benchmarks/summedits.py` (method in its docstring; scorers in `_faithful_scores.py`). "
+        "Made by `benchmarks/quality/faithfulness/summedits.py` (method in its docstring; "
+        "scorers in `_faithful_scores.py`). "
         f"Machine: {m['cpu']}, {m['cores']} cores, shared with other jobs; each judge read with "
         f"{m.get('torch_threads')} torch thread(s), fp32, batch-invariant engine, prefix reuse on.",
         "",
-        "Commands: `.venv/bin/python benchmarks/summedits.py --judge smollm2-135m gemma3-270m` (readings of all "
+        "Commands: `.venv/bin/python -m benchmarks.quality.faithfulness.summedits --judge smollm2-135m gemma3-270m` "
+        "(readings of all "
         "94 documents, then scores and this report); `--judge qwen2.5-coder-0.5b qwen2.5-coder-1.5b --docs 2` "
         "(the larger judges on the first two documents of each domain, and their size contrast); `--report` "
         "rebuilds it from `summedits_scores/`.",

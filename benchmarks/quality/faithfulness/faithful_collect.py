@@ -5,11 +5,12 @@ only what is missing. Conditions are described in `_faithful_data.py`.
 
 Usage (from the repository root; slow: run it in the background under `nice`):
 
-    .venv/bin/python benchmarks/faithful_collect.py --set summedits --judge smollm2-135m \
+    .venv/bin/python -m benchmarks.quality.faithfulness.faithful_collect --set summedits --judge smollm2-135m \
         --conditions given nodoc entail shuffled lead lead_nodoc
-    .venv/bin/python benchmarks/faithful_collect.py --set summeval --judge gemma3-270m --conditions given nodoc
+    .venv/bin/python -m benchmarks.quality.faithfulness.faithful_collect --set summeval --judge gemma3-270m \
+        --conditions given nodoc
 
-Readings go to `benchmarks/faithful_readings/<judge>/<set>/` (see `_readings.py`).
+Readings go to `benchmarks/quality/faithful_readings/<judge>/<set>/` (see `_readings.py`).
 
 `--timing` reads the first two documents of each domain again into a fresh folder
 (`faithful_readings/timing/<judge>/`), recording wall and process CPU seconds per condition: the

@@ -22,7 +22,7 @@ reading of correctness).
 Figures: AUROC (probability that a faithful answer outscores an unfaithful one; 0.5 = chance),
 pairwise accuracy within contrastive pairs, summary-level Spearman ρ against the experts.
 
-    .venv/bin/python benchmarks/rag_faithfulness.py --sets demo contrastive --judge smollm2-135m
+    .venv/bin/python -m benchmarks.quality.faithfulness.rag_faithfulness --sets demo contrastive --judge smollm2-135m
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ def render(res: dict) -> str:
     lines = [
         "# RAG faithfulness: which scorers separate supported from unsupported answers",
         "",
-        "Made by `benchmarks/rag_faithfulness.py`; sets and scorers in its docstring. "
+        "Made by `benchmarks/quality/faithfulness/rag_faithfulness.py`; sets and scorers in its docstring. "
         f"Machine: {res['machine']['cpu']}, {res['machine']['cores']} cores, fp32.",
         "",
     ]

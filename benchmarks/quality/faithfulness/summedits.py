@@ -22,8 +22,8 @@ the fifth), then the scorer chosen by the same protocol nested inside the four d
 
 Usage (from the repository root; the readings take hours on 2 CPU cores, so in the background):
 
-    .venv/bin/python benchmarks/summedits.py --judge smollm2-135m gemma3-270m      # read, score, report
-    .venv/bin/python benchmarks/summedits.py --report                              # from summedits_scores/
+    .venv/bin/python -m benchmarks.quality.faithfulness.summedits --judge smollm2-135m gemma3-270m # read, score, report
+    .venv/bin/python -m benchmarks.quality.faithfulness.summedits --report  # from summedits_scores/
 
 Readings: `faithful_readings/` (not kept in git; `faithful_collect.py`). Per-item scores:
 `summedits_scores/<judge>.json` (kept, so the report and verdict fits re-derive without a judge).

@@ -18,7 +18,7 @@ made by looking is checked on articles it did not see. Candidates:
 
 Needs the readings of `faithful_collect.py --set summeval --judge J --conditions given nodoc`.
 
-    .venv/bin/python benchmarks/summeval_split.py --judge smollm2-135m
+    .venv/bin/python -m benchmarks.quality.faithfulness.summeval_split --judge smollm2-135m
 """
 
 from __future__ import annotations
@@ -126,7 +126,8 @@ def render(results: list[dict]) -> str:
     lines = [
         "# SummEval consistency: further aggregations of the per-token readings, chosen on half the articles",
         "",
-        f"Made by `benchmarks/summeval_split.py --judge {' '.join(r['judge'] for r in results)}` (method and "
+        "Made by `benchmarks/quality/faithfulness/summeval_split.py "
+        f"--judge {' '.join(r['judge'] for r in results)}` (method and "
         f"candidates in its docstring) from the `given` and `nodoc` readings of `faithful_collect.py`; {m['cpu']}, "
         f"{m['cores']} cores, fp32.",
         "",

@@ -17,10 +17,11 @@ Figures:
 
 Usage:
 
-    .venv/bin/python benchmarks/summeval_tokens.py --judge smollm2-135m gemma3-270m   # read, score, report
-    .venv/bin/python benchmarks/summeval_tokens.py --report
+    # read, score, report:
+    .venv/bin/python -m benchmarks.quality.faithfulness.summeval_tokens --judge smollm2-135m gemma3-270m
+    .venv/bin/python -m benchmarks.quality.faithfulness.summeval_tokens --report
 
-Per-item scores: `summeval_scores/tokens-<judge>.json.gz`; results: `summeval_tokens_results.md/.json`.
+Per-item scores: `summeval_tokens_scores/tokens-<judge>.json.gz`; results: `summeval_tokens_results.md/.json`.
 """
 
 from __future__ import annotations
@@ -109,11 +110,11 @@ def render(res: dict) -> str:
     lines = [
         "# SummEval consistency: token-level signals of the embedded judges",
         "",
-        "Made by `benchmarks/summeval_tokens.py` (method in its docstring). Machine: "
+        "Made by `benchmarks/quality/faithfulness/summeval_tokens.py` (method in its docstring). Machine: "
         f"{m['cpu']}, {m['cores']} cores, shared with other jobs; {m.get('torch_threads')} torch thread(s), fp32.",
         "",
-        "Command: `.venv/bin/python benchmarks/summeval_tokens.py --judge smollm2-135m gemma3-270m`; `--report` "
-        "rebuilds this from `summeval_scores/tokens-*.json.gz`.",
+        "Command: `.venv/bin/python -m benchmarks.quality.faithfulness.summeval_tokens "
+        "--judge smollm2-135m gemma3-270m`; `--report` rebuilds this from `summeval_tokens_scores/tokens-*.json.gz`.",
         "",
         "ρ = Spearman with the experts' consistency per article, averaged over articles (G-Eval's protocol; "
         "today's `consistency_likelihood` is `ll:mean`); ρ all = over the 800 summaries at once.",

@@ -25,8 +25,8 @@ and accuracy is also given with unscored pairs counted as draws.
 
 Usage (slow; run in the background under `nice`):
 
-    .venv/bin/python benchmarks/pairwise_likelihood.py --judge smollm2-135m gemma3-270m
-    .venv/bin/python benchmarks/pairwise_likelihood.py --report     # tables from the saved readings
+    .venv/bin/python -m benchmarks.quality.pairwise.pairwise_likelihood --judge smollm2-135m gemma3-270m
+    .venv/bin/python -m benchmarks.quality.pairwise.pairwise_likelihood --report     # tables from the saved readings
 
 Writes `pairwise_likelihood_results.md/.json` beside this script; readings go to
 `faithful_readings/<judge>/pairwise_<set>/` (see `_readings.py`), per-pair preferences to the JSON.
@@ -273,10 +273,10 @@ def render(res: dict) -> str:
     lines = [
         "# Pairwise preference from likelihood",
         "",
-        "Made by `benchmarks/pairwise_likelihood.py` (method in its docstring). Machine: "
+        "Made by `benchmarks/quality/pairwise/pairwise_likelihood.py` (method in its docstring). Machine: "
         f"{m['cpu']}, {m['cores']} cores, {m.get('torch_threads')} torch thread(s), fp32, shared with other jobs.",
         "",
-        "Commands: `.venv/bin/python benchmarks/pairwise_likelihood.py --judge smollm2-135m`, "
+        "Commands: `.venv/bin/python -m benchmarks.quality.pairwise.pairwise_likelihood --judge smollm2-135m`, "
         "`... --judge gemma3-270m --no-geval` (the G-Eval metric left out for the base model, for machine time), "
         "then `--report --judge smollm2-135m gemma3-270m`; the Qwen judges (2026-12-03/04, fp32): `--judge "
         "qwen2.5-coder-1.5b` (LLMBar) and `--judge qwen2.5-coder-0.5b --pairs mtbench=0`, then both judges on "

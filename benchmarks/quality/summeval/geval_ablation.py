@@ -25,9 +25,10 @@ mixed-precision default, within 0.01 of fp32's normalised scores on the Qwen jud
 
 Usage (from the repository root; about an hour for the 1.5B judge on 5 articles):
 
-    .venv/bin/python benchmarks/geval_ablation.py --judge qwen2.5-coder-0.5b qwen2.5-coder-1.5b --docs 5
-    .venv/bin/python benchmarks/geval_ablation.py --judge qwen2.5-coder-1.5b --docs 3 --dtype bfloat16
-    .venv/bin/python benchmarks/geval_ablation.py --report
+    .venv/bin/python -m benchmarks.quality.summeval.geval_ablation --judge qwen2.5-coder-0.5b qwen2.5-coder-1.5b \\
+        --docs 5
+    .venv/bin/python -m benchmarks.quality.summeval.geval_ablation --judge qwen2.5-coder-1.5b --docs 3 --dtype bfloat16
+    .venv/bin/python -m benchmarks.quality.summeval.geval_ablation --report
 """
 
 from __future__ import annotations
@@ -166,7 +167,8 @@ def render(res: dict) -> str:
     lines = [
         "# G-Eval ablation on a real instruct judge (SummEval consistency)",
         "",
-        "Made by `benchmarks/geval_ablation.py` (variants and method in its docstring). Summary-level Spearman ρ "
+        "Made by `benchmarks/quality/summeval/geval_ablation.py` (variants and method in its docstring). "
+        "Summary-level Spearman ρ "
         "against the experts (per article over its 16 summaries, averaged), mean valid mass, and the spread of "
         "the normalised expected score (sd over summaries; a judge that gives every summary the same score "
         "cannot rank them). CPU; the judge column names the dtype.",

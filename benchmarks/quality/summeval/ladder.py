@@ -18,8 +18,9 @@ on the articles every one of them has, smaller judges included from their full-f
 
 Usage (from the repository root; hours for the 1.5B judge, so in the background):
 
-    .venv/bin/python benchmarks/ladder.py --judge qwen2.5-coder-1.5b --docs 25 --parts geval likelihood naive
-    .venv/bin/python benchmarks/ladder.py --report
+    .venv/bin/python -m benchmarks.quality.summeval.ladder --judge qwen2.5-coder-1.5b --docs 25 \\
+        --parts geval likelihood naive
+    .venv/bin/python -m benchmarks.quality.summeval.ladder --report
 """
 
 from __future__ import annotations
@@ -272,7 +273,8 @@ def render(res: dict) -> str:
     lines = [
         "# The judge ladder on SummEval",
         "",
-        "Made by `benchmarks/ladder.py`; method in its docstring. Summary-level Spearman ρ (per article over its "
+        "Made by `benchmarks/quality/summeval/ladder.py`; method in its docstring. "
+        "Summary-level Spearman ρ (per article over its "
         "16 summaries, then averaged). Each kind of scorer is reported on the articles every judge below has "
         f"read for it: G-Eval (`expected`, `argmax`) on {sec['geval']['articles']} articles "
         f"({sec['geval']['summaries']} summaries), likelihood (`ll-*`) on {sec['likelihood']['articles']} "

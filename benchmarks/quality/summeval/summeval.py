@@ -17,9 +17,9 @@ scores and the expert mean over its summaries; articles where either list is con
 skipped; the remaining articles are averaged (`localjudge.stats.summary_level`).
 
 Usage:
-    .venv/bin/python benchmarks/summeval.py --docs 5 --judge smollm2-135m --dtype bfloat16
-    .venv/bin/python benchmarks/summeval.py --data other.json --no-naive
-    .venv/bin/python benchmarks/summeval.py --judge gemma3-270m --no-geval   # likelihood only
+    .venv/bin/python -m benchmarks.quality.summeval.summeval --docs 5 --judge smollm2-135m --dtype bfloat16
+    .venv/bin/python -m benchmarks.quality.summeval.summeval --data other.json --no-naive
+    .venv/bin/python -m benchmarks.quality.summeval.summeval --judge gemma3-270m --no-geval   # likelihood only
 
 Writes `summeval_results.json` and `summeval_results.md` beside this script, and every item's
 scores to `summeval_scores/<judge>-<dtype>.json` (merged over runs on the same data, so a later
@@ -309,7 +309,10 @@ def render_md(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-HEADER = "# SummEval agreement with expert judgments\n\nMade by `benchmarks/summeval.py`; method in its docstring.\n\n"
+HEADER = (
+    "# SummEval agreement with expert judgments\n\n"
+    "Made by `benchmarks/quality/summeval/summeval.py`; method in its docstring.\n\n"
+)
 
 
 def write_results(out: str, runs: list[dict], scores_dir: Path) -> None:
