@@ -160,7 +160,7 @@ class InvariantLinear(nn.Module):
 
         `gemm` maps (C, in) rows to (C, out) outputs as the plan's kernel does (with the bias, unless
         the bias is in another dtype than the weight: mixed precision adds it after). For measurements
-        that swap the kernel, e.g. the precision table of `benchmarks/invariance.py`; changed weights
+        that swap the kernel, e.g. the precision table of `benchmarks/invariance/invariance.py`; changed weights
         or plan drop a pinned kernel.
         """
         self._gemm, self._packed_for = (gemm, self._key()) if gemm is not None else (None, None)

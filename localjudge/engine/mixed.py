@@ -4,7 +4,7 @@ A bf16 judge is fast because its GEMMs are: a bf16 GEMM runs at about twice the 
 the CPU has bf16 instructions, and it reads half the bytes of weights. Rounding the rest costs
 precision and buys little: the residual stream, the norms, attention and its softmax are a small
 share of the FLOPs, yet rounding them to bf16 moved the expected score twice as far as rounding
-the GEMMs alone (`benchmarks/invariance_results.md`, "Where the bf16 distance comes from").
+the GEMMs alone (`benchmarks/invariance/invariance_results.md`, "Where the bf16 distance comes from").
 
 So under mixed precision the model is loaded in fp32 and only its linear layers are lowered: each
 keeps its weight in the low dtype, casts its fp32 input to it, runs the low GEMM (which
