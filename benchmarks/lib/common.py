@@ -1,8 +1,7 @@
 """What the benchmark scripts share: the machine line, kept hand-written notes, the SummEval loader.
 
-Every script puts this folder on `sys.path` (or is run from it) and imports from here, never
-from another script. Nothing here imports torch: `summeval.py --report` and the bias scripts'
-markdown run without it.
+Every study imports `benchmarks.lib`, never another study (`benchmarks/test_layout_bench.py`).
+Nothing here imports torch: `summeval.py --report` and the bias scripts' markdown run without it.
 """
 
 from __future__ import annotations
