@@ -53,7 +53,7 @@ def parts(judge: str, dtype: str, cache: str) -> dict:
 
     from localjudge.judges.cache import CacheKey, prepared
     from localjudge.judges.gguf_hashes import remembered_sha256
-    from localjudge.judges.gguf_weights import _load_prepared, _load_tokenizer
+    from localjudge.judges.gguf_weights import load_prepared, load_tokenizer
 
     root, out, t, c = Path(cache), {}, time.perf_counter(), time.process_time()
 
@@ -69,9 +69,9 @@ def parts(judge: str, dtype: str, cache: str) -> dict:
     with prepared(key, root) as folder:
         assert folder is not None, "parts run after a warm load"
         lap("copy verified (xxh3-128)")
-        _load_prepared(folder, getattr(torch, "float32" if dtype != "bfloat16-full" else "bfloat16"))
+        load_prepared(folder, getattr(torch, "float32" if dtype != "bfloat16-full" else "bfloat16"))
         lap("model + tokenizer from the copy")
-        _load_tokenizer(folder)
+        load_tokenizer(folder)
         lap("of which the tokenizer (again)")
     return out
 

@@ -1,12 +1,12 @@
 """A GGUF judge's cold parse: gguf-py's reader and dequantiser against localjudge's (`judges/gguf_fast.py`).
 
 What a load without a prepared copy pays (`load_judge(..., cache=False)`, the test suite's Qwen
-fixture, the first load of every judge): `gguf_weights._parse`, the model and tokenizer from the
+fixture, the first load of every judge): `gguf_weights.parse_gguf`, the model and tokenizer from the
 GGUF. Two ways, side by side in one run, each in a fresh process, alternating:
 
-- `gguf-py`: `_parse` with gguf-py's `GGUFReader`, numpy `dequantize` and transformers'
+- `gguf-py`: `parse_gguf` with gguf-py's `GGUFReader`, numpy `dequantize` and transformers'
   `_gguf_parse_value` (what localjudge ran before; the three reads still share one parse);
-- `fast`: `_parse` as it is (the same work through `gguf_fast`).
+- `fast`: `parse_gguf` as it is (the same work through `gguf_fast`).
 
 Before timing, `--check` (on by default) proves the two give the same bytes: every metadata
 field part and every quantised tensor of each judge's file, compared bit for bit, and the
@@ -44,11 +44,11 @@ def child(way: str, path: str) -> None:
 
     from localjudge.judges import gguf_weights
 
-    if way == "gguf-py":  # the same `_parse`, with gguf-py's and transformers' own pieces left in place
+    if way == "gguf-py":  # the same `parse_gguf`, with gguf-py's and transformers' own pieces left in place
         for name in ("fast_reader", "fast_dequantize", "fast_parse_value"):
             setattr(gguf_weights, name, lambda real: real)
     t0, c0 = time.perf_counter(), time.process_time()
-    model, tokenizer = gguf_weights._parse(Path(path), torch.float32)
+    model, tokenizer = gguf_weights.parse_gguf(Path(path), torch.float32)
     seconds = [time.perf_counter() - t0, time.process_time() - c0]
     n = sum(p.numel() for p in model.parameters())
     print(json.dumps({"seconds": seconds, "parameters": n, "vocab": len(tokenizer)}))
@@ -141,7 +141,7 @@ def report(data: dict) -> str:
         f"load average {data['load_before']:.1f} at the start, {data['load_after']:.1f} at the end (1-minute). "
         "Made by `benchmarks/speed/gguf_parse.py`.",
         "",
-        "`gguf_weights._parse` (model and tokenizer from the GGUF, fp32), each in a fresh process after "
+        "`gguf_weights.parse_gguf` (model and tokenizer from the GGUF, fp32), each in a fresh process after "
         "`import torch, transformers.modeling_utils`; wall seconds (CPU seconds), median over the runs, "
         "the two ways alternating. Same bytes: every field part and every quantised tensor compared bit for "
         "bit first (`check`).",
