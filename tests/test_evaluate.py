@@ -380,10 +380,10 @@ def test_pairwise_position_bias_is_exposed():
     judge = fake_judge(lambda p: {"A": 0.9, "B": 0.1})  # always prefers whatever is shown first
     (r,) = evaluate([pair(1, "Hello there!", "Hi.")], [PAIRWISE], judge, progress=False).records
     assert r.score == pytest.approx(0.5)
-    assert r.pairwise.flipped is True
-    assert r.pairwise.disagreement == pytest.approx(0.8)
-    assert r.pairwise.p_first_better_shown_first == pytest.approx(0.9)
-    assert r.pairwise.p_first_better_shown_second == pytest.approx(0.1)
+    assert r.detail.flipped is True
+    assert r.detail.disagreement == pytest.approx(0.8)
+    assert r.detail.p_first_better_shown_first == pytest.approx(0.9)
+    assert r.detail.p_first_better_shown_second == pytest.approx(0.1)
     assert r.raw_score is None and r.distribution == pytest.approx({"output_1": 0.5, "output_2": 0.5})
     # judged in both orders
     first, second = judge.backend.calls
@@ -400,7 +400,7 @@ def keyword_policy(prompt: str) -> dict[str, float]:
 def test_pairwise_content_preference_is_order_free(one, two, expected):
     (r,) = evaluate([pair(1, one, two)], [PAIRWISE], fake_judge(keyword_policy), progress=False).records
     assert r.score == pytest.approx(expected)
-    assert r.pairwise.flipped is False and r.pairwise.disagreement == pytest.approx(0)
+    assert r.detail.flipped is False and r.detail.disagreement == pytest.approx(0)
     assert r.passed is None and r.threshold is None  # a comparison, not a pass mark
     assert r.mode == ("output_1" if expected > 0.5 else "output_2")
 
@@ -409,7 +409,7 @@ def test_pairwise_allow_tie():
     judge = fake_judge(lambda p: {"A": 0.3, "B": 0.1, "Tie": 0.6} if "answer Tie" in p else {"A": 1.0})
     m = builtin_metric("pairwise", allow_tie=True)
     (r,) = evaluate([pair(1, "x", "y")], [m], judge, progress=False).records
-    assert r.pairwise.p_tie == pytest.approx(0.6)
+    assert r.detail.p_tie == pytest.approx(0.6)
     assert r.distribution == pytest.approx({"output_1": 0.2, "output_2": 0.2, "tie": 0.6})
     assert r.mode == "tie" and r.score == pytest.approx(0.2)
 

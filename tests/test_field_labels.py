@@ -15,8 +15,8 @@ import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase
-from localjudge.kinds import geval_prompts as P
-from localjudge.kinds import likelihood_prompts as L
+from localjudge.kinds.geval import prompts as P
+from localjudge.kinds.likelihood import prompts as L
 from localjudge.kinds.pairwise import pairwise_message
 from localjudge.metrics import builtin_metric, builtin_names, resolve_metric
 from localjudge.metrics.builtin import BUILTIN_DIR

@@ -192,7 +192,7 @@ def test_cli_fit_save_and_apply(judges, tmp_path):
         parts = [by[(f"c{i}", "copy")].raw_score, by[(f"c{i}", "fluency")].raw_score]
         want = hybrid.intercept + sum(c.weight * (v - c.mean) / c.std for c, v in zip(hybrid.components, parts))
         assert h.kind == "hybrid" and h.raw_score == pytest.approx(want)
-        assert h.hybrid == pytest.approx({"copy": parts[0], "fluency": parts[1]})
+        assert h.detail.root == pytest.approx({"copy": parts[0], "fluency": parts[1]})
         assert 0 <= h.score <= 1
     # given together with a component of another definition: refused
     other = tmp_path / "fluency.yaml"

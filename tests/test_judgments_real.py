@@ -23,10 +23,10 @@ def test_the_changed_number_is_the_lowest_word(smollm_judge):
     res = evaluate([KEPT, EDITED], [builtin_metric("consistency_tokens")], smollm_judge, progress=False)
     kept, edited = res.records
     assert edited.raw_score < kept.raw_score
-    worst = edited.likelihood.tokens.worst[0]
+    worst = edited.detail.tokens.worst[0]
     # the lowest token among names and numbers is the changed digit, and the record names its word
     assert worst.text == "9" and "0.19" in worst.word and worst.value == edited.raw_score < 0
-    assert edited.likelihood.tokens.worst_sentence.text.strip() == EDITED.actual_output
+    assert edited.detail.tokens.worst_sentence.text.strip() == EDITED.actual_output
 
 
 def test_entailment_is_read_from_the_real_judge(smollm_judge):

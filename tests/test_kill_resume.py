@@ -24,7 +24,7 @@ from localjudge import Judge
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError, DataError
 from localjudge.io.cases import TestCase
-from localjudge.kinds.geval_steps import cache_dir, resolve_steps, steps_key
+from localjudge.kinds.geval.steps import cache_dir, resolve_steps, steps_key
 from localjudge.metrics import GEvalMetric
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results

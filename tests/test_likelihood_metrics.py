@@ -17,7 +17,7 @@ import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError, ContextLengthError
 from localjudge.io.cases import TestCase
-from localjudge.kinds import likelihood_prompts as L
+from localjudge.kinds.likelihood import prompts as L
 from localjudge.metrics import builtin_metric, builtin_names
 from localjudge.metrics.spec import LikelihoodMetric, metric_from_dict
 from localjudge.runs.evaluate import evaluate
@@ -130,16 +130,16 @@ def test_records_mean_and_pmi_terms():
     cont = L.continuation(prompt, FAITHFUL.actual_output)
     given = copy_lm(prompt, cont)
     without = copy_lm(L.contrast_prompt(judge, m, FAITHFUL), cont)
-    d = pmi_ok.likelihood
+    d = pmi_ok.detail
     assert pmi_ok.kind == "likelihood" and d.n_tokens == len(cont)
     assert d.given_source.mean == pytest.approx(sum(given) / len(given))
     assert d.without_source.sum == pytest.approx(sum(without))
     assert pmi_ok.raw_score == pytest.approx(d.given_source.mean - d.without_source.mean)
     assert pmi_ok.score == pytest.approx(1 / (1 + math.exp(-pmi_ok.raw_score)))
     assert d.pmi_min == pytest.approx(min(a - b for a, b in zip(given, without)))
-    assert ll_ok.raw_score == pytest.approx(ll_ok.likelihood.given_source.mean) and ll_ok.raw_score <= 0
+    assert ll_ok.raw_score == pytest.approx(ll_ok.detail.given_source.mean) and ll_ok.raw_score <= 0
     assert ll_ok.score == pytest.approx(math.exp(ll_ok.raw_score))
-    assert ll_ok.likelihood.without_source is None and ll_ok.likelihood.pmi_min is None
+    assert ll_ok.detail.without_source is None and ll_ok.detail.pmi_min is None
     # the answer copied from the passage is the likelier one, and more so because of the passage
     assert pmi_ok.raw_score > pmi_bad.raw_score and ll_ok.raw_score > ll_bad.raw_score
     assert pmi_ok.passed is None and pmi_ok.threshold is None and pmi_ok.distribution is None
@@ -155,7 +155,7 @@ def test_sum_aggregation_threshold_and_unscored():
         FAITHFUL.model_copy(update={"id": "noq", "input": None}),
     ]
     ok, blank, noq = evaluate(cases, [m], _judge(), progress=False).records
-    assert ok.raw_score == pytest.approx(ok.likelihood.given_source.sum)
+    assert ok.raw_score == pytest.approx(ok.detail.given_source.sum)
     assert ok.passed is (ok.score >= 0.5)
     assert blank.score is None and "blank" in blank.unscored_reason
     assert noq.score is None and "input" in noq.unscored_reason

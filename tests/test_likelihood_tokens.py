@@ -12,7 +12,7 @@ import pytest
 
 from localjudge.io.cases import TestCase
 from localjudge.io.jsonl import dump_line
-from localjudge.kinds import likelihood_prompts as L
+from localjudge.kinds.likelihood import prompts as L
 from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.results_file import read_results

@@ -29,7 +29,7 @@ from localjudge.engine.options import EngineOptions
 from localjudge.errors import CacheError
 from localjudge.judges.cache import MANIFEST, CacheKey, cache_root, find_prepared, store_prepared
 from localjudge.judges.cache_list import clear_prepared, list_prepared
-from localjudge.kinds.geval_steps import cache_dir as steps_dir
+from localjudge.kinds.geval.steps import cache_dir as steps_dir
 from localjudge.testing.tiny_models import tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")

@@ -10,8 +10,8 @@ import pytest
 
 from localjudge.errors import LocalJudgeError
 from localjudge.io.cases import TestCase
-from localjudge.kinds import geval_prompts as P
-from localjudge.kinds import geval_steps as S
+from localjudge.kinds.geval import prompts as P
+from localjudge.kinds.geval import steps as S
 from localjudge.metrics import builtin_metric
 from localjudge.metrics.spec import GEvalMetric, metric_from_dict
 from localjudge.runs.evaluate import evaluate

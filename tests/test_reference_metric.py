@@ -93,7 +93,7 @@ def test_cli_hybrid_of_likelihood_and_rouge_l_beats_each_part(judges, tmp_path):
     assert recs[("c0", "rouge_l")].raw_score == pytest.approx(
         rouge_l(rows[0]["actual_output"], rows[0]["expected_output"])
     )
-    assert recs[("c0", "hybrid")].hybrid["rouge_l"] == recs[("c0", "rouge_l")].raw_score
+    assert recs[("c0", "hybrid")].detail.root["rouge_l"] == recs[("c0", "rouge_l")].raw_score
 
 
 def test_cli_metrics_lists_reference_kind():

@@ -55,7 +55,7 @@ def test_unscored_pairwise_keeps_both_orders_readings():
     assert r.unscored_reason.startswith(f"pairwise (both orders): {LOW_MASS.replace('scores', 'labels')}")
     assert r.valid_mass == pytest.approx(0.05) and r.min_valid_mass == 0.1
     assert r.prompt_tokens is not None and r.prompt_tokens > 0
-    d = r.pairwise
+    d = r.detail
     assert d.valid_mass_shown_first == pytest.approx(0.05) and d.valid_mass_shown_second == pytest.approx(0.05)
     assert d.p_first_better_shown_first == pytest.approx(0.8)  # A = "hello" = output 1, 0.04 of 0.05
     assert d.p_first_better_shown_second == pytest.approx(0.6)  # B = "hello" = output 1, 0.03 of 0.05
@@ -67,7 +67,7 @@ def test_unscored_pairwise_order_with_no_mass_reads_as_null_and_is_named():
     judge = fake_judge(lambda p: {"A": 0.9} if shown(p, "a") == "first" else {"maybe": 1.0})
     (r,) = evaluate([pair(1, "first", "second")], [PAIRWISE], judge, progress=False).records
     assert r.unscored_reason.startswith("pairwise (output 1 shown second): too little")
-    d = r.pairwise
+    d = r.detail
     assert d.p_first_better_shown_first == pytest.approx(1.0) and d.p_first_better_shown_second is None
     assert d.valid_mass_shown_first == pytest.approx(0.9) and d.valid_mass_shown_second == 0
     assert d.disagreement is None and d.flipped is None and r.distribution is None

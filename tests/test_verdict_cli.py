@@ -79,7 +79,7 @@ def test_fit_save_apply_round_trip(judges, data):
                  "consistency_likelihood", "--out", results, "--no-progress")  # fmt: skip
     assert first.exit_code == 0, first.output
     # the token-level record names the word that drove the score down
-    worst = [r for r in read_results(results) if r.metric == "min_word"][1].likelihood.tokens.worst[0]
+    worst = [r for r in read_results(results) if r.metric == "min_word"][1].detail.tokens.worst[0]
     assert worst.text.strip().rstrip(".") in WORDS and worst.value < 0
 
     saved = data / "verdict.json"
@@ -106,7 +106,7 @@ def test_fit_save_apply_round_trip(judges, data):
         )
         assert r.score == pytest.approx(1 / (1 + math.exp(-z)))
         assert r.passed == (r.score >= verdict.threshold)
-        assert set(r.verdict) == {c.metric["name"] for c in verdict.components}
+        assert set(r.detail.root) == {c.metric["name"] for c in verdict.components}
     # it tells the consistent summaries from the others on this data
     labels = {r.case_id: r.extra["label"] for r in recs}
     right = [r.passed == bool(labels[r.case_id]) for r in recs if r.kind == "verdict"]

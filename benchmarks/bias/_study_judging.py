@@ -34,7 +34,7 @@ from localjudge.errors import DataError
 from localjudge.io.cases import TestCase
 from localjudge.io.jsonl import RecordFile
 from localjudge.judges.judge import Judge
-from localjudge.kinds.geval_spec import GEvalMetric
+from localjudge.kinds.geval.spec import GEvalMetric
 from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.kinds.records import ResultRecord
 from localjudge.kinds.text import fence
@@ -325,7 +325,7 @@ def lab_verdicts(
                 )
             for a, b in all_pairs(item):
                 res = pairs[task.pair_case(a, b).id]
-                d = res.pairwise if res.score is not None else None
+                d = res.detail if res.score is not None else None
                 pair.append(
                     _pair(
                         judge,

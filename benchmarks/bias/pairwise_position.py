@@ -65,7 +65,7 @@ def run_set(judge, name: str, pairs: list[dict], metric, raw_dir: Path | None):
     seconds = time.perf_counter() - start
     records = []
     for p, r in zip(pairs, results):
-        d = r.pairwise if r.score is not None else None  # an unscored pair keeps its readings, not a verdict
+        d = r.detail if r.score is not None else None  # an unscored pair keeps its readings, not a verdict
         records.append(
             PairwiseRecord(
                 item_id=r.case_id,

@@ -196,7 +196,7 @@ def _summeval(name: str, docs: int) -> dict:
     """Avg ρ (4 dimensions) of ll-mean and ll-sum on the first SummEval dev articles, fp32 and bf16."""
     from benchmarks.lib.common import DIMENSIONS, SUMMEVAL_DATA, load_summeval
     from benchmarks.lib.summeval import agreement, likelihood_metric
-    from localjudge.kinds import likelihood_prompts as L
+    from localjudge.kinds.likelihood import prompts as L
 
     cases = load_summeval(SUMMEVAL_DATA, docs)
     docs_of = [c.extra["doc_id"] for c in cases]

@@ -15,7 +15,7 @@ METRIC = "consistency_likelihood"
 
 def likelihood_articles(judge, docs: int | None):
     """Per article: (prompts, continuations) of its summaries, as the metric renders them."""
-    from localjudge.kinds import likelihood_prompts as L
+    from localjudge.kinds.likelihood import prompts as L
     from localjudge.metrics import builtin_metric
 
     metric = builtin_metric(METRIC)

@@ -48,7 +48,7 @@ from benchmarks.lib.common import kept_section, machine
 from benchmarks.lib.measure import PeakRSS, floor_pass, generate_batched, matmul_peak, useful_flops
 from benchmarks.speed import throughput_likelihood as TL
 from localjudge.io.cases import load_cases
-from localjudge.kinds import geval_prompts as P
+from localjudge.kinds.geval import prompts as P
 from localjudge.metrics import builtin_metric
 
 HERE = Path(__file__).parent

@@ -31,9 +31,9 @@ from localjudge.errors import ConfigError, DataError, clip
 from localjudge.errors import repeated as _repeated
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge, JudgeInfo
-from localjudge.kinds.geval_spec import GEvalMetric
+from localjudge.kinds.geval.spec import GEvalMetric
 from localjudge.kinds.pairwise import PairwiseMetric
-from localjudge.kinds.records import ResultRecord
+from localjudge.kinds.records import PairwiseDetail, ResultRecord
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
@@ -262,7 +262,9 @@ def judge_responses(
 def _pairwise_record(
     info: JudgeInfo, a: ResponseRecord, b: ResponseRecord, res: ResultRecord, human_field: str | None
 ) -> PairwiseRecord:
-    d = res.pairwise if res.score is not None else None  # an unscored pair keeps its readings, not a verdict
+    d = (
+        res.detail if res.score is not None and isinstance(res.detail, PairwiseDetail) else None
+    )  # an unscored pair keeps its readings, not a verdict
     ha, hb = human_score(a, human_field), human_score(b, human_field)
     preferred: Literal["a", "b"] | None = None if ha is None or hb is None or ha == hb else ("a" if ha > hb else "b")
     return PairwiseRecord(

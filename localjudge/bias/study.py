@@ -30,7 +30,7 @@ from localjudge.bias.results import BiasReport, BiasSettings, ModelReport
 from localjudge.errors import ConfigError, clip
 from localjudge.io.jsonl import write_rows
 from localjudge.judges.registry import UNKNOWN_FAMILY
-from localjudge.kinds.geval_spec import GEvalMetric
+from localjudge.kinds.geval.spec import GEvalMetric
 from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.runs.generation import ResponseRecord
 from localjudge.version import __version__

@@ -118,8 +118,8 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
     from localjudge.errors import ConfigError
     from localjudge.io.files import read_text, refuse_overwriting
-    from localjudge.kinds.geval_spec import GEvalMetric
-    from localjudge.kinds.geval_steps import resolve_steps
+    from localjudge.kinds.geval.spec import GEvalMetric
+    from localjudge.kinds.geval.steps import resolve_steps
     from localjudge.metrics import resolve_metric
     from localjudge.metrics.spec import dump_metric
 

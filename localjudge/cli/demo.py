@@ -36,7 +36,7 @@ def demo_cmd(dimension, out, no_progress, **judge_kw) -> None:
     import numpy as np
 
     from localjudge.io.cases import load_cases
-    from localjudge.kinds.likelihood_spec import LikelihoodMetric
+    from localjudge.kinds.likelihood.spec import LikelihoodMetric
     from localjudge.lexical import rouge_l
     from localjudge.metrics import builtin_metric
     from localjudge.runs.evaluate import evaluate

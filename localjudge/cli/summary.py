@@ -11,7 +11,7 @@ import click
 
 from localjudge.cli.output import print_table
 from localjudge.kinds import kind_of
-from localjudge.kinds.comparison import preferred
+from localjudge.kinds.comparison import ComparisonSummary, preferred
 from localjudge.kinds.records import ResultRecord
 from localjudge.runs.evaluate import EvaluationResult
 from localjudge.runs.summary import MetricSummary
@@ -50,13 +50,14 @@ def verdict(r: ResultRecord) -> str:
 def explain(s: MetricSummary) -> list[str]:
     """Plain-language lines on one metric: the comparison (pairwise kinds), why cases are unscored, notes."""
     lines = []
-    if kind_of(s.kind).compares_outputs and s.scored and s.win_rate is not None:
-        spread = "" if s.mean_disagreement is None else (
-            f"; the two presentation orders differ by {s.mean_disagreement:.3f} on average and flip the "
-            f"preferred output in {s.flipped} of {s.scored} cases"
+    c = s.detail
+    if isinstance(c, ComparisonSummary) and s.scored and c.win_rate is not None:
+        spread = "" if c.mean_disagreement is None else (
+            f"; the two presentation orders differ by {c.mean_disagreement:.3f} on average and flip the "
+            f"preferred output in {c.flipped} of {s.scored} cases"
         )  # fmt: skip
         lines.append(
-            f"{s.metric}: output 1 wins {s.win_rate:.1%} of {s.scored} comparisons (ties count half), "
+            f"{s.metric}: output 1 wins {c.win_rate:.1%} of {s.scored} comparisons (ties count half), "
             f"mean P(output 1 better) {s.mean_score:.3f}{spread}."
         )
     if s.unscored:

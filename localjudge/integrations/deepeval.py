@@ -42,7 +42,7 @@ from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric, kind_of, missing_fields
 from localjudge.kinds.fields import FieldName
-from localjudge.kinds.geval_spec import GEvalMetric, RubricRange
+from localjudge.kinds.geval.spec import GEvalMetric, RubricRange
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.builtin import resolve_metric
 from localjudge.metrics.spec import metric_from_dict

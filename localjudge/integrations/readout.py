@@ -37,6 +37,7 @@ def breakdown(record: ResultRecord) -> dict[str, Any]:
     """
     spec = record.metric_spec
     said = kind_of(record.kind).explain(record)
+    written = record.model_dump()
     return {
         "kind": record.kind,
         "score": record.score,
@@ -49,8 +50,9 @@ def breakdown(record: ResultRecord) -> dict[str, Any]:
         "std": record.std,
         "unscored_reason": record.unscored_reason,
         "reasoning": record.reasoning,
-        "likelihood": record.likelihood.model_dump() if record.likelihood is not None else None,
-        "hybrid": record.hybrid,
+        # as the results file has them (`kinds.records`: null unless the record's kind is theirs)
+        "likelihood": written["likelihood"],
+        "hybrid": written["hybrid"],
         "steps": spec.get("steps"),
         "steps_source": record.steps_source,
     }

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.judges.judge import Judge, JudgeInfo
-from localjudge.kinds.geval_prompts import SCORE_PREFILL, SYSTEM
+from localjudge.kinds.geval.prompts import SCORE_PREFILL, SYSTEM
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 from localjudge.scoring.trie import TokenTree, label_spellings, validate_scale
 

@@ -11,10 +11,13 @@ that says everything the kinds do differently:
 - `measure`: what a case takes of the judge's context, and which fields `--truncate` may cut
   (`kinds.fitting` applies the one policy to every kind);
 - `score`: prompts and judge calls to one record per case;
-- `summarise` and `notes`: the kind's own summary fields, and what its scores cannot tell;
+- `detail` and `summary_detail`: the models of what its records and its summary carry besides
+  the fields every kind shares (`kinds.records`, `runs.summary`);
+- `summarise` and `notes`: the kind's own summary detail, and what its scores cannot tell;
 - `describe` and `explain`: how `localjudge metrics` lists it and how a record reads in words.
 
-The registry (`localjudge.kinds.KINDS`) maps each kind's name to its object; everything else
+Records are built by `MetricContext.record` (scored or unscored, the pass/fail rule applied
+once). The registry (`kinds.registry`) maps each kind's `name` to its object; everything else
 asks the kind of a metric or record (`kind_of`) instead of testing its type.
 """
 
@@ -24,11 +27,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, NamedTuple, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.records import ResultRecord, unscored
+from localjudge.kinds.records import ResultRecord
 from localjudge.version import __version__
 
 
@@ -103,14 +108,51 @@ class MetricContext(Generic[S]):
         """The valid-mass threshold records carry: None for kinds that read no distribution."""
         return self.min_valid_mass if self.kind.reads_distribution else None
 
-    def record_base(self, judge: Judge, case: TestCase) -> dict[str, Any]:
-        """The fields every record of a case carries: ids, metric spec and provenance."""
-        return dict(
+    def record(
+        self,
+        judge: Judge,
+        case: TestCase,
+        score: float | None,
+        *,
+        raw_score: float | None = None,
+        unscored_reason: str | None = None,
+        detail: BaseModel | None = None,
+        distribution: dict[str, float] | None = None,
+        valid_mass: float | None = None,
+        mode: str | None = None,
+        std: float | None = None,
+        reasoning: str | None = None,
+        prompt_tokens: int | None = None,
+        truncated: str | None = None,
+    ) -> ResultRecord:
+        """The record of one case, with its ids, metric spec and provenance.
+
+        Scored when `unscored_reason` is None: `passed` is `score >= threshold` (null without a
+        threshold). Unscored otherwise: no score, raw score or verdict (never 0, never a guess),
+        every diagnostic that was computed kept (valid mass, distribution, detail, prompt size).
+        """
+        threshold = self.metric.threshold
+        if unscored_reason is not None:
+            score = raw_score = None
+        assert unscored_reason is not None or score is not None, "a scored record has a score"
+        return ResultRecord(
             case_id=case.id,
             metric=self.metric.name,
             kind=self.metric.kind,
-            threshold=self.metric.threshold,
+            score=score,
+            raw_score=raw_score,
+            passed=None if score is None or threshold is None else score >= threshold,
+            threshold=threshold,
+            distribution=distribution,
+            valid_mass=valid_mass,
             min_valid_mass=self.recorded_min_valid_mass,
+            mode=mode,
+            std=std,
+            unscored_reason=unscored_reason,
+            reasoning=reasoning,
+            detail=detail,
+            prompt_tokens=prompt_tokens,
+            truncated=truncated,
             extra=case.extra,
             judge=judge.info.model_dump(),
             metric_spec=dict(self.prepared.spec),
@@ -119,9 +161,9 @@ class MetricContext(Generic[S]):
             localjudge_version=__version__,
         )
 
-    def unscored(self, judge: Judge, case: TestCase, reason: str, **detail: Any) -> ResultRecord:
-        """A record with no score and the reason why (never 0, never a guess)."""
-        return unscored(self.record_base(judge, case), reason, **detail)
+    def unscored(self, judge: Judge, case: TestCase, reason: str, **diagnostics: Any) -> ResultRecord:
+        """A record with no score and the reason why; `diagnostics` as `record` takes them."""
+        return self.record(judge, case, None, unscored_reason=reason, **diagnostics)
 
 
 class Measure(NamedTuple):
@@ -165,9 +207,20 @@ class Explanation(NamedTuple):
     """G-Eval: the metric's scale."""
 
 
+class KindSummary(NamedTuple):
+    """What a kind adds to one metric's summary (`MetricSummary`)."""
+
+    detail: BaseModel | None = None
+    """The kind's summary detail (an instance of its `summary_detail`), or None."""
+    notes: tuple[str, ...] = ()
+    """Notes after the ones `MetricKind.notes` gives."""
+
+
 class MetricKind(ABC, Generic[S]):
     """What one kind of metric does differently from the others (see the module docstring)."""
 
+    name: ClassVar[str] = ""
+    """The kind's name: its specs' `kind` field, its records' `kind`, its registry key."""
     spec: type[S]
     """The pydantic model of the kind's definitions."""
     version: str = ""
@@ -178,6 +231,15 @@ class MetricKind(ABC, Generic[S]):
     """Whether it compares two outputs of a case: summarised by output 1's win rate."""
     default_pass_mark: float | None = None
     """The pass mark `assert_passes` uses for a metric without a threshold (None: it needs one)."""
+    detail: ClassVar[type[BaseModel] | None] = None
+    """The model of its records' `detail` (None: its records carry none)."""
+    summary_detail: ClassVar[type[BaseModel] | None] = None
+    """The model of its summaries' `detail` (None: its summaries carry none)."""
+
+    @property
+    def detail_key(self) -> str:
+        """The key its records' detail is written under in a results file: by default its name."""
+        return self.name
 
     @abstractmethod
     def needs(self, metric: S) -> Needs:
@@ -201,9 +263,9 @@ class MetricKind(ABC, Generic[S]):
     ) -> list[ResultRecord]:
         """One record per item, in order. `judged`: the run's records so far, by (case id, metric)."""
 
-    def summarise(self, records: Sequence[ResultRecord]) -> dict[str, Any]:
-        """The kind's own summary fields (`MetricSummary`) over one metric's records; "notes" extends its notes."""
-        return {}
+    def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
+        """The kind's own summary detail over one metric's records, and notes after `notes`'."""
+        return KindSummary()
 
     def notes(
         self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int

@@ -10,9 +10,30 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from localjudge.kinds.records import ResultRecord
+from pydantic import BaseModel, ConfigDict, Field
+
+from localjudge.kinds.records import PairwiseDetail, ResultRecord
+
+
+class ComparisonSummary(BaseModel):
+    """What a comparison's summary adds: output 1's win rate and how much the presentation order mattered."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    win_rate: float | None = Field(
+        default=None,
+        description="Share of scored cases where output 1 is the most probable verdict, ties (and exact draws) "
+        "counting half.",
+    )
+    mean_disagreement: float | None = Field(
+        default=None,
+        description="Pairwise: mean |P(output 1 better) shown first - shown second| over scored cases; null for "
+        "a comparison read in one order.",
+    )
+    flipped: int | None = Field(
+        default=None, description="Scored cases whose preferred output changes with the presentation order."
+    )
 
 
 def preference(distribution: dict[str, float], outputs: Sequence[str]) -> float:
@@ -35,13 +56,13 @@ def preferred(record: ResultRecord) -> str:
     )
 
 
-def win_rates(records: Sequence[ResultRecord]) -> dict[str, Any]:
+def win_rates(records: Sequence[ResultRecord]) -> ComparisonSummary:
     """Win rate of output 1, mean order disagreement and flips over a comparison's scored records."""
     scored = [r for r in records if r.score is not None]
-    details = [r.pairwise for r in scored if r.pairwise is not None]
+    details = [r.detail for r in scored if isinstance(r.detail, PairwiseDetail)]
     gaps = [d.disagreement for d in details if d.disagreement is not None]
     wins = [preference(r.distribution, r.metric_spec["output_fields"]) for r in scored if r.distribution]
-    return dict(
+    return ComparisonSummary(
         win_rate=sum(wins) / len(wins) if wins else None,
         mean_disagreement=sum(gaps) / len(gaps) if gaps else None,
         flipped=sum(bool(d.flipped) for d in details),

@@ -32,7 +32,7 @@ from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import Explanation, Fitted, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.fields import FieldName
-from localjudge.kinds.records import EntailmentDetail, ResultRecord, SentenceSupport, unscored
+from localjudge.kinds.records import EntailmentDetail, ResultRecord, SentenceSupport
 from localjudge.kinds.text import DEFAULT_LABELS, field_text
 from localjudge.scoring.spans import split_sentences
 
@@ -108,7 +108,9 @@ class EntailmentKind(MetricKind[EntailmentMetric]):
     answers is unscored, with the reason and every reading taken.
     """
 
+    name = "entailment"
     spec = EntailmentMetric
+    detail = EntailmentDetail
     version = ENTAILMENT_TEMPLATE_VERSION
     reads_distribution = True
 
@@ -135,10 +137,9 @@ class EntailmentKind(MetricKind[EntailmentMetric]):
         yes, _ = m.labels
         out = []
         for it, us in zip(items, units):
-            base = ctx.record_base(judge, it.case)
             fields: dict[str, Any] = dict(prompt_tokens=judge.count_tokens(it.payload), truncated=it.cut)
             if not us:
-                out.append(unscored(base, f"the {m.target} is blank", **fields))
+                out.append(ctx.unscored(judge, it.case, f"the {m.target} is blank", **fields))
                 continue
             ds = [next(dists) for _ in us]
             read = [
@@ -150,34 +151,25 @@ class EntailmentKind(MetricKind[EntailmentMetric]):
             bad = next((k for k, d in enumerate(ds) if not d.scored), None)
             if bad is not None:
                 where = "" if m.unit == "response" else f" (sentence {bad + 1} of {len(us)})"
-                out.append(
-                    unscored(base, f"{ds[bad].unscored_reason}{where}", valid_mass=mass, entailment=detail, **fields)
-                )
+                reason = f"{ds[bad].unscored_reason}{where}"
+                out.append(ctx.unscored(judge, it.case, reason, valid_mass=mass, detail=detail, **fields))
                 continue
             worst = min(range(len(us)), key=lambda k: ds[k].probs[yes])
             p = ds[worst].probs[yes]
-            out.append(
-                ResultRecord(
-                    **base,
-                    score=p,
-                    raw_score=p,
-                    passed=None if m.threshold is None else p >= m.threshold,
-                    distribution=dict(ds[worst].probs),
-                    valid_mass=mass,
-                    mode=ds[worst].mode,
-                    entailment=detail,
-                    **fields,
-                )
+            dist, mode = dict(ds[worst].probs), ds[worst].mode
+            scored = ctx.record(
+                judge, it.case, p, raw_score=p, distribution=dist, valid_mass=mass, mode=mode, detail=detail, **fields
             )
+            out.append(scored)
         return out
 
     def describe(self, metric: EntailmentMetric) -> Listing:
         return Listing(f"P({metric.labels[0]}) per {metric.unit}", f"{', '.join(metric.fields)} -> {metric.target}")
 
     def explain(self, record: ResultRecord) -> Explanation:
-        if record.score is None or record.entailment is None:
+        if record.score is None or not isinstance(record.detail, EntailmentDetail):
             return super().explain(record)
-        asked = record.entailment.sentences
+        asked = record.detail.sentences
         worst = min((s for s in asked if s.p_yes is not None), key=lambda s: s.p_yes or 0.0, default=None)
         where = "" if len(asked) == 1 or worst is None else f", least supported sentence: {worst.text[:80]!r}"
         label = record.metric_spec.get("labels", ["Yes"])[0]

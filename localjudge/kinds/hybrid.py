@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import Explanation, Fitted, Listing, MetricContext, MetricKind, Needs, narrow_spread
-from localjudge.kinds.records import ResultRecord
+from localjudge.kinds.records import ComponentScores, ResultRecord
 
 HYBRID_VERSION = "hybrid-v1"
 NARROW_SPREAD = 0.15
@@ -72,7 +72,9 @@ class HybridMetric(BaseModel):
 class HybridKind(MetricKind[HybridMetric]):
     """A fitted linear combination of other metrics' scores (see the module docstring)."""
 
+    name = "hybrid"
     spec = HybridMetric
+    detail = ComponentScores
     version = HYBRID_VERSION
 
     def needs(self, metric: HybridMetric) -> Needs:
@@ -95,17 +97,8 @@ class HybridKind(MetricKind[HybridMetric]):
                 out.append(ctx.unscored(judge, it.case, values))
                 continue
             score = min(1.0, max(0.0, (raw - lo) / (hi - lo)))
-            out.append(
-                ResultRecord(
-                    **ctx.record_base(judge, it.case),
-                    score=score,
-                    raw_score=raw,
-                    distribution=None,
-                    valid_mass=None,
-                    passed=None if metric.threshold is None else score >= metric.threshold,
-                    hybrid={n: float(v) for n, v in zip(names, values)},
-                )
-            )
+            parts = ComponentScores({n: float(v) for n, v in zip(names, values)})
+            out.append(ctx.record(judge, it.case, score, raw_score=raw, detail=parts))
         return out
 
     def notes(
@@ -121,7 +114,7 @@ class HybridKind(MetricKind[HybridMetric]):
     def explain(self, record: ResultRecord) -> Explanation:
         if record.score is None or record.raw_score is None:
             return super().explain(record)
-        parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.hybrid or {}).items())
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in component_scores(record).items())
         human = record.metric_spec.get("human_field")
         return Explanation(f"predicted {human} {record.raw_score:.2f} from {parts}; score {record.score:.3f}")
 
@@ -154,3 +147,8 @@ def component_values(parts: Sequence[ResultRecord], fields: Sequence[str]) -> li
 
 
 HYBRID = HybridKind()
+
+
+def component_scores(record: ResultRecord) -> dict[str, float]:
+    """The components' scores a hybrid's or a verdict's record combined (empty when unscored)."""
+    return record.detail.root if isinstance(record.detail, ComponentScores) else {}

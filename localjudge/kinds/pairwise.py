@@ -17,9 +17,19 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Fitted, Listing, Measure, MetricContext, MetricKind, Needs, Prepared, narrow_spread
-from localjudge.kinds.comparison import win_rates
-from localjudge.kinds.records import PairwiseDetail, ResultRecord, clean_float, unscored
+from localjudge.kinds.base import (
+    Fitted,
+    KindSummary,
+    Listing,
+    Measure,
+    MetricContext,
+    MetricKind,
+    Needs,
+    Prepared,
+    narrow_spread,
+)
+from localjudge.kinds.comparison import ComparisonSummary, win_rates
+from localjudge.kinds.records import PairwiseDetail, ResultRecord, clean_float
 from localjudge.kinds.text import SYSTEM, fence, template_version
 from localjudge.scoring.distribution import LabelDistribution
 
@@ -85,7 +95,10 @@ class _Reading(NamedTuple):
 class PairwiseKind(MetricKind[PairwiseMetric]):
     """Both presentation orders judged and combined (see the module docstring)."""
 
+    name = "pairwise"
     spec = PairwiseMetric
+    detail = PairwiseDetail
+    summary_detail = ComparisonSummary
     reads_distribution = True
     compares_outputs = True
     default_pass_mark = 0.5  # without a threshold, output 1 "passes" when it is preferred
@@ -129,30 +142,20 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
             fields: dict[str, Any] = dict(
                 valid_mass=min(d1.valid_mass, d2.valid_mass),
                 distribution=reading.distribution,
-                pairwise=reading.detail,
+                detail=reading.detail,
                 prompt_tokens=judge.count_tokens(texts[i]),
                 truncated=it.cut,
             )
             if not (d1.scored and d2.scored):
-                out.append(unscored(ctx.record_base(judge, it.case), _reason(d1, d2), **fields))
+                out.append(ctx.unscored(judge, it.case, _reason(d1, d2), **fields))
                 continue
             dist = reading.distribution
             assert dist is not None  # both orders scored, so both have probabilities
-            win = dist[f1]
-            out.append(
-                ResultRecord(
-                    **ctx.record_base(judge, it.case),
-                    score=win,
-                    raw_score=None,
-                    passed=None if m.threshold is None else win >= m.threshold,
-                    mode=max(dist, key=dist.__getitem__),
-                    **fields,
-                )
-            )
+            out.append(ctx.record(judge, it.case, dist[f1], mode=max(dist, key=dist.__getitem__), **fields))
         return out
 
-    def summarise(self, records: Sequence[ResultRecord]) -> dict[str, Any]:
-        return win_rates(records)
+    def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
+        return KindSummary(win_rates(records))
 
     def notes(
         self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int

@@ -24,12 +24,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds import likelihood_prompts as L
-from localjudge.kinds.base import Explanation, Fitted, Listing, Measure, MetricContext, MetricKind, Needs
-from localjudge.kinds.comparison import win_rates
+from localjudge.kinds.base import Explanation, Fitted, KindSummary, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.comparison import ComparisonSummary, win_rates
 from localjudge.kinds.fields import FieldName
-from localjudge.kinds.likelihood_spec import LikelihoodMetric, PMIContrast
-from localjudge.kinds.records import ResultRecord, unscored
+from localjudge.kinds.likelihood import prompts as L
+from localjudge.kinds.likelihood.spec import LikelihoodMetric, PMIContrast
+from localjudge.kinds.records import ComponentScores, ResultRecord
 from localjudge.scoring.aggregate import Aggregation, read_tokens
 from localjudge.scoring.likelihood import ContinuationLogprobs
 
@@ -117,7 +117,15 @@ def condition_prompts(
 class PairwiseLikelihoodKind(MetricKind[PairwiseLikelihoodMetric]):
     """Each output read alone as the judge's reply, then the readings compared (see the module docstring)."""
 
+    name = "pairwise_likelihood"
     spec = PairwiseLikelihoodMetric
+    detail = ComponentScores
+    summary_detail = ComparisonSummary
+
+    @property
+    def detail_key(self) -> str:
+        return "pair"  # each output's reading, as results files have it
+
     version = PAIRWISE_LIKELIHOOD_VERSION
     compares_outputs = True
 
@@ -163,28 +171,27 @@ class PairwiseLikelihoodKind(MetricKind[PairwiseLikelihoodMetric]):
             fields: dict[str, Any] = dict(prompt_tokens=judge.count_tokens(read[k][0]), truncated=it.cut)
             if blank or not all(math.isfinite(v) for v in values):
                 why = f"{blank[0]} is blank" if blank else "a reading of an output is not finite"
-                out.append(unscored(ctx.record_base(judge, it.case), why, **fields))
+                out.append(ctx.unscored(judge, it.case, why, **fields))
                 continue
             raw = values[0] - values[1]
             # the same operations for a pair and its swap: swapping the outputs gives exactly 1 - p
             p = 1 / (1 + math.exp(-raw)) if raw >= 0 else 1 - 1 / (1 + math.exp(raw))
             out.append(
-                ResultRecord(
-                    **ctx.record_base(judge, it.case),
-                    score=p,
+                ctx.record(
+                    judge,
+                    it.case,
+                    p,
                     raw_score=raw,
-                    passed=None if m.threshold is None else p >= m.threshold,
                     distribution={f1: p, f2: 1 - p},
-                    valid_mass=None,
                     mode=f1 if raw > 0 else f2 if raw < 0 else None,
-                    pair=pair,
+                    detail=ComponentScores(pair),
                     **fields,
                 )
             )
         return out
 
-    def summarise(self, records: Sequence[ResultRecord]) -> dict[str, Any]:
-        return win_rates(records)
+    def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
+        return KindSummary(win_rates(records))
 
     def describe(self, metric: PairwiseLikelihoodMetric) -> Listing:
         return Listing(
@@ -195,7 +202,10 @@ class PairwiseLikelihoodKind(MetricKind[PairwiseLikelihoodMetric]):
         if record.score is None or record.raw_score is None:
             return super().explain(record)
         raw = record.raw_score
-        parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.pair or {}).items())
+        parts = ", ".join(
+            f"{k} {v:.3f}"
+            for k, v in (record.detail.root if isinstance(record.detail, ComponentScores) else {}).items()
+        )
         return Explanation(f"readings {parts}; difference {raw:.3f}, score sigmoid({raw:.3f}) = {record.score:.3f}")
 
 

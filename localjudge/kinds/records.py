@@ -1,8 +1,14 @@
 """Result records: one JSON line per (case, metric), carrying everything needed to reproduce it.
 
-The schema of results files. Every kind fills the common fields; the kinds that read more than a
-score keep it in a detail field of their own (`pairwise`, `likelihood`, `hybrid`, `entailment`,
-`verdict`, `pair`), null for the others.
+The schema of results files. Every kind fills the common fields; a kind that reads more than a
+score keeps it in the record's one `detail` slot, a pydantic model the kind declares
+(`MetricKind.detail`), written under the kind's key (`MetricKind.detail_key`: `pairwise`,
+`likelihood`, `hybrid`, `entailment`, `verdict`, `pair`, or a new kind's name). The detail
+models of the built-in kinds are defined here, with the record.
+
+Files keep the layout they had before kinds owned their detail: the keys `pairwise`,
+`likelihood` and `hybrid` are in every record (null unless the record's kind is theirs), other
+kinds' keys only in their own records; reading maps the kind's key back into `detail`.
 """
 
 from __future__ import annotations
@@ -10,7 +16,16 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    RootModel,
+    SerializeAsAny,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 
 class PairwiseDetail(BaseModel):
@@ -144,8 +159,15 @@ class EntailmentDetail(BaseModel):
     )
 
 
-OPTIONAL_DETAILS = ("entailment", "verdict", "pair")
-"""Record fields of newer metric kinds, left out when null: other kinds' records keep their bytes."""
+class ComponentScores(RootModel[dict[str, float]]):
+    """Hybrid, verdict, pairwise likelihood: each component's (output's) score that went in, by name."""
+
+    model_config = ConfigDict(frozen=True)
+
+
+WRITTEN_IN_EVERY_RECORD = ("pairwise", "likelihood", "hybrid")
+"""Detail keys every record carries (null unless the record's kind is theirs), as records had them
+before kinds owned their detail; other kinds' keys appear only in their own records."""
 
 
 class ResultRecord(BaseModel):
@@ -182,19 +204,10 @@ class ResultRecord(BaseModel):
     std: float | None = Field(default=None, description="Standard deviation of the score distribution.")
     unscored_reason: str | None = Field(default=None, description="Why there is no score, or null.")
     reasoning: str | None = Field(default=None, description="The judge's analysis (before) or explanation (after).")
-    pairwise: PairwiseDetail | None = Field(default=None, description="Order-by-order detail of a pairwise verdict.")
-    likelihood: LikelihoodDetail | None = Field(
-        default=None, description="Token log-probabilities of a likelihood metric."
-    )
-    hybrid: dict[str, float] | None = Field(default=None, description="Hybrid: each component's score that went in.")
-    entailment: EntailmentDetail | None = Field(
-        default=None, description="Entailment: each question asked and P(yes); absent for other kinds."
-    )
-    verdict: dict[str, float] | None = Field(
-        default=None, description="Verdict: each component's score that went in; absent for other kinds."
-    )
-    pair: dict[str, float] | None = Field(
-        default=None, description="Pairwise likelihood: each output's reading; absent for other kinds."
+    detail: SerializeAsAny[BaseModel] | None = Field(
+        default=None,
+        description="What the kind read besides the score (its `MetricKind.detail` model), kept when unscored; "
+        "written under the kind's key (`pairwise`, `likelihood`, `hybrid`, `entailment`, `verdict`, `pair`).",
     )
     prompt_tokens: int | None = Field(
         default=None,
@@ -209,32 +222,49 @@ class ResultRecord(BaseModel):
     template_version: str = Field(description="Version of the prompt template.")
     localjudge_version: str = Field(description="Version of localjudge that produced the record.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _detail_from_kind_key(cls, data: Any) -> Any:
+        # a record read from a file: its kind's key holds the detail, the other kinds' keys are null
+        if not isinstance(data, dict):
+            return data
+        from localjudge.kinds.registry import KINDS
+
+        kind = KINDS.get(data.get("kind", ""))
+        own = kind.detail_key if kind is not None and kind.detail is not None else None
+        keys = {*WRITTEN_IN_EVERY_RECORD, *(k.detail_key for k in KINDS.values() if k.detail is not None)}
+        found = {k: data[k] for k in keys if k in data}
+        detail = data.get("detail")
+        if not found and not isinstance(detail, dict):
+            return data
+        data = {k: v for k, v in data.items() if k not in found}
+        if own is not None and found.get(own) is not None:
+            detail = found.pop(own)
+        stray = sorted(k for k, v in found.items() if v is not None)
+        if stray:
+            raise ValueError(f"{', '.join(stray)}: not the detail of a {data.get('kind')} record")
+        if isinstance(detail, dict | list) and kind is not None and kind.detail is not None:
+            detail = kind.detail.model_validate(detail)
+        if detail is not None:
+            data["detail"] = detail
+        return data
+
     @model_serializer(mode="wrap")
-    def _omit_newer(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out = handler(self)
-        for key in OPTIONAL_DETAILS:
-            if out.get(key, 0) is None:
-                del out[key]
+    def _detail_under_kind_key(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        from localjudge.kinds.registry import KINDS
+
+        kind = KINDS.get(self.kind)
+        key = kind.detail_key if kind is not None and kind.detail is not None else None
+        out: dict[str, Any] = {}
+        for name, value in handler(self).items():
+            if name != "detail":
+                out[name] = value
+                continue
+            for always in WRITTEN_IN_EVERY_RECORD:
+                out[always] = value if always == key else None
+            if key is not None and key not in WRITTEN_IN_EVERY_RECORD and value is not None:
+                out[key] = value
         return out
-
-
-def unscored(base: dict[str, Any], reason: str, **detail: Any) -> ResultRecord:
-    """A record with no score and the reason why (never 0, never a guess).
-
-    Args:
-        base: the record's identity and provenance fields (case, metric, judge, spec, versions).
-        reason: why it could not be scored, in words a user can act on.
-        **detail: every diagnostic that was computed and still holds (valid mass, distribution,
-            prompt tokens, the pairwise orders, the likelihood's token counts).
-    """
-    return ResultRecord(
-        **base,
-        **{"distribution": None, "valid_mass": None, **detail},
-        score=None,
-        raw_score=None,
-        passed=None,
-        unscored_reason=reason,
-    )
 
 
 def clean_float(x: float | None) -> float | None:

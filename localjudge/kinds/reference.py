@@ -62,6 +62,7 @@ class ReferenceMetric(BaseModel):
 class ReferenceKind(MetricKind[ReferenceMetric]):
     """ROUGE-L F1 of the target against the reference; no judge is asked."""
 
+    name = "reference"
     spec = ReferenceMetric
     version = REFERENCE_VERSION
 
@@ -84,17 +85,7 @@ class ReferenceKind(MetricKind[ReferenceMetric]):
                 out.append(ctx.unscored(judge, it.case, f"the {blank[0]} has no ASCII letters or digits for ROUGE-L"))
                 continue
             f1 = rouge_l(target, reference)
-            passed = None if m.threshold is None else f1 >= m.threshold
-            out.append(
-                ResultRecord(
-                    **ctx.record_base(judge, it.case),
-                    score=f1,
-                    raw_score=f1,
-                    passed=passed,
-                    distribution=None,
-                    valid_mass=None,
-                )
-            )
+            out.append(ctx.record(judge, it.case, f1, raw_score=f1))
         return out
 
     def describe(self, metric: ReferenceMetric) -> Listing:

@@ -18,9 +18,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, Listing, MetricContext, MetricKind, Needs
-from localjudge.kinds.hybrid import linear_readings
-from localjudge.kinds.records import ResultRecord
+from localjudge.kinds.base import Explanation, Fitted, KindSummary, Listing, MetricContext, MetricKind, Needs
+from localjudge.kinds.hybrid import component_scores, linear_readings
+from localjudge.kinds.records import ComponentScores, ResultRecord
 from localjudge.scoring.logistic import sigmoid
 
 VERDICT_VERSION = "verdict-v1"
@@ -63,10 +63,23 @@ class VerdictMetric(BaseModel):
         return self
 
 
+class VerdictSummary(BaseModel):
+    """What a verdict's summary adds: the accuracy its fit measured."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    expected_accuracy: float | None = Field(
+        default=None, description="Its accuracy on held-back labelled cases when it was fitted."
+    )
+
+
 class VerdictKind(MetricKind[VerdictMetric]):
     """A fitted logistic model of other metrics' scores, with a pass mark (see the module docstring)."""
 
+    name = "verdict"
     spec = VerdictMetric
+    detail = ComponentScores
+    summary_detail = VerdictSummary
     version = VERDICT_VERSION
 
     def needs(self, metric: VerdictMetric) -> Needs:
@@ -89,24 +102,15 @@ class VerdictKind(MetricKind[VerdictMetric]):
                 out.append(ctx.unscored(judge, it.case, values))
                 continue
             p = float(sigmoid(np.array(logit)))
-            out.append(
-                ResultRecord(
-                    **ctx.record_base(judge, it.case),
-                    score=p,
-                    raw_score=logit,
-                    distribution=None,
-                    valid_mass=None,
-                    passed=p >= metric.threshold,
-                    verdict={n: float(v) for n, v in zip(names, values)},
-                )
-            )
+            parts = ComponentScores({n: float(v) for n, v in zip(names, values)})
+            out.append(ctx.record(judge, it.case, p, raw_score=logit, detail=parts))
         return out
 
-    def summarise(self, records: Sequence[ResultRecord]) -> dict[str, Any]:
+    def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
         if not records:
-            return {}
+            return KindSummary()
         spec = records[0].metric_spec
-        return {"expected_accuracy": spec.get("expected_accuracy"), "notes": [verdict_note(spec)]}
+        return KindSummary(VerdictSummary(expected_accuracy=spec.get("expected_accuracy")), (verdict_note(spec),))
 
     def describe(self, metric: VerdictMetric) -> Listing:
         return Listing(
@@ -117,7 +121,7 @@ class VerdictKind(MetricKind[VerdictMetric]):
         if record.score is None or record.raw_score is None:
             return super().explain(record)
         spec = record.metric_spec
-        parts = ", ".join(f"{k} {v:.3f}" for k, v in (record.verdict or {}).items())
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in component_scores(record).items())
         return Explanation(
             f"P(acceptable) {record.score:.3f} from {parts}; {'passes' if record.passed else 'fails'} at "
             f"{spec.get('threshold', 0):.3f} (held-back accuracy {spec.get('expected_accuracy', 0):.2f})"

@@ -21,9 +21,9 @@ from localjudge.io.files import load_yaml
 from localjudge.kinds import DEFAULT_KIND, KINDS, Metric, kind_of
 from localjudge.kinds.entailment import EntailmentMetric
 from localjudge.kinds.fields import FieldName, Reasoning
-from localjudge.kinds.geval_spec import GEvalMetric, RubricRange
+from localjudge.kinds.geval.spec import GEvalMetric, RubricRange
 from localjudge.kinds.hybrid import HybridComponent, HybridMetric
-from localjudge.kinds.likelihood_spec import LikelihoodMetric, PMIContrast
+from localjudge.kinds.likelihood.spec import LikelihoodMetric, PMIContrast
 from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.kinds.pairwise_likelihood import PairwiseLikelihoodMetric
 from localjudge.kinds.reference import ReferenceMetric

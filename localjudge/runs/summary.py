@@ -1,8 +1,8 @@
 """A run's summary per metric: scores, pass rate or (comparisons) win rate, and why cases went unscored.
 
-The fields every kind shares are computed here; each kind adds its own (`MetricKind.summarise`:
-a comparison's win rate, a verdict's expected accuracy) and says what its scores cannot tell
-(`MetricKind.notes`).
+The fields every kind shares are computed here; each kind adds its own detail
+(`MetricKind.summarise`: a comparison's win rate, a verdict's expected accuracy) and says what
+its scores cannot tell (`MetricKind.notes`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, SerializerFunctionWrapHandler, model_serializer
 
 from localjudge.kinds import DEFAULT_KIND, kind_of
 from localjudge.kinds.records import ResultRecord
@@ -37,20 +37,6 @@ class MetricSummary(BaseModel):
     pass_rate: float | None = Field(
         description="Share of scored cases that passed; null when the metric has no threshold."
     )
-    win_rate: float | None = Field(
-        default=None,
-        description="Pairwise: share of scored cases where output 1 is the most probable verdict, ties (and "
-        "exact draws) counting half; null for other kinds.",
-    )
-    mean_disagreement: float | None = Field(
-        default=None,
-        description="Pairwise: mean |P(output 1 better) shown first - shown second| over scored cases; null for "
-        "other kinds.",
-    )
-    flipped: int | None = Field(
-        default=None,
-        description="Pairwise: scored cases whose preferred output changes with the presentation order.",
-    )
     mean_valid_mass: float | None = Field(description="Mean probability on valid scores (unscored cases included).")
     min_valid_mass: float | None = Field(
         default=None, description="Valid mass below which a case was unscored (G-Eval, pairwise); null otherwise."
@@ -60,17 +46,28 @@ class MetricSummary(BaseModel):
     notes: list[str] = Field(
         default_factory=list, description="Warnings on what the scores can tell (see `reading_notes`)."
     )
-    expected_accuracy: float | None = Field(
+    detail: SerializeAsAny[BaseModel] | None = Field(
         default=None,
-        description="Verdict: its accuracy on held-back labelled cases when it was fitted; absent for other kinds.",
+        description="What the kind adds (its `MetricKind.summary_detail` model): a comparison's win_rate, "
+        "mean_disagreement and flipped, a verdict's expected_accuracy; written as fields of the summary.",
     )
 
     @model_serializer(mode="wrap")
-    def _omit_expected(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _detail_as_fields(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # the layout summaries had before kinds owned their detail: a comparison's fields (null for
+        # other kinds) after pass_rate, any other kind's after the notes, left out when null
         out = handler(self)
-        if out.get("expected_accuracy", 0) is None:
-            del out["expected_accuracy"]
-        return out
+        detail = out.pop("detail", None) or {}
+        fields: dict[str, Any] = {}
+        for name, value in out.items():
+            fields[name] = value
+            if name == "pass_rate":
+                fields |= {k: detail.pop(k, None) for k in WRITTEN_IN_EVERY_SUMMARY}
+        return fields | {k: v for k, v in detail.items() if v is not None}
+
+
+WRITTEN_IN_EVERY_SUMMARY = ("win_rate", "mean_disagreement", "flipped")
+"""Summary detail fields every summary carries (null unless the kind compares two outputs)."""
 
 
 def reading_notes(
@@ -92,7 +89,7 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
         mass = sum(masses) / len(masses) if masses else None
         kind = kind_of(rs[0].kind if rs else DEFAULT_KIND)
         own = kind.summarise(rs)
-        after = own.pop("notes", [])
+        flipped = getattr(own.detail, "flipped", None) or 0
         out.append(
             MetricSummary(
                 metric=name,
@@ -107,9 +104,8 @@ def summarize(records: Sequence[ResultRecord], metrics: Sequence[str]) -> list[M
                 min_valid_mass=_threshold(rs) if kind.reads_distribution else None,
                 score_min=min(values, default=None),
                 score_max=max(values, default=None),
-                notes=kind.notes(values, mass, any(r.threshold is not None for r in rs), own.get("flipped") or 0)
-                + after,
-                **own,
+                notes=[*kind.notes(values, mass, any(r.threshold is not None for r in rs), flipped), *own.notes],
+                detail=own.detail,
             )
         )
     return out

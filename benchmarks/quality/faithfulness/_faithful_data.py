@@ -126,7 +126,7 @@ def lead(doc: str, n: int = LEAD_SENTENCES) -> str:
 def ll_items(judge, condition: str, items: list[Item]) -> list[LLItem]:
     """The prompts and texts of one likelihood condition."""
     from localjudge.io.cases import TestCase
-    from localjudge.kinds import likelihood_prompts as L
+    from localjudge.kinds.likelihood import prompts as L
     from localjudge.metrics import builtin_metric
     from localjudge.metrics.spec import PMIContrast
 

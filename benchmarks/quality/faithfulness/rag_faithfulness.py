@@ -96,7 +96,7 @@ def scorer_values(records) -> dict[str, dict[str, float | None]]:
     out: dict[str, dict[str, float | None]] = {}
     for r in records:
         if r.kind == "likelihood":
-            d = r.likelihood if r.score is not None else None  # unscored: no value, as before
+            d = r.detail if r.score is not None else None  # unscored: no value, as before
             out.setdefault(r.metric, {})[r.case_id] = r.raw_score
             key, value = (
                 (f"{r.metric} min-token-pmi", d.pmi_min)

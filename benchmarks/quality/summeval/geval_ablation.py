@@ -64,7 +64,7 @@ def _metric(variant: str):
 def run_unit(judge, variant: str, cases) -> dict:
     """One variant on one article's summaries: expected scores, argmax, valid mass, seconds."""
     from localjudge.judges.judge import Judge
-    from localjudge.kinds import geval_prompts as P
+    from localjudge.kinds.geval import prompts as P
     from localjudge.runs.evaluate import evaluate
 
     t0 = time.perf_counter()

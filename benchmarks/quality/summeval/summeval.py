@@ -84,7 +84,7 @@ def naive_scores(judge, metric, cases, hardened: bool = True) -> tuple[list[int 
     Generation computes each article's shared prompt prefix once, as the scorers do, so that the
     comparison is between methods, not between a batched and an unbatched implementation.
     """
-    from localjudge.kinds import geval_prompts as P
+    from localjudge.kinds.geval import prompts as P
 
     texts = [judge.render(P.SYSTEM, P.user_message(metric, list(metric.steps), c, hardened), "") for c in cases]
     outs = judge.generate(texts, NAIVE_TOKENS, share_prefix=True)

@@ -28,7 +28,7 @@ import numpy as np
 
 from benchmarks.lib.common import DIMENSIONS, cell
 from benchmarks.lib.summeval import likelihood_metric
-from localjudge.kinds import likelihood_prompts as L
+from localjudge.kinds.likelihood import prompts as L
 
 LL_SCORERS = ("ll-mean", "ll-sum", "ll-pmi")
 HYBRID_PARTS = ("expected", "ll-mean", "ll-pmi")

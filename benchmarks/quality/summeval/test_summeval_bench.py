@@ -98,8 +98,8 @@ def test_likelihood_scorers_equal_eval_records_and_runs_merge(two_articles: Path
     for dim in S.DIMENSIONS:
         recs = evaluate(cases, [S.LL.likelihood_metric(dim, pmi=True)], judge, progress=False).records
         assert scores["ll-pmi"][dim] == pytest.approx([r.raw_score for r in recs])
-        assert scores["ll-mean"][dim] == pytest.approx([r.likelihood.given_source.mean for r in recs])
-        assert scores["ll-sum"][dim] == pytest.approx([r.likelihood.given_source.sum for r in recs])
+        assert scores["ll-mean"][dim] == pytest.approx([r.detail.given_source.mean for r in recs])
+        assert scores["ll-sum"][dim] == pytest.approx([r.detail.given_source.sum for r in recs])
     # a likelihood-only run, then a G-Eval-only run: the scores file holds both, hybrids see both
     first = S.run({"fake": judge}, two_articles, None, geval=False, scores_dir=tmp_path)
     assert "expected" not in first["judges"]["fake"]["dimensions"]["coherence"]

@@ -23,7 +23,7 @@ from collections.abc import Collection
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.likelihood_spec import LikelihoodMetric
+from localjudge.kinds.likelihood.spec import LikelihoodMetric
 from localjudge.kinds.text import DEFAULT_LABELS, field_text
 
 LIKELIHOOD_TEMPLATE_VERSION = "likelihood-v1"

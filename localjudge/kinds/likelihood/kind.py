@@ -1,6 +1,6 @@
 """The likelihood kind: how likely the judge finds the output itself, token by token (GPTScore, PMI).
 
-The prompt (`kinds.likelihood_prompts`) shows the condition fields and an instruction naming the
+The prompt (`kinds.likelihood.prompts`) shows the condition fields and an instruction naming the
 criterion; the score aggregates the log-probabilities of the target's tokens after it (mean, sum,
 or a token-level reading that lets one surprising claim decide). With `pmi`, each token's
 log-probability without the source fields is subtracted first. Under `--truncate` the condition
@@ -17,10 +17,10 @@ import numpy as np
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds import likelihood_prompts as L
 from localjudge.kinds.base import Explanation, Fitted, Listing, Measure, MetricContext, MetricKind, Needs
-from localjudge.kinds.likelihood_spec import LikelihoodMetric
-from localjudge.kinds.records import LikelihoodDetail, ResultRecord, TokenReading, TokenSpan, TokenStats, unscored
+from localjudge.kinds.likelihood import prompts as L
+from localjudge.kinds.likelihood.spec import LikelihoodMetric
+from localjudge.kinds.records import LikelihoodDetail, ResultRecord, TokenReading, TokenSpan, TokenStats
 from localjudge.scoring.aggregate import UnitValue, read_tokens
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 
@@ -42,7 +42,9 @@ class _Counts:
 class LikelihoodKind(MetricKind[LikelihoodMetric]):
     """The target's token log-probabilities (or per-token PMI), aggregated (see the module docstring)."""
 
+    name = "likelihood"
     spec = LikelihoodMetric
+    detail = LikelihoodDetail
     version = L.LIKELIHOOD_TEMPLATE_VERSION
 
     def needs(self, metric: LikelihoodMetric) -> Needs:
@@ -74,13 +76,12 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
         contrast = {id(r): next(lls) for r in live} if m.pmi is not None else {}
         out = []
         for it, r, b in zip(items, reads, blank):
-            base = ctx.record_base(judge, it.case)
             fields = dict(prompt_tokens=r.counts.condition, truncated=it.cut)
             if b:  # nothing was read; the prompt's size still holds
                 detail = _detail(m, r.counts, None, None)
-                out.append(unscored(base, f"the {m.target} is blank", likelihood=detail, **fields))
+                out.append(ctx.unscored(judge, it.case, f"the {m.target} is blank", detail=detail, **fields))
                 continue
-            out.append(_record(base, m, r.counts, given[id(r)], contrast.get(id(r)), fields, judge))
+            out.append(_record(ctx, it.case, r.counts, given[id(r)], contrast.get(id(r)), fields, judge))
         return out
 
     def notes(
@@ -99,8 +100,8 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
         return Listing(scale, f"{', '.join(metric.fields) or '-'} -> {metric.target}")
 
     def explain(self, record: ResultRecord) -> Explanation:
-        d, raw, score = record.likelihood, record.raw_score, record.score
-        if d is None or raw is None or score is None:
+        d, raw, score = record.detail, record.raw_score, record.score
+        if not isinstance(d, LikelihoodDetail) or raw is None or score is None:
             return super().explain(record)
         if d.tokens is not None:
             return Explanation(_tokens(d.tokens, raw, score))
@@ -205,14 +206,15 @@ def _to_score(m: LikelihoodMetric, raw: float, pmi: bool) -> float:
 
 
 def _record(
-    base: dict,
-    m: LikelihoodMetric,
+    ctx: MetricContext[LikelihoodMetric],
+    case: TestCase,
     counts: _Counts,
     given: ContinuationLogprobs,
     contrast: ContinuationLogprobs | None,
     fields: dict,
     judge: Judge,
 ) -> ResultRecord:
+    m = ctx.metric
     if not m.token_level:  # as before token-level readings, to the bit
         raw = _value(m, given) - (_value(m, contrast) if contrast is not None else 0.0)
         detail = _detail(m, counts, given, contrast)
@@ -221,23 +223,11 @@ def _record(
         detail = _detail(m, counts, given, contrast, reading)
         if reading.units == 0:
             why = "the target has no salient word (a number, or a capitalised word past a sentence's start)"
-            return unscored(
-                base, f"{why}, and the metric reads only those (focus: salient)", likelihood=detail, **fields
-            )
+            reason = f"{why}, and the metric reads only those (focus: salient)"
+            return ctx.unscored(judge, case, reason, detail=detail, **fields)
     if not math.isfinite(raw):
-        return unscored(base, "a log-probability of the target is not finite", likelihood=detail, **fields)
-    score = _to_score(m, raw, contrast is not None)
-    passed = None if m.threshold is None else score >= m.threshold
-    return ResultRecord(
-        **base,
-        score=score,
-        raw_score=raw,
-        passed=passed,
-        distribution=None,
-        valid_mass=None,
-        likelihood=detail,
-        **fields,
-    )
+        return ctx.unscored(judge, case, "a log-probability of the target is not finite", detail=detail, **fields)
+    return ctx.record(judge, case, _to_score(m, raw, contrast is not None), raw_score=raw, detail=detail, **fields)
 
 
 @dataclass(frozen=True)

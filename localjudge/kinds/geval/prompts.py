@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from localjudge.io.cases import TestCase
-from localjudge.kinds.geval_spec import GEvalMetric
+from localjudge.kinds.geval.spec import GEvalMetric
 from localjudge.kinds.text import (
     DEFAULT_LABELS,
     PLAIN_TEMPLATE_VERSION,

@@ -1,11 +1,11 @@
 """The G-Eval kind: a score read from the judge's distribution over the scale, after task, criteria and steps.
 
-The prompt (`kinds.geval_prompts`) ends in the judge's turn right after "Score:"; the score is
+The prompt (`kinds.geval.prompts`) ends in the judge's turn right after "Score:"; the score is
 the expected value of the judge's probabilities of every valid score, normalised to 0-1. With
 `reasoning: before` the judge first writes an analysis (cut at its own "Score", never read for a
 number) and the score is read after it; with `after`, it explains its most probable score once
 the score has been read. Evaluation steps are pinned in the metric or generated once per
-(judge, definition) and cached (`kinds.geval_steps`).
+(judge, definition) and cached (`kinds.geval.steps`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from pathlib import Path
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds import geval_prompts as P
 from localjudge.kinds.base import (
     Explanation,
     Fitted,
@@ -28,8 +27,9 @@ from localjudge.kinds.base import (
     Prepared,
     narrow_spread,
 )
-from localjudge.kinds.geval_spec import GEvalMetric
-from localjudge.kinds.geval_steps import resolve_steps
+from localjudge.kinds.geval import prompts as P
+from localjudge.kinds.geval.spec import GEvalMetric
+from localjudge.kinds.geval.steps import resolve_steps
 from localjudge.kinds.records import ResultRecord, clean_float
 from localjudge.kinds.text import template_version
 
@@ -48,6 +48,7 @@ TOP = 3
 class GEvalKind(MetricKind[GEvalMetric]):
     """Scores read from the judge's probabilities of every valid score (see the module docstring)."""
 
+    name = "geval"
     spec = GEvalMetric
     reads_distribution = True
 
@@ -93,25 +94,23 @@ class GEvalKind(MetricKind[GEvalMetric]):
             follow = [p + f" {d.mode}\nExplanation:" for p, d in zip(prompts, dists)]
             explained = judge.generate(follow, EXPLANATION_TOKENS, share_prefix=True)
             reasoning = [e.strip() if d.scored else None for e, d in zip(explained, dists)]
-        out = []
-        for it, prompt, d, why in zip(items, prompts, dists, reasoning):
-            out.append(
-                ResultRecord(
-                    **ctx.record_base(judge, it.case),
-                    score=clean_float(d.normalized),
-                    raw_score=clean_float(d.expected),
-                    passed=None if not d.scored else d.normalized >= m.threshold,
-                    distribution={str(k): v for k, v in d.probs.items()} if d.valid_mass > 0 else None,
-                    valid_mass=d.valid_mass,
-                    mode=None if d.mode is None else str(d.mode),
-                    std=clean_float(d.std),
-                    unscored_reason=d.unscored_reason,
-                    reasoning=why,
-                    prompt_tokens=judge.count_tokens(prompt),
-                    truncated=it.cut,
-                )
+        return [
+            ctx.record(
+                judge,
+                it.case,
+                clean_float(d.normalized),
+                raw_score=clean_float(d.expected),
+                unscored_reason=d.unscored_reason,
+                distribution={str(k): v for k, v in d.probs.items()} if d.valid_mass > 0 else None,
+                valid_mass=d.valid_mass,
+                mode=None if d.mode is None else str(d.mode),
+                std=clean_float(d.std),
+                reasoning=why,
+                prompt_tokens=judge.count_tokens(prompt),
+                truncated=it.cut,
             )
-        return out
+            for it, prompt, d, why in zip(items, prompts, dists, reasoning)
+        ]
 
     def notes(
         self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int
