@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -196,3 +197,82 @@ def test_ray_actor_takes_the_valid_mass_floor_of_a_local_run(model_dir):
         want = [json.loads(r.model_dump_json()) for r in local.records]
         _assert_same_records(want, [json.loads(r) for r in frame["record"]])
         assert frame["score"].isna().all() == (floor > 0.5)  # the floor decides, in both
+
+
+def _every_scoring_setting_changed(tmp_path: Path) -> dict:
+    """A value other than the default for every `ScoringOptions` field (a new field must be added here)."""
+    from localjudge.runs.options import ScoringOptions
+
+    values = {
+        "hardened": False,
+        "truncate": True,
+        "min_valid_mass": 0.05,
+        "steps_cache": tmp_path / "steps",
+        "chunk_size": 2,
+    }
+    assert set(values) == set(ScoringOptions.model_fields), "give the new scoring field a non-default value here"
+    defaults = ScoringOptions()
+    assert all(getattr(defaults, k) != v for k, v in values.items())
+    return values
+
+
+def test_ray_actor_scores_with_every_setting_of_a_local_run(model_dir, tmp_path):
+    # one ScoringOptions with no field at its default: the actor's records are byte for byte those of a
+    # local `evaluate` given the same object, and the same fields given as keywords build that object
+    pd = pytest.importorskip("pandas", reason="pandas comes with ray[data]")
+    from localjudge import load_judge
+    from localjudge.io.cases import load_cases
+    from localjudge.metrics import resolve_metric
+    from localjudge.runs.evaluate import evaluate
+    from localjudge.runs.options import ScoringOptions
+    from localjudge.runs.ray import JudgeActor
+
+    values = _every_scoring_setting_changed(tmp_path)
+    scoring = ScoringOptions(**values)
+    cases = load_cases(DATA)[:3]
+    batch = pd.DataFrame([c.model_dump(exclude_none=True) for c in cases])
+    metrics = ["correctness", "faithfulness"]
+    local = evaluate(
+        cases, [resolve_metric(m) for m in metrics], load_judge(str(model_dir), device="cpu"), scoring=scoring
+    )
+    want = [r.model_dump_json() for r in local.records]
+    assert {json.loads(r)["min_valid_mass"] for r in want} == {0.05}  # the object reached the records
+    by_object = JudgeActor(str(model_dir), metrics, device="cpu", scoring=scoring)
+    assert by_object.scoring == scoring
+    assert list(by_object(batch)["record"]) == want
+    by_keywords = JudgeActor(str(model_dir), metrics, device="cpu", **values)
+    assert by_keywords.scoring == scoring
+    assert list(by_keywords(batch)["record"]) == want
+
+
+class _Dataset:
+    """Stands in for a `ray.data.Dataset`: keeps what `map_batches` was given."""
+
+    def map_batches(self, fn, **kwargs):
+        self.fn, self.kwargs = fn, kwargs
+        return self
+
+
+def test_judge_dataset_gives_every_actor_the_whole_scoring_object(tmp_path):
+    from localjudge.errors import ConfigError
+    from localjudge.runs.options import ScoringOptions
+    from localjudge.runs.ray import JudgeActor, judge_dataset
+
+    values = _every_scoring_setting_changed(tmp_path)
+    scoring = ScoringOptions(**values)
+    for given in ({"scoring": scoring}, values):
+        ds = judge_dataset(_Dataset(), "j", ["correctness"], device="cpu", **given)
+        assert ds.fn is JudgeActor
+        assert ds.kwargs["fn_constructor_kwargs"] == {
+            "device": "cpu",
+            "dtype": None,
+            "options": None,
+            "scoring": scoring,
+        }
+    # one value per setting, and a misspelt one is refused before any actor starts
+    with pytest.raises(
+        ConfigError, match=re.escape("judge_dataset: truncate=False differs from scoring.truncate=True")
+    ):
+        judge_dataset(_Dataset(), "j", ["correctness"], scoring=scoring, truncate=False)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'min_valid_mas'"):
+        judge_dataset(_Dataset(), "j", ["correctness"], min_valid_mas=0.2)

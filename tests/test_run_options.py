@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from click.testing import CliRunner
 
@@ -11,7 +13,7 @@ from localjudge.io.cases import TestCase
 from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.generation import generate_responses
-from localjudge.runs.options import RunOptions
+from localjudge.runs.options import RunOptions, ScoringOptions
 from localjudge.testing import fake_judge
 
 
@@ -84,3 +86,50 @@ def test_one_judge_identity_check(tmp_path):
     moved.info = moved.info.model_copy(update={"provenance": "other-weights"})
     with pytest.raises(ConfigError, match="holds results of judge 'fake' \\('fake', 'float32'\\)"):
         generate_responses([case, TestCase(id="d", input="q2")], moved, responses, resume=True, progress=False)
+
+
+def test_scoring_options_and_the_keywords_that_build_them(tmp_path):
+    case = TestCase(id="c", input="q", actual_output="a", expected_output="a")
+    metric = builtin_metric("correctness")
+    with pytest.raises(
+        ConfigError, match=re.escape("min_valid_mass 2 is not a share of probability; give one in 0..1")
+    ):
+        ScoringOptions(min_valid_mass=2)
+    with pytest.raises(ConfigError, match="scoring option hardend: Extra inputs are not permitted"):
+        ScoringOptions(hardend=False)  # type: ignore[call-arg]
+    with pytest.raises(ConfigError, match="scoring option chunk_size: Input should be a valid integer"):
+        ScoringOptions(chunk_size="many")  # type: ignore[arg-type]
+    # the object or its fields as keywords: the same records
+    scoring = ScoringOptions(hardened=False, min_valid_mass=0.3)
+    by_object = evaluate([case], [metric], fake_judge(lambda p: {"4": 1.0}), scoring=scoring, progress=False)
+    by_keywords = evaluate(
+        [case], [metric], fake_judge(lambda p: {"4": 1.0}), hardened=False, min_valid_mass=0.3, progress=False
+    )
+    assert by_object.records == by_keywords.records
+    assert by_object.records[0].min_valid_mass == 0.3
+    out = tmp_path / "r.jsonl"
+    run = RunOptions(out=out, progress=False)
+    evaluate([case], [metric], fake_judge(lambda p: {"4": 1.0}), run=run, out=str(out))  # the same value: fine
+    with pytest.raises(
+        ConfigError, match=re.escape("evaluate: min_valid_mass=0.5 differs from scoring.min_valid_mass=0.3")
+    ):
+        evaluate([case], [metric], fake_judge(lambda p: {}), scoring=scoring, min_valid_mass=0.5)
+    with pytest.raises(ConfigError, match=re.escape("evaluate: resume=True differs from run.resume=False")):
+        evaluate([case], [metric], fake_judge(lambda p: {}), run=run, resume=True)
+    with pytest.raises(TypeError, match="evaluate\\(\\) got an unexpected keyword argument 'skip_invalid'"):
+        evaluate([case], [metric], fake_judge(lambda p: {}), skip_invalid=True)
+
+
+def test_every_options_model_words_its_errors_alike():
+    from localjudge.engine.options import EngineOptions
+
+    for model, label in (
+        (EngineOptions, "engine option"),
+        (RunOptions, "run option"),
+        (ScoringOptions, "scoring option"),
+    ):
+        with pytest.raises(ConfigError) as err:
+            model(nope=1)
+        assert str(err.value) == (
+            f"{label} nope: Extra inputs are not permitted (got 1); valid options: {', '.join(model.model_fields)}"
+        )

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.engine.options import EngineOptions
@@ -36,9 +36,11 @@ from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.kinds.records import PairwiseDetail, ResultRecord
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
-from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
+from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
 
 _SEP = "|"  # joins item id and generator names into case ids
+RUN_KEYWORDS = ("resume", "progress")
+"""The `RunOptions` fields the judging functions take as keywords (their records files are theirs)."""
 
 
 @dataclass(frozen=True)
@@ -159,20 +161,10 @@ def _records_file(records_dir: Path | None, judge: Judge, metric_name: str) -> P
     return None if records_dir is None else records_path(records_dir, judge.info.name, metric_name)
 
 
-def _evaluate(cases, metric, judge, out: Path | None, resume: bool, truncate: bool, progress: bool, min_mass: float):
-    again = resume and out is not None and out.exists()  # continue the records file, else start it afresh
-    overwrite = out is not None and not again
-    return evaluate(
-        cases,
-        [metric],
-        judge,
-        out=out,
-        resume=again,
-        overwrite=overwrite,
-        truncate=truncate,
-        progress=progress,
-        min_valid_mass=min_mass,
-    ).records
+def _evaluate(cases, metric, judge, out: Path | None, run: RunOptions, scoring: ScoringOptions):
+    again = run.resume and out is not None and out.exists()  # continue the records file, else start it afresh
+    records = RunOptions(out=out, resume=again, overwrite=out is not None and not again, progress=run.progress)
+    return evaluate(cases, [metric], judge, run=records, scoring=scoring).records
 
 
 def judge_responses(
@@ -183,10 +175,9 @@ def judge_responses(
     *,
     human_field: str | None = None,
     records_dir: str | Path | None = None,
-    resume: bool = False,
-    truncate: bool = False,
-    progress: bool = True,
-    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
+    run: RunOptions | None = None,
+    scoring: ScoringOptions | None = None,
+    **keywords: Any,
 ) -> JudgeVerdicts:
     """One judge's pointwise scores, perplexities and (optionally) pairwise verdicts.
 
@@ -197,10 +188,11 @@ def judge_responses(
         pairwise_metric: The pairwise metric for own-vs-other pairs; None for pointwise only.
         human_field: Extra field of the prompts holding a human score of each response.
         records_dir: Folder for the full result records of `evaluate` (one file per metric).
-        resume: Continue result files in `records_dir` instead of starting them afresh.
-        truncate: Cut over-long content to fit the judge's context (recorded).
-        progress: Show progress bars.
-        min_valid_mass: Below this probability on the valid scores (labels) a verdict is unscored.
+        run: `resume` continues result files in `records_dir` instead of starting them afresh;
+            `progress` shows progress bars.
+        scoring: How each response is scored, as for `evaluate` (truncate, min_valid_mass...).
+        **keywords: The fields of `run` (resume, progress) and of `scoring` one by one, when the
+            object is not given.
 
     Returns:
         The judge's verdicts; unscored items have score None (skipped by the analysis).
@@ -209,6 +201,7 @@ def judge_responses(
         >>> v = judge_responses(judge, responses, builtin_metric("correctness"))  # doctest: +SKIP
         >>> [(p.generator, p.score) for p in v.pointwise][:2]  # doctest: +SKIP
     """
+    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "judge_responses")
     if metric is None and pairwise_metric is None:
         raise ConfigError("give a pointwise metric, a pairwise metric, or both")
     check_responses(responses, metric)
@@ -221,10 +214,8 @@ def judge_responses(
             metric,
             judge,
             _records_file(rdir, judge, metric.name),
-            resume,
-            truncate,
-            progress,
-            min_valid_mass,
+            run,
+            scoring,
         )
         logppl = judge_logppl(judge, responses)
         for r, res, lp in zip(responses, results, logppl):
@@ -250,10 +241,8 @@ def judge_responses(
                 pairwise_metric,
                 judge,
                 _records_file(rdir, judge, pairwise_metric.name),
-                resume,
-                truncate,
-                progress,
-                min_valid_mass,
+                run,
+                scoring,
             )
             pair = [_pairwise_record(info, a, b, res, human_field) for (a, b), res in zip(pairs, results)]
     return JudgeVerdicts(judge=info, pointwise=tuple(point), pairwise=tuple(pair))
@@ -296,10 +285,9 @@ def run_bias(
     registry_path: str | Path | None = None,
     human_field: str | None = None,
     records_dir: str | Path | None = None,
-    resume: bool = False,
-    truncate: bool = False,
-    progress: bool = True,
-    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
+    run: RunOptions | None = None,
+    scoring: ScoringOptions | None = None,
+    **keywords: Any,
 ) -> list[JudgeVerdicts]:
     """Loads each judge in turn, collects its verdicts and frees it before loading the next.
 
@@ -313,13 +301,14 @@ def run_bias(
         options: Engine options for every judge, as for `load_judge` (not with device or dtype).
         families: Model family of judges loaded by path or hub id (`load_judge(family=...)`).
         registry_path: A models.yaml other than the bundled one.
-        human_field, records_dir, resume, truncate, progress, min_valid_mass: as for `judge_responses`.
+        human_field, records_dir, run, scoring, keywords: as for `judge_responses`.
 
     Returns:
         One `JudgeVerdicts` per judge, in the order given.
     """
     from localjudge.judges import loading  # torch loads only when a judge does
 
+    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "run_bias")
     if len(set(judges)) != len(judges):
         raise ConfigError(f"judges repeated: {_repeated(judges)}; give each --judge once")
     check_responses(responses, metric, human_field)  # before the first (slow) load
@@ -330,7 +319,7 @@ def run_bias(
             device=device,
             dtype=dtype,
             options=options,
-            progress=progress,
+            progress=run.progress,
             family=(families or {}).get(name),
             registry_path=registry_path,
         )
@@ -342,10 +331,8 @@ def run_bias(
                 pairwise_metric,
                 human_field=human_field,
                 records_dir=records_dir,
-                resume=resume,
-                truncate=truncate,
-                progress=progress,
-                min_valid_mass=min_valid_mass,
+                run=run,
+                scoring=scoring,
             )
             out.append(verdicts)
         finally:

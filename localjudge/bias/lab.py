@@ -19,14 +19,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from localjudge.bias.judging import JudgeVerdicts
+from localjudge.bias.judging import RUN_KEYWORDS, JudgeVerdicts
 from localjudge.bias.results import BiasSettings
 from localjudge.bias.study import BiasStudy, Verdicts
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError, clip
 from localjudge.io.files import model_path_input
 from localjudge.kinds.pairwise import PairwiseMetric
-from localjudge.runs.options import RunOptions
+from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
 
 
 class Study(NamedTuple):
@@ -77,11 +77,10 @@ def judge_and_analyse(
     settings: BiasSettings | None = None,
     inputs: Sequence[tuple[str, str | Path | None]] = (),
     outputs: Sequence[Path] = (),
-    resume: bool = False,
-    truncate: bool = False,
-    progress: bool = True,
-    min_valid_mass: float | None = None,
+    run: RunOptions | None = None,
+    scoring: ScoringOptions | None = None,
     engine: EngineOptions | None = None,
+    **keywords: Any,
 ) -> Study:
     """Checks everything that needs no model, then runs the judges one at a time and analyses.
 
@@ -96,17 +95,21 @@ def judge_and_analyse(
         human_field: prompt field with a human score of each response.
         settings: bootstrap and test settings (`BiasSettings`).
         inputs, outputs: files the study reads and writes, refused if one would overwrite another.
-        resume, truncate, progress: as for `evaluate`.
-        min_valid_mass: as for `evaluate` (None: its default).
+        run: `resume` continues the records in `out_dir/records`; `progress` shows progress bars.
+        scoring: how every response is scored, as for `evaluate` (truncate, min_valid_mass...).
         engine: `EngineOptions` of every judge.
+        **keywords: the fields of `run` (resume, progress) and of `scoring` one by one, when the
+            object is not given (min_valid_mass None: the default).
     """
     from localjudge.bias.families import check_names, fill_families, model_families
     from localjudge.bias.judging import check_responses, records_path, run_bias
     from localjudge.bias.study import analyze_verdicts
     from localjudge.io.files import refuse_overwriting
     from localjudge.runs.generation import read_responses
-    from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
+    if keywords.get("min_valid_mass", 0) is None:
+        del keywords["min_valid_mass"]
+    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "judge_and_analyse")
     given = dict(families or {})
     metric, pair_metric = study_metrics(metric_name, pairwise, pairwise_metric, default=True)
     written = [*outputs] + [
@@ -128,10 +131,8 @@ def judge_and_analyse(
         registry_path=registry,
         human_field=human_field,
         records_dir=Path(out_dir) / "records",
-        resume=resume,
-        truncate=truncate,
-        progress=progress,
-        min_valid_mass=DEFAULT_MIN_VALID_MASS if min_valid_mass is None else min_valid_mass,
+        run=run,
+        scoring=scoring,
         options=engine,
     )
     study = analyze_verdicts(
@@ -231,16 +232,9 @@ def generate(
         model = loading.load_judge(
             name, options=engine, progress=run.progress, family=model_family[name], registry_path=registry
         )
-        records = generate_responses(
-            cases,
-            model,
-            run.out,
-            max_new_tokens=max_new_tokens,
-            batch_size=batch_size,
-            resume=run.resume or k > 0,
-            overwrite=run.overwrite and k == 0,
-            progress=run.progress,
-        )
+        # later models append to the file the first one started
+        appending = run if k == 0 else run.model_copy(update={"resume": True, "overwrite": False})
+        records = generate_responses(cases, model, max_new_tokens=max_new_tokens, batch_size=batch_size, run=appending)
         say(f"{model.info.name} ({model.info.family}, {model.info.dtype}): {len(records)} responses")
         del model
         gc.collect()

@@ -133,6 +133,7 @@ def bias_cmd(
     out_dir,
     human_field,
     run,
+    truncate,
     min_valid_mass,
     seed,
     n_bootstrap,
@@ -188,7 +189,7 @@ def bias_cmd(
     if verdict_paths:
         judging_only = {
             "--pairwise": pairwise,
-            "--truncate": run.truncate,
+            "--truncate": truncate,
             "--resume": run.resume,
             "--min-valid-mass": min_valid_mass is not None,
             "--registry": registry,
@@ -209,6 +210,9 @@ def bias_cmd(
             outputs=outputs,
         )
     else:
+        from localjudge.runs.options import ScoringOptions
+
+        scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
         study, verdicts, pair_metric = lab.judge_and_analyse(
             responses,
             judges,
@@ -222,10 +226,8 @@ def bias_cmd(
             settings=settings,
             inputs=inputs,
             outputs=outputs,
-            resume=run.resume,
-            truncate=run.truncate,
-            progress=run.progress,
-            min_valid_mass=min_valid_mass_or_default(min_valid_mass),
+            run=run,
+            scoring=scoring,
             engine=engine,
         )
     files = write_study(study, verdicts, out_dir)

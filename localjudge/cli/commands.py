@@ -186,6 +186,7 @@ def eval_cmd(
     data,
     metric_names,
     run,
+    truncate,
     reasoning,
     style_guide,
     min_valid_mass,
@@ -202,6 +203,7 @@ def eval_cmd(
     from localjudge.io.files import read_text, refuse_overwriting
     from localjudge.metrics.builtin import with_reasoning
     from localjudge.runs.evaluate import evaluate
+    from localjudge.runs.options import ScoringOptions
 
     out = str(run.out) if run.out else None
     if out:
@@ -227,7 +229,7 @@ def eval_cmd(
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
-    threshold = min_valid_mass_or_default(min_valid_mass)
+    scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
     if distributed:
         from localjudge.runs.distributed import evaluate_distributed, local_device, write_records
 
@@ -236,26 +238,14 @@ def eval_cmd(
         engine = judge_kw["engine"]
         engine = engine if engine.device else engine.replace(device=local_device())
         judge = load_from_options(**{**judge_kw, "engine": engine}, progress=run.progress)
-        result = evaluate_distributed(
-            cases, metrics, judge, truncate=run.truncate, progress=run.progress, min_valid_mass=threshold
-        )
+        result = evaluate_distributed(cases, metrics, judge, scoring=scoring, progress=run.progress)
         if result is None:  # not rank 0: rank 0 prints and writes everything
             return
         if out:
             write_records(result, out, run.overwrite)
     else:
         judge = load_from_options(**judge_kw, progress=run.progress)
-        result = evaluate(
-            cases,
-            metrics,
-            judge,
-            out=out,
-            resume=run.resume,
-            overwrite=run.overwrite,
-            truncate=run.truncate,
-            progress=run.progress,
-            min_valid_mass=threshold,
-        )
+        result = evaluate(cases, metrics, judge, run=run, scoring=scoring)
     for r in result.records:
         if r.truncated:
             click.echo(f"truncated: case {r.case_id!r} ({r.metric}): {r.truncated}", err=True)

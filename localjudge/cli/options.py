@@ -131,9 +131,10 @@ _RUN_HELP = {
 def run_options(*names: str, out_required: bool = False, **help_text: str):
     """The run flags a command takes, passed to it as one `RunOptions` named `run`.
 
-    `names` are `RunOptions` fields (out, resume, overwrite, truncate, skip_invalid, progress;
-    progress is the --no-progress flag); `help_text` rewords a flag's help for the command. A
-    combination `RunOptions` refuses (--resume with --overwrite) exits 2 before anything runs.
+    `names` are `RunOptions` fields (out, resume, overwrite, skip_invalid, progress; progress is
+    the --no-progress flag) or truncate, a `ScoringOptions` field passed on as `truncate` for the
+    command's `ScoringOptions`; `help_text` rewords a flag's help for the command. A combination
+    `RunOptions` refuses (--resume with --overwrite) exits 2 before anything runs.
 
     Examples:
         >>> @click.command()
@@ -150,6 +151,8 @@ def run_options(*names: str, out_required: bool = False, **help_text: str):
             from localjudge.runs.options import RunOptions
 
             given = {name: kwargs.pop(_RUN + name) for name in names}
+            if "truncate" in given:  # how cases are scored: the command builds its ScoringOptions with it
+                kwargs["truncate"] = given.pop("truncate")
             if "progress" in given:
                 given["progress"] = not given["progress"]  # the flag is --no-progress
             kwargs["run"] = RunOptions(**given)

@@ -15,11 +15,12 @@ Examples:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from localjudge.errors import ConfigError, clip
+from localjudge.options import Options
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
 
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
@@ -44,13 +45,13 @@ attention calls. On the demo's 48 likelihood items on 2 CPU cores: 16: 31.4 s, 3
 64: 33.2 s."""
 
 
-class EngineOptions(BaseModel):
+class EngineOptions(Options):
     """Settings of the batching engine; None fields are picked for the machine by `resolve`.
 
     Invalid values raise `ConfigError` naming the field.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    label: ClassVar[str] = "engine option"
 
     device: str | None = Field(default=None, description="cpu, cuda, cuda:1...; None: CUDA when available, else CPU.")
     dtype: Dtype | None = Field(
@@ -86,17 +87,6 @@ class EngineOptions(BaseModel):
         "stream, norms, attention and softmax in fp32; False: every op in it. None: on for the CPU, off on CUDA; "
         "always off in fp32.",
     )
-
-    def __init__(self, **data: Any):
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "options"
-            raise ConfigError(
-                f"engine option {field}: {err['msg']} (got {clip(err.get('input'))}); "
-                f"valid options: {', '.join(type(self).model_fields)}"
-            ) from None
 
     @field_validator("dtype", mode="before")
     @classmethod

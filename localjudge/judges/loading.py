@@ -161,7 +161,7 @@ def prepare_judge(
 def _engine_options(options: EngineOptions | None, *, device: str | None, dtype: str | None) -> EngineOptions:
     """The options `load_judge` was given: the object, or the two shortcuts, never both."""
     shortcuts = {"device": device, "dtype": dtype}
-    given = {k: v for k, v in shortcuts.items() if v is not None}
+    given: dict[str, Any] = {k: v for k, v in shortcuts.items() if v is not None}
     if options is None:
         return EngineOptions(**given)
     if given:

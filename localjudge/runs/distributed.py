@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric
-from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
+from localjudge.runs.options import ScoringOptions, split_settings
 
 
 class Rank(NamedTuple):
@@ -92,38 +91,27 @@ def evaluate_distributed(
     metrics: Sequence[Metric],
     judge: Judge,
     *,
-    hardened: bool = True,
-    truncate: bool = False,
-    chunk_size: int | None = None,
+    scoring: ScoringOptions | None = None,
     progress: bool | None = None,
-    steps_cache: Path | None = None,
-    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
+    **keywords: Any,
 ):
     """`evaluate` over all launched processes; rank 0 gets the `EvaluationResult`, others None.
 
-    Call it on every rank with the same cases and metrics. The keywords are `evaluate`'s, for
-    each rank's share; `progress` defaults to rank 0 only. Resuming and streaming to a file are
-    single-process features: rank 0 writes the gathered records with `write_records`.
+    Call it on every rank with the same cases and metrics. `scoring` (or its fields as keywords)
+    is `evaluate`'s, for each rank's share; `progress` defaults to rank 0 only. Resuming and
+    streaming to a file are single-process features: rank 0 writes the gathered records with
+    `write_records`.
     """
     import torch.distributed as dist
 
     from localjudge.runs.evaluate import EvaluationResult, evaluate
     from localjudge.runs.summary import summarize
 
+    scoring = split_settings(None, scoring, keywords, (), "evaluate_distributed").scoring
     rank, world, _ = current_rank()
 
     def run(share: Sequence[TestCase], show: bool):
-        return evaluate(
-            share,
-            metrics,
-            judge,
-            hardened=hardened,
-            truncate=truncate,
-            chunk_size=chunk_size,
-            progress=show if progress is None else progress,
-            steps_cache=steps_cache,
-            min_valid_mass=min_valid_mass,
-        )
+        return evaluate(share, metrics, judge, scoring=scoring, progress=show if progress is None else progress)
 
     if world == 1:
         return run(cases, True)

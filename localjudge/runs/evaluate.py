@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,10 +15,12 @@ from localjudge.kinds.base import MetricContext, missing
 from localjudge.kinds.fitting import fit
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import components
-from localjudge.runs.options import RunOptions
+from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
 from localjudge.runs.results_file import open_results, read_results, replace_results
 from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
-from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
+
+RUN_KEYWORDS = ("out", "resume", "overwrite", "progress")
+"""The `RunOptions` fields `evaluate` takes as keywords."""
 
 
 class EvaluationResult(BaseModel):
@@ -43,15 +44,9 @@ def evaluate(
     metrics: Sequence[Metric],
     judge: Judge,
     *,
-    out: str | Path | None = None,
-    resume: bool = False,
-    overwrite: bool = False,
-    hardened: bool = True,
-    truncate: bool = False,
-    chunk_size: int | None = None,
-    progress: bool = True,
-    steps_cache: Path | None = None,
-    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
+    run: RunOptions | None = None,
+    scoring: ScoringOptions | None = None,
+    **keywords: Any,
 ) -> EvaluationResult:
     """Judges every case with every metric.
 
@@ -60,43 +55,35 @@ def evaluate(
         metrics: metrics of any kind (names unique); a hybrid's or verdict's components are
             judged too, before it.
         judge: a loaded judge (`load_judge`).
-        out: JSONL file to stream records to as they complete; once the run finishes, the file is
-            rewritten atomically with its records in input order (cases × metrics).
-        resume: continue an existing `out`, skipping (case, metric) pairs already there.
-        overwrite: replace an existing `out`.
-        hardened: fence content and restate instructions after it (default; see prompts.py).
-        truncate: cut over-long content to fit the context (recorded) instead of failing.
-        chunk_size: cases per scoring call; each chunk is written as soon as it is scored.
-        progress: show a progress bar (items/s, ETA).
-        steps_cache: directory for generated evaluation steps (default ~/.cache/localjudge).
-        min_valid_mass: cases of kinds that read a distribution (G-Eval, pairwise, entailment) whose
-            judge puts less probability than this on the valid scores (labels) are unscored, with
-            the reason; 0..1, recorded in each record.
+        run: how the run writes (`RunOptions`: out, resume, overwrite, progress); `out` is a JSONL
+            file records stream to as they complete; once the run finishes, it is rewritten
+            atomically with its records in input order (cases × metrics).
+        scoring: how each case is scored (`ScoringOptions`: hardened, truncate, min_valid_mass,
+            steps_cache, chunk_size).
+        **keywords: the fields of `run` (out, resume, overwrite, progress) and of `scoring`, one by
+            one, when the object is not given.
 
     Examples:
         >>> from localjudge import load_judge
         >>> from localjudge.io.cases import load_cases
         >>> from localjudge.metrics import builtin_metric
         >>> result = evaluate(load_cases("cases.jsonl"), [builtin_metric("correctness")],
-        ...                   load_judge())  # doctest: +SKIP
+        ...                   load_judge(), out="r.jsonl", min_valid_mass=0.2)  # doctest: +SKIP
         >>> result.summaries[0].mean_score  # doctest: +SKIP
     """
+    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "evaluate")
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric names repeated: {repeated(names)}; give each metric once")
-    if not 0 <= min_valid_mass <= 1:  # NaN fails too
-        raise ConfigError(f"min_valid_mass {min_valid_mass!r} is not a share of probability; give one in 0..1")
     metrics = with_components(metrics)
     names = [m.name for m in metrics]
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"case ids repeated: {repeated(ids)}; give every case a unique id")
-    run = RunOptions(
-        out=None if out is None else Path(out), resume=resume, overwrite=overwrite, truncate=truncate, progress=progress
-    )
     run.check_output()
+    out = run.out
     done: dict[tuple[str, str], ResultRecord] = {}
-    if out is not None and resume and Path(out).exists():  # resuming
+    if out is not None and run.resume and out.exists():  # resuming
         for r in read_results(out):
             judge.info.check_same_judge(r.judge, str(out))
             done[(r.case_id, r.metric)] = r
@@ -104,11 +91,11 @@ def evaluate(
     contexts = {}
     for metric in metrics:
         if any((c.id, metric.name) not in done for c in cases):
-            contexts[metric.name] = ctx = _context(judge, metric, truncate, hardened, steps_cache, min_valid_mass)
+            contexts[metric.name] = ctx = _context(judge, metric, scoring)
             _check_same_spec(ctx, [r for (_, name), r in done.items() if name == metric.name], out)
-    chunk = chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
+    chunk = scoring.chunk_size or (256 if judge.info.device.startswith("cuda") else 16)
     todo = {(c.id, m.name) for c in cases for m in metrics} - set(done)
-    bar = _progress_bar(len(todo), progress)
+    bar = _progress_bar(len(todo), run.progress)
     writer = open_results(out, run.mode) if out is not None else None  # resuming, it cuts a torn last record
     fresh: dict[tuple[str, str], ResultRecord] = {}
 
@@ -187,12 +174,10 @@ def with_components(metrics: Sequence[Metric]) -> list[Metric]:
     return plain + combined
 
 
-def _context(
-    judge: Judge, metric: Metric, truncate: bool, hardened: bool, cache: Path | None, min_valid_mass: float
-) -> MetricContext[Any]:
+def _context(judge: Judge, metric: Metric, scoring: ScoringOptions) -> MetricContext[Any]:
     kind = kind_of(metric)
-    prepared = kind.prepare(judge, metric, hardened, cache)
-    return MetricContext(metric, kind, prepared, hardened, truncate, min_valid_mass)
+    prepared = kind.prepare(judge, metric, scoring.hardened, scoring.steps_cache)
+    return MetricContext(metric, kind, prepared, scoring.hardened, scoring.truncate, scoring.min_valid_mass)
 
 
 def _check_same_spec(ctx: MetricContext[Any], done: list[ResultRecord], out) -> None:

@@ -28,8 +28,11 @@ from localjudge.errors import ConfigError, DataError, clip
 from localjudge.io.cases import TestCase
 from localjudge.io.jsonl import RecordFile
 from localjudge.judges.judge import Judge
-from localjudge.runs.options import RunOptions
+from localjudge.runs.options import RunOptions, split_settings
 from localjudge.version import __version__
+
+RUN_KEYWORDS = ("out", "resume", "overwrite", "progress")
+"""The `RunOptions` fields `generate_responses` takes as keywords."""
 
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
 """Where a base model's continuation is cut: it has answered and moves on to something else."""
@@ -139,13 +142,12 @@ def _check_resumable(
 def generate_responses(
     cases: Sequence[TestCase],
     model: Judge,
-    out: str | Path,
+    out: str | Path | None = None,
     *,
     max_new_tokens: int = 128,
     batch_size: int = 8,
-    resume: bool = False,
-    overwrite: bool = False,
-    progress: bool = True,
+    run: RunOptions | None = None,
+    **keywords: Any,
 ) -> list[ResponseRecord]:
     """Greedy responses of one model to every prompt, appended to `out` as they complete.
 
@@ -153,12 +155,12 @@ def generate_responses(
         cases: Prompts (`id`, `input`, optional `context`; `expected_output` or an extra
             `reference` field becomes the record's reference, other extras are kept).
         model: A loaded model (`load_judge`); its name and family are recorded.
-        out: JSONL file; records of other models already in it are kept.
+        out: JSONL file; records of other models already in it are kept (or `run.out`).
         max_new_tokens: Generation limit.
         batch_size: Prompts per chunk; chunks follow the input order.
-        resume: Skip prompts this model has already answered in `out`.
-        overwrite: Start `out` afresh.
-        progress: Show a progress bar.
+        run: How the run writes (`RunOptions`): `resume` skips prompts this model has already
+            answered in `out`, `overwrite` starts it afresh, `progress` shows a progress bar.
+        **keywords: The fields of `run` (resume, overwrite, progress) one by one, when it is not given.
 
     Returns:
         This model's records for `cases`, in input order (resumed ones included).
@@ -172,12 +174,16 @@ def generate_responses(
     """
     if batch_size < 1:
         raise ConfigError("batch_size must be at least 1")
-    run = RunOptions(out=Path(out), resume=resume, overwrite=overwrite, progress=progress)
+    if out is not None:
+        keywords["out"] = out
+    run = split_settings(run, None, keywords, RUN_KEYWORDS, "generate_responses").run
+    if run.out is None:
+        raise ConfigError("generate_responses needs a file to write: give out")
     check_prompts(cases)
     run.check_output()
-    path = Path(out)
+    path = run.out
     exists = path.exists() and path.stat().st_size > 0
-    done = read_responses(path) if exists and resume else []
+    done = read_responses(path) if exists and run.resume else []
     _check_resumable(done, model, max_new_tokens, batch_size, path)
     have = {r.id: r for r in done if r.generator == model.info.name}
     from tqdm.auto import tqdm
@@ -185,7 +191,7 @@ def generate_responses(
     todo = sum(c.id not in have for c in cases)
     bar = tqdm(
         total=todo,
-        disable=None if progress else True,
+        disable=None if run.progress else True,
         unit="prompt",
         desc=f"generating ({model.info.name})",
         dynamic_ncols=True,

@@ -1,52 +1,47 @@
-"""`RunOptions`: how a run writes its output and treats its input, shared by eval, bias and generate.
+"""`RunOptions` and `ScoringOptions`: how a run writes and reads, and how each of its cases is scored.
 
-The settings a run of any command has in common, validated once: where the output goes and what
-to do when it exists (new, --resume, --overwrite), whether over-long content is cut
-(--truncate), whether malformed input rows are skipped (--skip-invalid), and progress bars.
-The command line builds one from its flags (`cli.options.run_options`); `evaluate`,
-`generate_responses` and the bias lab check their own keywords through it, so the rules and the
-messages are the same everywhere.
+`RunOptions` holds the settings of the run itself: where the output goes and what to do when it
+exists (new, --resume, --overwrite), whether malformed input rows are skipped (--skip-invalid),
+and progress bars. `ScoringOptions` holds what decides a case's record: the prompt template
+(hardened), cutting over-long content (--truncate), the valid-mass floor (--min-valid-mass), the
+evaluation-steps cache and the cases per scoring call. The command line builds each once from its
+flags; `evaluate`, `evaluate_distributed`, the Ray actors, `generate_responses` and the bias lab
+take them as they are, and build them from their keywords when called without them
+(`split_settings`), so the rules and the messages are the same everywhere.
 
 Examples:
     >>> RunOptions(out="r.jsonl", resume=True).mode
     'resume'
     >>> RunOptions().mode
     'new'
+    >>> ScoringOptions(truncate=True).min_valid_mass
+    0.1
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from localjudge.errors import ConfigError, clip
+from localjudge.errors import ConfigError
 from localjudge.io.jsonl import Mode, check_output_mode
+from localjudge.options import Options
+from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
 
-class RunOptions(BaseModel):
-    """The settings a run shares with every other run (see the module docstring)."""
+class RunOptions(Options):
+    """How a run writes its output and reads its input (see the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    label: ClassVar[str] = "run option"
 
     out: Path | None = Field(default=None, description="The file the run writes; None: nothing written.")
     resume: bool = Field(default=False, description="Continue `out`, skipping what it already holds.")
     overwrite: bool = Field(default=False, description="Replace `out` if it exists.")
-    truncate: bool = Field(default=False, description="Cut content longer than the judge's context (recorded).")
     skip_invalid: bool = Field(default=False, description="Skip malformed input rows, listing each one.")
     progress: bool = Field(default=True, description="Show progress bars (only when stderr is a terminal).")
-
-    def __init__(self, **data: Any):
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"]) or "options"
-            raise ConfigError(
-                f"run option {field}: {err['msg']} (got {clip(err.get('input'))}); "
-                f"valid options: {', '.join(type(self).model_fields)}"
-            ) from None
 
     @model_validator(mode="after")
     def _check(self) -> RunOptions:
@@ -70,3 +65,77 @@ class RunOptions(BaseModel):
             raise ConfigError("--resume needs --out")
         if self.out is not None:
             check_output_mode(self.out, self.mode, resumable)
+
+
+class ScoringOptions(Options):
+    """How every case of a run is scored: what a record depends on besides the case, metric and judge."""
+
+    label: ClassVar[str] = "scoring option"
+
+    hardened: bool = Field(default=True, description="Fence content and restate the instructions after it.")
+    truncate: bool = Field(default=False, description="Cut content longer than the judge's context (recorded).")
+    min_valid_mass: float = Field(
+        default=DEFAULT_MIN_VALID_MASS,
+        description="Below this probability on the valid scores (labels) a case is unscored; 0..1, recorded.",
+    )
+    steps_cache: Path | None = Field(
+        default=None, description="Folder of generated evaluation steps; None: ~/.cache/localjudge."
+    )
+    chunk_size: int | None = Field(
+        default=None, description="Cases per scoring call; None: 256 on CUDA, 16 on the CPU."
+    )
+
+    @field_validator("min_valid_mass", mode="before")
+    @classmethod
+    def _share(cls, value: Any) -> Any:
+        # before pydantic's parsing, so the message quotes the value as given
+        if isinstance(value, (int, float)) and not 0 <= value <= 1:  # NaN fails too
+            raise ConfigError(f"min_valid_mass {value!r} is not a share of probability; give one in 0..1")
+        return value
+
+
+class Settings(NamedTuple):
+    """The run and scoring settings of one call."""
+
+    run: RunOptions
+    scoring: ScoringOptions
+
+
+def split_settings(
+    run: RunOptions | None,
+    scoring: ScoringOptions | None,
+    keywords: Mapping[str, Any],
+    run_keywords: Collection[str],
+    caller: str,
+) -> Settings:
+    """The settings of a call that takes `run`, `scoring` and their fields as keywords.
+
+    `run_keywords` are the `RunOptions` fields the caller takes as keywords; every
+    `ScoringOptions` field is one. A keyword is refused next to its object when their values
+    differ: one call has one value of each setting.
+
+    Raises:
+        TypeError: a keyword the caller does not take (as Python raises it).
+        ConfigError: a keyword given with a different value in `run` or `scoring`, or a value
+            the options refuse.
+    """
+    unknown = set(keywords) - set(run_keywords) - set(ScoringOptions.model_fields)
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    run = _merged(RunOptions, run, {k: v for k, v in keywords.items() if k in run_keywords}, caller, "run")
+    scoring = _merged(
+        ScoringOptions, scoring, {k: v for k, v in keywords.items() if k not in run_keywords}, caller, "scoring"
+    )
+    return Settings(run, scoring)
+
+
+def _merged(model: Any, given: Any, keywords: dict[str, Any], caller: str, name: str) -> Any:
+    if given is None:
+        return model(**keywords)
+    parsed = model(**{**given.model_dump(), **keywords})  # the keywords as the model reads them ("r.jsonl": a Path)
+    for key, value in keywords.items():
+        if getattr(parsed, key) != getattr(given, key):
+            raise ConfigError(
+                f"{caller}: {key}={value!r} differs from {name}.{key}={getattr(given, key)!r}; give it once"
+            )
+    return given

@@ -29,11 +29,10 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from localjudge.engine.options import EngineOptions
-from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
+from localjudge.runs.options import ScoringOptions, split_settings
 
 OUTPUT_COLUMNS = ("case_id", "metric", "score", "raw_score", "passed", "valid_mass", "unscored_reason", "record")
 
@@ -47,7 +46,9 @@ class JudgeActor:
         device: default each actor's GPU when Ray gave it one, else the CPU.
         dtype: compute dtype, as for `load_judge`.
         options: every engine setting as one `EngineOptions`, as for `load_judge` (not with device or dtype).
-        hardened, truncate, chunk_size, steps_cache, min_valid_mass: as for `evaluate`.
+        scoring: how each case is scored (`ScoringOptions`), as for `evaluate`, whole: a Ray run
+            scores as a local one does.
+        **keywords: the fields of `scoring` one by one, when it is not given.
     """
 
     def __init__(
@@ -58,19 +59,15 @@ class JudgeActor:
         dtype: str | None = None,
         *,
         options: EngineOptions | None = None,
-        hardened: bool = True,
-        truncate: bool = False,
-        chunk_size: int | None = None,
-        steps_cache: Path | None = None,
-        min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
+        scoring: ScoringOptions | None = None,
+        **keywords: Any,
     ):
         from localjudge.judges.loading import load_judge
         from localjudge.metrics import resolve_metric
 
+        self.scoring = split_settings(None, scoring, keywords, (), "JudgeActor").scoring
         self.judge = load_judge(judge, device=device, dtype=dtype, options=options)
         self.metrics = [resolve_metric(m) for m in metrics]
-        self.hardened, self.truncate, self.chunk_size, self.steps_cache = hardened, truncate, chunk_size, steps_cache
-        self.min_valid_mass = min_valid_mass
 
     def __call__(self, batch):
         """A pandas batch of cases in, a pandas frame of records (one per case and metric) out."""
@@ -80,17 +77,7 @@ class JudgeActor:
         from localjudge.runs.evaluate import evaluate
 
         cases = [TestCase(**_clean(row)) for row in batch.to_dict("records")]
-        result = evaluate(
-            cases,
-            self.metrics,
-            self.judge,
-            hardened=self.hardened,
-            truncate=self.truncate,
-            chunk_size=self.chunk_size,
-            progress=False,
-            steps_cache=self.steps_cache,
-            min_valid_mass=self.min_valid_mass,
-        )
+        result = evaluate(cases, self.metrics, self.judge, scoring=self.scoring, progress=False)
         rows = [
             {
                 "case_id": r.case_id,
@@ -118,30 +105,21 @@ def judge_dataset(
     device: str | None = None,
     dtype: str | None = None,
     options: EngineOptions | None = None,
-    hardened: bool = True,
-    truncate: bool = False,
-    chunk_size: int | None = None,
-    steps_cache: Path | None = None,
-    min_valid_mass: float = DEFAULT_MIN_VALID_MASS,
+    scoring: ScoringOptions | None = None,
+    **keywords: Any,
 ):
     """`ds` (one row per case: id, input, actual_output, ...) judged by `concurrency` actors.
 
-    The judge and scoring keywords are `JudgeActor`'s; the others are Ray's `map_batches`.
+    The judge and scoring settings are `JudgeActor`'s (`scoring` or its fields as keywords, checked
+    here, before any actor starts, and given to every actor whole); the others are Ray's
+    `map_batches`.
 
     Returns:
         A lazy `ray.data.Dataset` with the columns of `OUTPUT_COLUMNS`; `record` holds the full
         `ResultRecord` as JSON.
     """
-    actor = {
-        "device": device,
-        "dtype": dtype,
-        "options": options,
-        "hardened": hardened,
-        "truncate": truncate,
-        "chunk_size": chunk_size,
-        "steps_cache": steps_cache,
-        "min_valid_mass": min_valid_mass,
-    }
+    scoring = split_settings(None, scoring, keywords, (), "judge_dataset").scoring
+    actor = {"device": device, "dtype": dtype, "options": options, "scoring": scoring}
     return ds.map_batches(
         JudgeActor,
         fn_constructor_args=(judge, list(metrics)),
