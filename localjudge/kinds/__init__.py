@@ -23,6 +23,7 @@ from localjudge.io.cases import TestCase
 from localjudge.kinds.base import KindSummary, MetricContext, MetricKind, MetricSpec, missing
 from localjudge.kinds.records import ResultRecord
 from localjudge.kinds.registry import KINDS, kind_of, load_entry_points, register_kind, unregister_kind
+from localjudge.kinds.settings import ScoringOptions
 
 __all__ = [
     "DEFAULT_KIND",
@@ -32,6 +33,7 @@ __all__ = [
     "MetricContext",
     "MetricKind",
     "ResultRecord",
+    "ScoringOptions",
     "kind_of",
     "missing_fields",
     "register_kind",

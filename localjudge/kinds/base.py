@@ -34,6 +34,7 @@ from pydantic import BaseModel
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.records import ResultRecord
+from localjudge.kinds.settings import ScoringOptions
 from localjudge.version import __version__
 
 
@@ -91,17 +92,28 @@ class MetricContext(Generic[S]):
         metric: the metric.
         kind: its kind.
         prepared: what the kind fixed (template version, spec recorded, steps).
-        hardened: whether the hardened G-Eval template is used.
-        truncate: cut over-long content to fit the context instead of failing.
-        min_valid_mass: below this probability on valid scores (labels) a case is unscored.
+        scoring: the run's scoring settings, as the caller gave them.
     """
 
     metric: S
     kind: MetricKind[S]
     prepared: Prepared
-    hardened: bool
-    truncate: bool
-    min_valid_mass: float
+    scoring: ScoringOptions
+
+    @property
+    def hardened(self) -> bool:
+        """Whether the hardened prompt template is used (content fenced, instructions restated)."""
+        return self.scoring.hardened
+
+    @property
+    def truncate(self) -> bool:
+        """Whether over-long content is cut to fit the context instead of failing."""
+        return self.scoring.truncate
+
+    @property
+    def min_valid_mass(self) -> float:
+        """Below this probability on valid scores (labels) a case is unscored."""
+        return self.scoring.min_valid_mass
 
     @property
     def recorded_min_valid_mass(self) -> float | None:

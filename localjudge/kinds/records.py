@@ -3,8 +3,9 @@
 The schema of results files. Every kind fills the common fields; a kind that reads more than a
 score keeps it in the record's one `detail` slot, a pydantic model the kind declares
 (`MetricKind.detail`), written under the kind's key (`MetricKind.detail_key`: `pairwise`,
-`likelihood`, `hybrid`, `entailment`, `verdict`, `pair`, or a new kind's name). The detail
-models of the built-in kinds are defined here, with the record.
+`likelihood`, `hybrid`, `entailment`, `verdict`, `pair`, or a new kind's name; registering a kind records
+that layout in `DETAIL_LAYOUTS`). The detail models of the built-in kinds are defined here, with
+the record.
 
 Files keep the layout they had before kinds owned their detail: the keys `pairwise`,
 `likelihood` and `hybrid` are in every record (null unless the record's kind is theirs), other
@@ -14,7 +15,7 @@ kinds' keys only in their own records; reading maps the kind's key back into `de
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import (
     BaseModel,
@@ -165,6 +166,16 @@ class ComponentScores(RootModel[dict[str, float]]):
     model_config = ConfigDict(frozen=True)
 
 
+class DetailLayout(NamedTuple):
+    """Where a kind's records keep their detail in a results file, and the model that reads it."""
+
+    key: str
+    model: type[BaseModel]
+
+
+DETAIL_LAYOUTS: dict[str, DetailLayout] = {}
+"""Kind name -> its records' detail layout; filled by `kinds.registry.register_kind`."""
+
 WRITTEN_IN_EVERY_RECORD = ("pairwise", "likelihood", "hybrid")
 """Detail keys every record carries (null unless the record's kind is theirs), as records had them
 before kinds owned their detail; other kinds' keys appear only in their own records."""
@@ -228,11 +239,9 @@ class ResultRecord(BaseModel):
         # a record read from a file: its kind's key holds the detail, the other kinds' keys are null
         if not isinstance(data, dict):
             return data
-        from localjudge.kinds.registry import KINDS
-
-        kind = KINDS.get(data.get("kind", ""))
-        own = kind.detail_key if kind is not None and kind.detail is not None else None
-        keys = {*WRITTEN_IN_EVERY_RECORD, *(k.detail_key for k in KINDS.values() if k.detail is not None)}
+        layout = DETAIL_LAYOUTS.get(data.get("kind", ""))
+        own = layout.key if layout is not None else None
+        keys = {*WRITTEN_IN_EVERY_RECORD, *(d.key for d in DETAIL_LAYOUTS.values())}
         found = {k: data[k] for k in keys if k in data}
         detail = data.get("detail")
         if not found and not isinstance(detail, dict):
@@ -243,18 +252,16 @@ class ResultRecord(BaseModel):
         stray = sorted(k for k, v in found.items() if v is not None)
         if stray:
             raise ValueError(f"{', '.join(stray)}: not the detail of a {data.get('kind')} record")
-        if isinstance(detail, dict | list) and kind is not None and kind.detail is not None:
-            detail = kind.detail.model_validate(detail)
+        if isinstance(detail, dict | list) and layout is not None:
+            detail = layout.model.model_validate(detail)
         if detail is not None:
             data["detail"] = detail
         return data
 
     @model_serializer(mode="wrap")
     def _detail_under_kind_key(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        from localjudge.kinds.registry import KINDS
-
-        kind = KINDS.get(self.kind)
-        key = kind.detail_key if kind is not None and kind.detail is not None else None
+        layout = DETAIL_LAYOUTS.get(self.kind)
+        key = layout.key if layout is not None else None
         out: dict[str, Any] = {}
         for name, value in handler(self).items():
             if name != "detail":

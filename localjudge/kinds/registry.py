@@ -9,8 +9,8 @@ party's in theirs), each naming the object:
 
 `KINDS` is filled from that group when `localjudge.kinds` is first imported; `register_kind`
 adds one in a running process (what the entry points go through, and what a test or a notebook
-calls). Registering a kind registers its records' detail and its summary's detail too: the
-record (`kinds.records`) asks the registry which model reads the detail of a record's kind.
+calls). Registering a kind registers its records' detail too: the record (`kinds.records`) reads
+and writes a kind's detail by the layout registered here.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import Any
 
 from localjudge.errors import ConfigError, DataError, clip
 from localjudge.kinds.base import MetricKind
+from localjudge.kinds.records import DETAIL_LAYOUTS, DetailLayout
 
 GROUP = "localjudge.kinds"
 """The entry-point group kinds are declared in."""
@@ -44,12 +45,15 @@ def register_kind(kind: MetricKind[Any]) -> MetricKind[Any]:
     if kind.detail is not None and taken is not None:
         raise ConfigError(f"detail key {clip(key)} of kind {kind.name} is that of kind {taken.name}; choose another")
     KINDS[kind.name] = kind
+    if kind.detail is not None:
+        DETAIL_LAYOUTS[kind.name] = DetailLayout(key, kind.detail)
     return kind
 
 
 def unregister_kind(name: str) -> None:
     """Removes a kind registered in this process (a test's toy kind)."""
     KINDS.pop(name, None)
+    DETAIL_LAYOUTS.pop(name, None)
 
 
 def load_entry_points() -> None:

@@ -177,7 +177,7 @@ def with_components(metrics: Sequence[Metric]) -> list[Metric]:
 def _context(judge: Judge, metric: Metric, scoring: ScoringOptions) -> MetricContext[Any]:
     kind = kind_of(metric)
     prepared = kind.prepare(judge, metric, scoring.hardened, scoring.steps_cache)
-    return MetricContext(metric, kind, prepared, scoring.hardened, scoring.truncate, scoring.min_valid_mass)
+    return MetricContext(metric, kind, prepared, scoring)
 
 
 def _check_same_spec(ctx: MetricContext[Any], done: list[ResultRecord], out) -> None:

@@ -24,12 +24,14 @@ from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from localjudge.errors import ConfigError
 from localjudge.io.jsonl import Mode, check_output_mode
+from localjudge.kinds.settings import ScoringOptions
 from localjudge.options import Options
-from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
+
+__all__ = ["RunOptions", "ScoringOptions", "Settings", "split_settings"]
 
 
 class RunOptions(Options):
@@ -65,33 +67,6 @@ class RunOptions(Options):
             raise ConfigError("--resume needs --out")
         if self.out is not None:
             check_output_mode(self.out, self.mode, resumable)
-
-
-class ScoringOptions(Options):
-    """How every case of a run is scored: what a record depends on besides the case, metric and judge."""
-
-    label: ClassVar[str] = "scoring option"
-
-    hardened: bool = Field(default=True, description="Fence content and restate the instructions after it.")
-    truncate: bool = Field(default=False, description="Cut content longer than the judge's context (recorded).")
-    min_valid_mass: float = Field(
-        default=DEFAULT_MIN_VALID_MASS,
-        description="Below this probability on the valid scores (labels) a case is unscored; 0..1, recorded.",
-    )
-    steps_cache: Path | None = Field(
-        default=None, description="Folder of generated evaluation steps; None: ~/.cache/localjudge."
-    )
-    chunk_size: int | None = Field(
-        default=None, description="Cases per scoring call; None: 256 on CUDA, 16 on the CPU."
-    )
-
-    @field_validator("min_valid_mass", mode="before")
-    @classmethod
-    def _share(cls, value: Any) -> Any:
-        # before pydantic's parsing, so the message quotes the value as given
-        if isinstance(value, (int, float)) and not 0 <= value <= 1:  # NaN fails too
-            raise ConfigError(f"min_valid_mass {value!r} is not a share of probability; give one in 0..1")
-        return value
 
 
 class Settings(NamedTuple):
