@@ -12,7 +12,7 @@ from test_cli_errors import assert_user_error
 
 from localjudge import load_judge
 from localjudge.cli import main
-from localjudge.judges.inspection import inspect_judge
+from localjudge.runs.inspection import inspect_judge
 from localjudge.judges.loading import file_sha256
 from localjudge.judges.registry import load_registry, package_gguf_path
 from localjudge.testing import fake_judge
