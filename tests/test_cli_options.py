@@ -1,6 +1,6 @@
-"""The CLI's engine flags (built from `EngineOptions`, on every command that loads a judge) and
-three leftovers of issue 20: `score` writes valid JSON for unscored items, `steps --out` refuses
-to overwrite, `.TSV` files are tab-separated.
+"""The CLI's engine flags (built from `EngineOptions`, on every command that loads a judge), and
+its files: `score` writes valid JSON for unscored items, `steps --out` refuses to overwrite,
+`.TSV` files are tab-separated.
 """
 
 from __future__ import annotations

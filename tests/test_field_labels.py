@@ -81,7 +81,7 @@ TODAY = {
 }
 PAIRWISE_NOW = "cc52409fd0978953"  # the pairwise definition lost its default pass mark (threshold: null)
 NEWER = {"consistency_entailment", "consistency_tokens", "pairwise_likelihood"}
-"""Built-ins added after field labels (issue #22): new metrics, no earlier prompt to keep."""
+"""Built-ins newer than the pinned prompts above: no earlier prompt of theirs to keep byte-identical."""
 
 
 def test_every_builtin_is_pinned_or_newer():

@@ -12,9 +12,9 @@ from test_cli_errors import assert_user_error
 
 from localjudge import load_judge
 from localjudge.cli import main
-from localjudge.judges.inspection import inspect_judge
 from localjudge.judges.loading import file_sha256
 from localjudge.judges.registry import load_registry, package_gguf_path
+from localjudge.runs.inspection import inspect_judge
 from localjudge.testing import fake_judge
 from localjudge.testing.tiny_models import tiny_llama
 

@@ -1,4 +1,4 @@
-"""Issue #22's metric kinds with the scripted fake judge: token-level likelihood readings and their records,
+"""Metric kinds read from probabilities with the scripted fake judge: token-level likelihood readings and their records,
 entailment read as P(yes), and pairwise preference from likelihood, through `evaluate` and the CLI.
 
 The fake's language model (`copy_lm`) finds text likely when the prompt contains it, so a summary

@@ -61,3 +61,40 @@ def test_import_localjudge_loads_no_torch():
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+PACKAGES = sorted(
+    p.parent.name for p in (README.parent / "localjudge").glob("*/__init__.py") if p.parent.name != "engine"
+)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_every_package_says_what_it_is_for_and_names_its_surface(package):
+    module = importlib.import_module(f"localjudge.{package}")
+    assert (module.__doc__ or "").strip(), f"localjudge/{package}/__init__.py has no docstring"
+    assert isinstance(getattr(module, "__all__", None), list), f"localjudge.{package} has no __all__"
+
+
+def test_every_package_name_resolves_to_the_name_not_a_module_and_the_packages_load_no_torch():
+    # a fresh interpreter: importing the packages alone loads no torch; then, with every submodule
+    # imported (which binds each on its package), each public name is still the function or class
+    code = f"""
+import importlib, pkgutil, sys, types
+packages = [importlib.import_module("localjudge." + p) for p in {PACKAGES!r}]
+heavy = [m for m in ("torch", "transformers") if m in sys.modules]
+assert not heavy, heavy
+for package in packages:
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        if info.name not in ("localjudge.integrations.deepeval", "localjudge.testing.pytest_plugin"):
+            importlib.import_module(info.name)
+wrong = []
+for package in packages:
+    for name in package.__all__:
+        if package.__name__ == "localjudge.integrations" and package._LAZY.get(name, "").endswith("deepeval"):
+            continue  # the optional extra
+        if isinstance(getattr(package, name), types.ModuleType):
+            wrong.append(package.__name__ + "." + name)
+assert not wrong, wrong
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr

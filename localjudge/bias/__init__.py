@@ -4,6 +4,10 @@ The analyses are pure functions of `PointwiseRecord` / `PairwiseRecord` lists; e
 carries a percentile bootstrap interval over items and, where a test applies, a p-value. The
 report Holm-corrects all its tests and says in plain language which effects are significant.
 
+The whole study (judges score generated responses, then every analysis, written to a folder)
+is `judge_responses` (`judging`), `analyze_verdicts` and `write_study` (`study`), run by
+`localjudge bias`; these names load on first use, since they import the run loop and the judges.
+
 Examples:
     >>> from localjudge.bias import analyze_pointwise, format_report, write_heatmap  # doctest: +SKIP
     >>> report = analyze_pointwise(records)  # doctest: +SKIP
@@ -12,6 +16,11 @@ Examples:
     >>> models = analyze_models(pointwise_records, pairwise_records)  # doctest: +SKIP
     >>> [(p.judge, p.target, p.rate.value) for p in models.pairwise]  # doctest: +SKIP
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
 from localjudge.bias.markdown import format_report
@@ -48,12 +57,20 @@ from localjudge.bias.results import (
 from localjudge.bias.targets import pairwise_targets, pointwise_targets, win_rates
 from localjudge.stats import Estimate
 
+if TYPE_CHECKING:
+    from localjudge.bias.families import parse_families
+    from localjudge.bias.judging import JudgeVerdicts, judge_responses
+    from localjudge.bias.study import STUDY_FILES, BiasStudy, Verdicts, analyze_verdicts, summary_lines, write_study
+
 __all__ = [
+    "STUDY_FILES",
     "BiasReport",
     "BiasSettings",
+    "BiasStudy",
     "EqualOpportunity",
     "Estimate",
     "Finding",
+    "JudgeVerdicts",
     "LengthBias",
     "MatrixCell",
     "ModelReport",
@@ -67,26 +84,55 @@ __all__ = [
     "SelfPreference",
     "TargetDiD",
     "TargetPreference",
+    "Verdicts",
     "WinRateCell",
     "WinRateMatrix",
     "analyze_models",
     "analyze_pairwise",
     "analyze_pointwise",
+    "analyze_verdicts",
     "equal_opportunity_pairwise",
     "equal_opportunity_pointwise",
     "format_model_report",
     "format_report",
+    "judge_responses",
     "length_bias",
     "pairwise_length_bias",
     "pairwise_self_preference",
     "pairwise_targets",
+    "parse_families",
     "perplexity_adjusted",
     "pointwise_targets",
     "position_bias",
     "score_matrix",
     "self_preference",
+    "summary_lines",
     "win_rates",
     "write_heatmap",
     "write_position_panel",
+    "write_study",
     "write_win_rates",
 ]
+
+# name -> the module that defines it, imported on first access (these import the run loop and judges)
+_LAZY = {
+    "parse_families": "localjudge.bias.families",
+    "JudgeVerdicts": "localjudge.bias.judging",
+    "judge_responses": "localjudge.bias.judging",
+    "STUDY_FILES": "localjudge.bias.study",
+    "BiasStudy": "localjudge.bias.study",
+    "Verdicts": "localjudge.bias.study",
+    "analyze_verdicts": "localjudge.bias.study",
+    "summary_lines": "localjudge.bias.study",
+    "write_study": "localjudge.bias.study",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'localjudge.bias' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,4 +1,9 @@
-"""The `localjudge` command line. Errors become one-line messages: exit 2 for user errors, 1 otherwise."""
+"""The `localjudge` command line. Errors become one-line messages: exit 2 for user errors, 1 otherwise.
+
+`main` is the click group behind the `localjudge` script (and `python -m localjudge`); each
+command lives in its own module here and is added to the group on import. Only click and
+localjudge's errors load with it: a command imports what it runs (torch, the judges) when it runs.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ import click
 
 from localjudge.errors import LocalJudgeError
 from localjudge.version import __version__
+
+__all__ = ["main"]
 
 
 class _Group(click.Group):

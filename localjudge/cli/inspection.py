@@ -29,7 +29,7 @@ def inspect_cmd(judge_name, low, high, labels, probes, as_json, no_progress, **l
     probe prompts put on valid scores.
     """
     from localjudge.errors import ConfigError
-    from localjudge.judges.inspection import inspect_judge
+    from localjudge.runs.inspection import inspect_judge
 
     scale = read_scale(low, high, labels, default=(1, 10))
     if any(not p.strip() for p in probes):

@@ -1,10 +1,18 @@
 """Metric definitions as users name and write them: built-in metrics, metric files, field labels.
 
 The specs of each kind live with their kind (`localjudge.kinds`) and are re-exported here;
-`localjudge.metrics.spec` validates a definition of any registered kind.
+`localjudge.metrics.spec` validates a definition of any registered kind (`metric_from_dict`,
+`load_metric_file`), `localjudge.metrics.builtin` names the built-in metrics, and
+`localjudge.metrics.labels` reads `--field-labels` (how a metric's prompt names each case field).
+
+Examples:
+    >>> from localjudge.metrics import builtin_metric
+    >>> builtin_metric("correctness").kind
+    'geval'
 """
 
-from localjudge.metrics.builtin import builtin_metric, builtin_names, resolve_metric
+from localjudge.metrics.builtin import builtin_metric, builtin_names, resolve_metric, with_reasoning
+from localjudge.metrics.labels import parse_field_labels
 from localjudge.metrics.spec import (
     EntailmentMetric,
     GEvalMetric,
@@ -17,6 +25,8 @@ from localjudge.metrics.spec import (
     ReferenceMetric,
     RubricRange,
     VerdictMetric,
+    components,
+    dump_metric,
     load_metric_file,
     metric_from_dict,
 )
@@ -35,7 +45,11 @@ __all__ = [
     "VerdictMetric",
     "builtin_metric",
     "builtin_names",
+    "components",
+    "dump_metric",
     "load_metric_file",
     "metric_from_dict",
+    "parse_field_labels",
     "resolve_metric",
+    "with_reasoning",
 ]

@@ -4,6 +4,8 @@
 - `bootstrap`: resampling of items or whole groups, as index draws or multinomial weights.
 - `correlation`: Spearman/Pearson/Kendall point estimates, their intervals, summary level, power.
 - `pvalues`: sign-flip and permutation tests, Holm's correction.
+- `classification`: AUC (overall and within groups), accuracy, balanced accuracy, thresholds, ECE,
+  log loss, for verdicts against human labels.
 
 Examples:
     >>> import numpy as np
@@ -19,6 +21,15 @@ from localjudge.stats.bootstrap import (
     item_weights,
     ratio,
     resample_means,
+)
+from localjudge.stats.classification import (
+    accuracy,
+    balanced_accuracy,
+    best_threshold,
+    ece,
+    log_loss,
+    roc_auc,
+    within_group_auc,
 )
 from localjudge.stats.correlation import (
     MIN_CORR_ITEMS,
@@ -54,21 +65,28 @@ __all__ = [
     "Interval",
     "PointCorrelations",
     "SummaryLevel",
+    "accuracy",
+    "balanced_accuracy",
+    "best_threshold",
     "bootstrap_correlations",
     "bootstrap_indices",
     "bootstrap_summary_level",
     "correlations",
+    "ece",
     "estimate",
     "finite",
     "group_mean",
     "holm",
     "item_weights",
     "label_permutation_p",
+    "log_loss",
     "percentile_interval",
     "ratio",
     "required_n",
     "resample_means",
+    "roc_auc",
     "sign_flip_p",
     "summary_level",
+    "within_group_auc",
     "within_group_permutations",
 ]

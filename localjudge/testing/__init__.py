@@ -4,11 +4,13 @@
 `assert_fails` (`localjudge.testing.assertions`) check one case against a metric with any judge.
 The pytest plugin (`localjudge.testing.pytest_plugin`, registered on install) adds the
 `localjudge_judge` fixture and the `--localjudge-judge` option. `build_tiny_tokenizer`
-(`localjudge.testing.tiny_tokenizer`) trains a small BPE tokenizer for random-weight models.
+(`localjudge.testing.tiny_tokenizer`) trains a small BPE tokenizer for random-weight models, and
+`tiny_llama` / `tiny_gemma3` / `tiny_info` (`localjudge.testing.tiny_models`) build such models.
 """
 
 from localjudge.testing.assertions import assert_fails, assert_passes, describe, judge_case
 from localjudge.testing.fake import FakeBackend, copy_lm, fake_judge
+from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
 from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer
 
 __all__ = [
@@ -20,4 +22,7 @@ __all__ = [
     "describe",
     "fake_judge",
     "judge_case",
+    "tiny_gemma3",
+    "tiny_info",
+    "tiny_llama",
 ]
