@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1] / "localjudge"
 
 LAYERS: list[set[str]] = [
     {"errors", "version", "lexical", "examples"},  # no localjudge import at all
-    {"stats", "scoring", "io"},  # pure maths, the score trie, users' files
+    {"stats", "scoring", "io", "options"},  # pure maths, the score trie, users' files, the settings base
     {"engine"},  # the backend and batching engine
     {"judges"},  # the registry, loading, the Judge
     {"kinds"},  # metric kinds: prompts and scoring of each kind
