@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 
 import localjudge.stats as stats
 from localjudge.calibration import diagnostics
@@ -18,6 +18,7 @@ from localjudge.calibration.results import (
     FitScoresModel,
     InputInfo,
     SummaryLevelEstimates,
+    calibration_settings,
 )
 from localjudge.errors import ConfigError, DataError
 from localjudge.stats import Estimate
@@ -49,15 +50,9 @@ def calibrate(
     human: Sequence[float] | np.ndarray,
     groups: Sequence[object] | np.ndarray | None = None,
     *,
-    target: float = 0.8,
-    n_bootstrap: int = 1000,
-    seed: int = 0,
-    ci_level: float = 0.95,
-    judge_scale: tuple[float, float] | None = None,
-    human_scale: tuple[float, float] | None = None,
-    fit: str | None = None,
-    split: float = 0.5,
+    settings: CalibrationSettings | None = None,
     input_info: InputInfo | None = None,
+    **keywords: Any,
 ) -> CalibrationReport:
     """Measures how well judge scores agree with human scores.
 
@@ -67,15 +62,17 @@ def calibrate(
         human: Human score per item; all must be finite.
         groups: Group id per item (e.g. source document). Enables summary-level correlation
             and makes the bootstrap resample whole groups.
-        target: Spearman ρ required for a READY verdict.
-        n_bootstrap: Bootstrap resamples per interval (0 disables intervals).
-        seed: Seed of the bootstrap and of the `fit` split.
-        ci_level: Interval coverage.
-        judge_scale: (low, high) of the judge scale, if known.
-        human_scale: (low, high) of the human scale, if known.
-        fit: "isotonic" to fit and evaluate a monotone mapping on a held-out split.
-        split: Share of items (or groups) used to fit the mapping.
+        settings: The statistical settings (`CalibrationSettings`), recorded in the report as given.
         input_info: Where the pairs were read from, recorded in the report.
+        **keywords: The fields of `settings`, one by one (a field given both ways must agree):
+            target: Spearman ρ required for a READY verdict (0.8).
+            n_bootstrap: Bootstrap resamples per interval (1000; 0 disables intervals).
+            seed: Seed of the bootstrap and of the `fit` split (0).
+            ci_level: Interval coverage (0.95).
+            judge_scale: (low, high) of the judge scale, if known.
+            human_scale: (low, high) of the human scale, if known.
+            fit: "isotonic" to fit and evaluate a monotone mapping on a held-out split.
+            split: Share of items (or groups) used to fit the mapping (0.5).
 
     Returns:
         The report; `format_report` renders it as text, `model_dump_json` as JSON.
@@ -83,22 +80,18 @@ def calibrate(
     Raises:
         DataError: If inputs have mismatched lengths, human scores are missing, or fewer than
             3 items are scored.
-        ConfigError: If an option is out of range or a scale does not contain the scores.
+        ConfigError: If an option is out of range, a keyword differs from `settings`, or a
+            scale does not contain the scores.
 
     Examples:
         >>> report = calibrate([1, 2, None, 4, 5], [1.5, 2, 3, 3.5, 5], n_bootstrap=0)
         >>> report.n_unscored, report.dataset.spearman.value
         (1, 1.0)
+        >>> settings = CalibrationSettings(n_bootstrap=0, target=0.7)
+        >>> calibrate([1, 2, None, 4, 5], [1.5, 2, 3, 3.5, 5], settings=settings).settings == settings
+        True
     """
-    try:
-        # validated, not constructed: `fit` is any string here and pydantic rejects unknown methods
-        settings = CalibrationSettings.model_validate(dict(
-            target=target, n_bootstrap=n_bootstrap, seed=seed, ci_level=ci_level,
-            judge_scale=judge_scale, human_scale=human_scale, fit=fit, split=split,
-        ))  # fmt: skip
-    except ValidationError as err:
-        raise ConfigError(f"invalid calibration option: {err.errors()[0]['msg']}") from None
-
+    settings = calibration_settings(settings, keywords, "calibrate")
     judge_all = np.array([np.nan if v is None else v for v in judge], dtype=float)
     human_all = np.asarray(human, dtype=float)
     if judge_all.shape != human_all.shape or judge_all.ndim != 1:
@@ -118,12 +111,15 @@ def calibrate(
             f"only {len(j)} of {len(judge_all)} items are scored; need at least "
             f"{stats.MIN_CORR_ITEMS} to correlate (check why the judge left items unscored)"
         )
-    _check_scale(j, judge_scale, "judge")
-    _check_scale(h, human_scale, "human")
+    _check_scale(j, settings.judge_scale, "judge")
+    _check_scale(h, settings.human_scale, "human")
 
     point = stats.correlations(j, h)
     dataset = _estimates(
-        point, stats.bootstrap_correlations(j, h, g, n_bootstrap=n_bootstrap, seed=seed, level=ci_level)
+        point,
+        stats.bootstrap_correlations(
+            j, h, g, n_bootstrap=settings.n_bootstrap, seed=settings.seed, level=settings.ci_level
+        ),
     )
 
     summary = None
@@ -131,7 +127,9 @@ def calibrate(
     if g is not None:
         assert group_all is not None  # g is its scored rows
         level = stats.summary_level(j, h, g)
-        intervals = stats.bootstrap_summary_level(level.per_group, n_bootstrap=n_bootstrap, seed=seed, level=ci_level)
+        intervals = stats.bootstrap_summary_level(
+            level.per_group, n_bootstrap=settings.n_bootstrap, seed=settings.seed, level=settings.ci_level
+        )
         summary = SummaryLevelEstimates(
             correlations=_estimates(level.means, intervals),
             n_groups_used=level.n_used,
@@ -142,9 +140,15 @@ def calibrate(
 
     sample = diagnostics.sample_size_check(len(j))
     fit_eval = None
-    if fit == "isotonic":
+    if settings.fit == "isotonic":
         outcome = evaluate_isotonic(
-            j, h, g, fraction=split, seed=seed, judge_scale=judge_scale, human_scale=human_scale
+            j,
+            h,
+            g,
+            fraction=settings.split,
+            seed=settings.seed,
+            judge_scale=settings.judge_scale,
+            human_scale=settings.human_scale,
         )
         fit_eval = FitEvaluation(
             method="isotonic",
@@ -167,8 +171,8 @@ def calibrate(
         resampling="items" if g is None else "groups",
         dataset=dataset,
         summary=summary,
-        scale=diagnostics.scale_diagnostics(j, h, point.spearman, judge_scale, human_scale),
+        scale=diagnostics.scale_diagnostics(j, h, point.spearman, settings.judge_scale, settings.human_scale),
         sample_size=sample,
-        verdict=diagnostics.verdict(rho, rho_low, summary_level=g is not None, target=target, sample=sample),
+        verdict=diagnostics.verdict(rho, rho_low, summary_level=g is not None, target=settings.target, sample=sample),
         fit=fit_eval,
     )

@@ -6,10 +6,12 @@ Every float that can be undefined is `None` in that case; no field ever holds Na
 from __future__ import annotations
 
 import math
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from localjudge.errors import ConfigError
 from localjudge.stats import Estimate
 
 
@@ -57,6 +59,43 @@ class CalibrationSettings(_Model):
             if scale is not None and not scale[0] < scale[1]:
                 raise ValueError(f"{name} needs LOW < HIGH, got {scale[0]} {scale[1]}")
         return self
+
+
+def calibration_settings(
+    settings: CalibrationSettings | None, keywords: Mapping[str, Any], caller: str
+) -> CalibrationSettings:
+    """The settings of a call that takes `settings` and its fields as keywords.
+
+    Without `settings`, the keywords build them (defaults for the rest); with it, a keyword is
+    refused when its value differs from the same field of `settings`: one call has one value
+    of each setting.
+
+    Raises:
+        TypeError: a keyword that is no field of `CalibrationSettings` (as Python raises it).
+        ConfigError: a value the settings refuse, or a keyword differing from `settings`.
+    """
+    unknown = set(keywords) - set(CalibrationSettings.model_fields)
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    try:
+        # validated, not constructed: `fit` is any string here and pydantic rejects unknown methods
+        parsed = CalibrationSettings.model_validate({**(settings.model_dump() if settings else {}), **keywords})
+    except ValidationError as err:
+        raise ConfigError(f"invalid calibration option: {err.errors()[0]['msg']}") from None
+    if settings is None:
+        return parsed
+    for key, value in keywords.items():
+        if getattr(parsed, key) != getattr(settings, key):
+            raise ConfigError(
+                f"{caller}: {key}={value!r} differs from settings.{key}={getattr(settings, key)!r}; give it once"
+            )
+    return settings
+
+
+def split_keywords(share: float | None, seed: int | None) -> dict[str, Any]:
+    """A fit's `share` and `seed` keywords as `CalibrationSettings` fields (`split`, `seed`); None: not given."""
+    given = {"split": share, "seed": seed}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 class InputInfo(_Model):
