@@ -16,7 +16,7 @@ Examples:
 
 from localjudge.calibration.agreement import calibrate
 from localjudge.calibration.hybrid_fit import HybridReport, fit_hybrid, format_hybrid_report
-from localjudge.calibration.inputs import Pairs, load_pairs
+from localjudge.calibration.inputs import Pairs, PairSource, load_pairs
 from localjudge.calibration.isotonic import IsotonicMap, fit_isotonic, pav
 from localjudge.calibration.logistic import fit_logistic
 from localjudge.calibration.plots import plot_paths, write_plots
@@ -32,6 +32,7 @@ __all__ = [
     "HybridReport",
     "InputInfo",
     "IsotonicMap",
+    "PairSource",
     "Pairs",
     "VerdictFit",
     "calibrate",

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,6 +40,24 @@ class Pairs:
     groups: np.ndarray | None  # (n,) str group ids, or None
     info: InputInfo  # includes the count of unscored items per reason
     judge_scale: tuple[float, float] | None  # (0, 1) for the normalised `score` field
+
+
+class PairSource(NamedTuple):
+    """Which fields of an input file hold the scores: the keywords of `load_pairs`, as one object.
+
+    Examples:
+        >>> source = PairSource(human="human_coherence", group="doc_id")
+        >>> pairs = load_pairs("runs/eval.jsonl", **source._asdict())  # doctest: +SKIP
+    """
+
+    human: str | None = None
+    """Human score field (results: `extra`, then top level) or column [tables: "human"]."""
+    judge: str | None = None
+    """"raw_score" (default) or "score" for results files; a column for tables [default: "judge"]."""
+    group: str | None = None
+    """Group id field or column; None: no groups."""
+    metric: str | None = None
+    """Metric to read from a results file; needed when it holds several."""
 
 
 def _records(path: Path) -> Iterator[tuple[str, object]]:
