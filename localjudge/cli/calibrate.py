@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from localjudge.cli.fits import fit_hybrid_cmd, fit_verdict_cmd
+from localjudge.cli.fits import HybridRequest, VerdictRequest, fit_hybrid_cmd, fit_verdict_cmd
 from localjudge.errors import ConfigError
 
 
@@ -141,9 +141,10 @@ def calibrate(
       localjudge calibrate r.jsonl --verdict consistency_tokens,consistency_likelihood --human label \\
           --group doc_id --save-verdict verdict.json
     """
+    from localjudge.calibration import PairSource, format_report, load_pairs, write_plots
     from localjudge.calibration import calibrate as run_calibration
-    from localjudge.calibration import format_report, load_pairs, write_plots
     from localjudge.calibration.plots import plot_paths
+    from localjudge.calibration.results import calibration_settings
     from localjudge.io.files import refuse_overwriting
 
     if save_hybrid is not None and not hybrid:
@@ -152,33 +153,26 @@ def calibrate(
         raise ConfigError("--save-verdict and --pass-at need --verdict M1,M2,...")
     if hybrid and verdict:
         raise ConfigError("--hybrid and --verdict fit different things; give one of them")
+    source = PairSource(
+        human=_pick(human, human_col, "--human and --human-col"),
+        judge=_pick(judge_field, judge_col, "--judge-field and --judge-col"),
+        group=_pick(group, group_col, "--group and --group-col"),
+        metric=metric,
+    )
+    settings = calibration_settings(
+        None,
+        dict(
+            target=target, n_bootstrap=n_bootstrap, seed=seed, judge_scale=judge_scale,
+            human_scale=human_scale, fit=fit, split=split,
+        ),
+        "calibrate",
+    )  # fmt: skip
     if verdict:
-        fit_verdict_cmd(
-            path,
-            verdict,
-            _pick(human, human_col, "--human and --human-col"),
-            pass_at,
-            group,
-            split,
-            seed,
-            objective,
-            save_verdict,
-            verdict_name,
-            as_json,
-        )
+        request = VerdictRequest(verdict, pass_at, objective, save_verdict, verdict_name)
+        fit_verdict_cmd(path, source, request, settings, as_json)
         return
     if hybrid:
-        fit_hybrid_cmd(
-            path,
-            hybrid,
-            _pick(human, human_col, "--human and --human-col"),
-            group,
-            split,
-            seed,
-            save_hybrid,
-            hybrid_name,
-            as_json,
-        )
+        fit_hybrid_cmd(path, source, HybridRequest(hybrid, save_hybrid, hybrid_name), settings, as_json)
         return
     if no_plots:
         plots_dir = None  # from here on, None means no plots
@@ -186,28 +180,12 @@ def calibrate(
         plots_dir = out.parent / f"{out.stem}_plots" if out else Path("calibration_plots")
     outputs = ([out] if out else []) + ([] if plots_dir is None else plot_paths(plots_dir))
     refuse_overwriting(outputs, [("calibration input", path)])
-    pairs = load_pairs(
-        path,
-        human=_pick(human, human_col, "--human and --human-col"),
-        judge=_pick(judge_field, judge_col, "--judge-field and --judge-col"),
-        group=_pick(group, group_col, "--group and --group-col"),
-        metric=metric,
-    )
+    pairs = load_pairs(path, **source._asdict())
     if metric is not None and pairs.info.kind != "results":
         raise ConfigError(f"--metric applies to results files; {path} is a plain table")
-    report = run_calibration(
-        pairs.judge,
-        pairs.human,
-        pairs.groups,
-        target=target,
-        n_bootstrap=n_bootstrap,
-        seed=seed,
-        judge_scale=judge_scale or pairs.judge_scale,
-        human_scale=human_scale,
-        fit=fit,
-        split=split,
-        input_info=pairs.info,
-    )
+    if settings.judge_scale is None and pairs.judge_scale is not None:  # --judge-field score: 0..1
+        settings = settings.model_copy(update={"judge_scale": pairs.judge_scale})
+    report = run_calibration(pairs.judge, pairs.human, pairs.groups, settings=settings, input_info=pairs.info)
 
     if plots_dir is not None:
         written = write_plots(pairs.judge, pairs.human, plots_dir)
