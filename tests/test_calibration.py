@@ -15,9 +15,12 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from localjudge.calibration import (
+    CalibrationReport,
+    CalibrationSettings,
     InputInfo,
     calibrate,
     correlations,
+    fit_hybrid,
     fit_isotonic,
     format_report,
     load_pairs,
@@ -420,6 +423,26 @@ def test_cli_json_stdout_and_default_plot_dir(tmp_path, monkeypatch):
     assert data["summary"]["n_groups_used"] == 6 and data["resampling"] == "groups"
     assert all(p.startswith("calibration_plots") for p in data["plots"])
     assert (tmp_path / data["plots"][0]).is_file()
+
+
+def test_cli_settings_reach_the_report_unchanged(tmp_path):
+    judge, human = _noisy(40, 3)
+    _write_csv(tmp_path / "labels.csv", judge, human)
+    flags = ["--seed", "3", "--bootstrap", "50", "--target", "0.7", "--human-scale", "1", "5", "--split", "0.4"]
+    result = CliRunner().invoke(_main, ["calibrate", str(tmp_path / "labels.csv"), "--json", "--no-plots", *flags])
+    assert result.exit_code == 0, result.output
+    report = CalibrationReport.model_validate_json(result.output)
+    assert report.settings == CalibrationSettings(seed=3, n_bootstrap=50, target=0.7, human_scale=(1, 5), split=0.4)
+
+
+def test_settings_object_and_a_differing_keyword_are_refused():
+    judge, human = _noisy(30, 0)
+    settings = CalibrationSettings(seed=1, n_bootstrap=0)
+    assert calibrate(judge, human, settings=settings, seed=1).settings is settings  # agreeing: accepted
+    with pytest.raises(ConfigError, match=r"seed=2 differs from settings\.seed=1"):
+        calibrate(judge, human, settings=settings, seed=2)
+    with pytest.raises(ConfigError, match=r"split=0\.3 differs from settings\.split=0\.5"):
+        fit_hybrid([], ["a", "b"], "human", settings=settings, share=0.3)
 
 
 def test_cli_user_errors_exit_2_without_traceback(tmp_path):
