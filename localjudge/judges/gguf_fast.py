@@ -14,7 +14,7 @@ decoding those strings one numpy byte at a time in transformers' `_gguf_parse_va
   shapes and offsets).
 - `fast_parse_value`: transformers' `_gguf_parse_value`, decoding a string's bytes in one call.
 
-`gguf_weights._parse_once` swaps them in for one load. `tests/test_gguf_fast.py` checks all three
+`gguf_weights._parse_once` swaps them in for one load. `tests/judges/test_gguf_fast.py` checks all three
 against gguf-py and transformers, on made-up blocks of every format and on the real files;
 `benchmarks/speed/gguf_parse.py` on every tensor of the four embedded judges.
 """

@@ -2,7 +2,7 @@
 
 The engine relies on transformers' internals (its GGUF reader, attention interface and cache) and
 on gguf's reader, which change between releases. pyproject.toml requires the same ranges
-(`tests/test_versions.py` checks both places agree, and that the installed versions lie inside),
+(`tests/judges/test_versions.py` checks both places agree, and that the installed versions lie inside),
 so pip keeps them; a version forced outside them gets a warning at load naming the fix.
 
 Examples:
