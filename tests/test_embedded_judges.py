@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from reference import brute_force_scores, continues_word, decoded_vocab, label_variants
 
+from localjudge.engine.vocab import spelled
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("torch_one_thread")]
@@ -231,7 +232,7 @@ def test_loglikelihood_matches_brute_force(name, request):
     got = judge.loglikelihood(LL_PROMPTS, LL_CONTS)
     for p, c, g in zip(LL_PROMPTS, LL_CONTS, got):
         ref = _brute_force_ll(judge, p, c)
-        assert judge.backend._spelled(g.token_ids) == split_boundary(p, c)[1]
+        assert spelled(judge.backend.tokenizer, g.token_ids) == split_boundary(p, c)[1]
         assert list(g.logprobs) == pytest.approx(ref, abs=1e-4), c
     # the faithful summaries are likelier than the invented one, given the article
     assert min(got[0].mean, got[1].mean) > got[2].mean

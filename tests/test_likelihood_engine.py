@@ -15,6 +15,7 @@ import torch
 
 from localjudge import Judge, JudgeInfo
 from localjudge.engine.options import EngineOptions
+from localjudge.engine.vocab import spelled
 from localjudge.errors import ContextLengthError
 from localjudge.scoring.likelihood import split_boundary
 from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
@@ -165,7 +166,7 @@ def test_dummy_prefix_tokenizer_spells_the_continuation():
     backend = judge.backend
     for text in ["good", " good", "answer is good", " the answer"]:
         ids = backend.encode_continuation(text)
-        assert backend._spelled(ids) == text, text
+        assert spelled(backend.tokenizer, ids) == text, text
     unspaced, spaced = backend.encode_continuation("good"), backend.encode_continuation(" good")
     assert unspaced != spaced
 

@@ -30,8 +30,8 @@ from localjudge.engine.options import RUNTIME_FIELDS, EngineOptions
 from localjudge.engine.runner import HEAD_ROWS, Runner
 from localjudge.engine.stats import Counters, EngineStats
 from localjudge.engine.tree_head import split_model
-from localjudge.engine.vocab import token_surfaces
-from localjudge.errors import ConfigError, ContextLengthError, DataError, ModelUnavailableError, clip
+from localjudge.engine.vocab import continuation_ids, token_surfaces
+from localjudge.errors import ConfigError, ContextLengthError, ModelUnavailableError, clip
 from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
@@ -314,36 +314,10 @@ class HFBackend:
         """
         return likelihood.plan_continuations(self._context(), prompts, continuations)
 
-    # -- likelihood --------------------------------------------------------------------------------
-
     def encode_continuation(self, text: str) -> list[int]:
-        """Token ids of `text` tokenised on its own, no special tokens, spelling exactly `text`.
-
-        A tokenizer that puts a space in front of text on its own (SentencePiece's dummy prefix:
-        "It" -> "▁It") is given the text after an anchor ("\n", then "a") whose tokens are dropped.
+        """Token ids of `text` on its own, no special tokens, spelling exactly `text` (`vocab.continuation_ids`).
 
         Raises:
             DataError: no anchor gives tokens that spell the text (start it with a space).
         """
-        if not text:
-            return []
-        ids = list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-        if self._spelled(ids) != " " + text:
-            return ids
-        for anchor_text in ("\n", "a"):
-            anchor = list(self.tokenizer(anchor_text, add_special_tokens=False)["input_ids"])
-            joined = list(self.tokenizer(anchor_text + text, add_special_tokens=False)["input_ids"])
-            if joined[: len(anchor)] == anchor and self._spelled(joined[len(anchor) :]) == text:
-                return joined[len(anchor) :]
-        raise DataError(
-            f"cannot tokenise the continuation {clip(text, 40)} apart from its prompt without adding a "
-            "space; start it with a space"
-        )
-
-    def _spelled(self, ids: Sequence[int]) -> str:
-        """The text token ids add when they follow other text."""
-        kw = {"skip_special_tokens": False, "clean_up_tokenization_spaces": False}
-        anchor = self.tokenizer("a", add_special_tokens=False)["input_ids"][-1:]
-        head = self.tokenizer.decode(anchor, **kw)
-        text = self.tokenizer.decode(anchor + list(ids), **kw)
-        return text[len(head) :] if text.startswith(head) else text
+        return continuation_ids(self.tokenizer, text)
