@@ -10,7 +10,7 @@ tree node, which is all the exact score math needs: no per-score or per-example 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -67,7 +67,7 @@ def tree_batch(
     ancestry: np.ndarray,
     ends_mask: torch.Tensor,
     batch: Batch,
-    ending,
+    ending: Callable[[int], str],
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """Edge and end log-probabilities at the tree nodes of each row, after the batch's cached prefix.
 
