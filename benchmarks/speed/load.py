@@ -122,21 +122,15 @@ def demo_floor(judge: str, dtype: str, cache: str, imports: list[float], stack: 
     lj = load_judge(judge, device="cpu", dtype=dtype, cache=cache, progress=False)
     load = [time.perf_counter() - t, time.process_time() - c]
     backend = lj.backend
-    runner = backend.runner
-    tokens = [0]
-    forward = runner.forward
-
-    def counting(rows, **kw):  # real tokens through the decoder (no grid pads)
-        tokens[0] += sum(len(r) for r in rows)
-        return forward(rows, **kw)
-
-    runner.forward = counting  # cached prefixes (the articles) go through it too
     cases = load_cases(DEMO_DATA)
-    head0 = backend.head_rows
+    head0 = backend.stats.head_rows
     t, c = time.perf_counter(), time.process_time()
-    evaluate(cases, [builtin_metric("consistency_likelihood")], lj, progress=False)
+    with backend.observe_forwards() as passes:
+        evaluate(cases, [builtin_metric("consistency_likelihood")], lj, progress=False)
     engine = [time.perf_counter() - t, time.process_time() - c]
-    head_rows = backend.head_rows - head0
+    head_rows = backend.stats.head_rows - head0
+    # real tokens through the decoder (no grid pads), cached prefixes (the articles) included
+    tokens = sum(sum(p.lengths) for p in passes if p.kind in ("prefill", "batch"))
 
     decoder = [m for m in backend.model.modules() if isinstance(m, InvariantLinear)]
     plan = backend.gemm
@@ -163,7 +157,7 @@ def demo_floor(judge: str, dtype: str, cache: str, imports: list[float], stack: 
     per_shape = {}
     for (out_f, in_f), (layer, count) in shapes.items():
         is_head = layer is head
-        n = head_rows if is_head else tokens[0]
+        n = head_rows if is_head else tokens
         r = rate(layer, big)
         f = 2.0 * n * out_f * in_f * (1 if is_head else count)
         flops, seconds = flops + f, seconds + f / r
@@ -182,7 +176,7 @@ def demo_floor(judge: str, dtype: str, cache: str, imports: list[float], stack: 
         "stack": stack,
         "load": load,
         "engine": engine,
-        "tokens": tokens[0],
+        "tokens": tokens,
         "head_rows": head_rows,
         "gemm": plan.describe() if plan is not None else "stock linear",
         "shapes": per_shape,

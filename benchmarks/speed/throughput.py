@@ -130,14 +130,14 @@ def run(args) -> dict:
     lj = judge.with_options(reuse_prefix=False)
     lj_exact = judge.with_options(reuse_prefix=False, tree_tolerance=0.0)
     lj_prefix = judge.with_options(reuse_prefix=True)
-    lj.backend.head_rows = 0
+    rows_before = lj.backend.stats.head_rows
     base = lj.score_texts(texts, 1, 5)
-    rows_per_item = lj.backend.head_rows / len(texts)
-    plan = lj.backend.last_plan
+    rows_per_item = (lj.backend.stats.head_rows - rows_before) / len(texts)
+    plan = lj.backend.stats.last_plan
     exact = lj_exact.score_texts(texts, 1, 5)
     unread = max(abs(a.expected - b.expected) for a, b in zip(base, exact) if a.expected == a.expected)
     reused = lj_prefix.score_texts(texts, 1, 5)
-    prefix_plan = lj_prefix.backend.last_plan
+    prefix_plan = lj_prefix.backend.stats.last_plan
     diff = max(abs(a.expected - b.expected) for a, b in zip(base, reused) if a.expected == a.expected)
     floor_pass(model, ids, plan, tree_tokens, pad, device)  # warm-up: every method runs warm
 

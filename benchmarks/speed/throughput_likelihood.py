@@ -50,7 +50,7 @@ def run(judge, docs: int | None = None) -> dict:
         t = time.perf_counter()
         shared = shared_prefix.loglikelihood(prompts, conts)
         times["lj+prefix"].append(time.perf_counter() - t)
-        prefix_plan = shared_prefix.backend.last_plan
+        prefix_plan = shared_prefix.backend.stats.last_plan
         diff = max([diff] + [abs(a.mean - b.mean) for a, b in zip(whole, shared)])
         tokens += sum(len(r) for r in rows)
         items += len(rows)

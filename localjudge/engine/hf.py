@@ -1,36 +1,37 @@
-"""The transformers backend: one batched forward over prompt + token tree per batch.
+"""The transformers backend: a loaded model made into the engine, and the public `Backend` on it.
 
-For a batch of B prompts and a tree of N nodes (root + T tokens), the model sees every prompt
-followed by the T tree tokens (`engine.runner` builds every forward: packed back to back in the
-batch-invariant engine, right-padded under a 4D mask in the stock one). The state at each
-prompt's last token and at its T tree tokens are the final hidden states at the root and at every
-tree node, which is all the exact score math needs: no per-score or per-example forward pass. `tree_head.read_tree`
-applies the output layer only at the nodes that can move the score."""
+Loading probes and swaps the layers (`engine.invariant`, `engine.mixed`, `engine.attention`) and
+builds the `Runner` (`engine.runner`) that runs every forward pass. The three operations are peers
+that run on it through one batch loop (`engine.loop`): exact tree scoring (`engine.tree`), greedy
+generation (`engine.decoding`) and continuation log-likelihoods (`engine.likelihood`); this class
+tokenises, checks lengths, and hands each its inputs. Its counters are read through `stats`, its
+forward passes observed through `observe_forwards`.
+"""
 
 from __future__ import annotations
 
 import copy
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
-from localjudge.engine import masks
+from localjudge.engine import decoding, likelihood
+from localjudge.engine import tree as tree_scoring
 from localjudge.engine.attention import use_block_attention
-from localjudge.engine.batching import plan_batches
-from localjudge.engine.decoding import GreedyDecoding
+from localjudge.engine.batching import BatchPlan
 from localjudge.engine.invariant import GemmPlan, InvariantLinear, make_invariant, read_layer, slow_dtype
-from localjudge.engine.likelihood import ContinuationScoring
+from localjudge.engine.loop import Context
 from localjudge.engine.mixed import lower_linears
-from localjudge.engine.oom import run_with_backoff
+from localjudge.engine.observe import ForwardCall, Observer
 from localjudge.engine.options import RUNTIME_FIELDS, EngineOptions
-from localjudge.engine.overflow import check_finite
-from localjudge.engine.prefix import plan_prefix_batches, shared_prefix_len
 from localjudge.engine.runner import HEAD_ROWS, Runner
-from localjudge.engine.tree_head import read_tree, split_model
-from localjudge.engine.vocab import token_surfaces
-from localjudge.errors import ConfigError, ContextLengthError, DataError, ModelUnavailableError, clip
+from localjudge.engine.stats import Counters, EngineStats
+from localjudge.engine.tree_head import split_model
+from localjudge.engine.vocab import continuation_ids, token_surfaces
+from localjudge.errors import ConfigError, ContextLengthError, ModelUnavailableError, clip
 from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
@@ -42,7 +43,7 @@ def _identity(x):
     return x
 
 
-class HFBackend(GreedyDecoding, ContinuationScoring):
+class HFBackend:
     """Runs a transformers causal LM for exact tree scoring, greedy generation and log-likelihoods.
 
     Args:
@@ -66,8 +67,7 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
         self.tokenizer = tokenizer
         self.max_context = max_context
         self.options = options
-        self.head_rows = 0  # output-layer rows computed by tree scoring, for the statistics
-        self.last_plan = None  # the BatchPlan of the latest scoring call, for padding statistics
+        self._counters = Counters()  # read through `stats`
         self.device = next(model.parameters()).device
         config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
         unknown = set(getattr(config, "layer_types", None) or ()) - {"full_attention", "sliding_attention"}
@@ -77,7 +77,6 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
                 "use a model with full or sliding-window attention"
             )
         self._pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        self._torch = torch
         self._surfaces: list[str] | None = None
         head = model.get_output_embeddings()
         self._logit_width = head.weight.shape[0] if head is not None else config.vocab_size
@@ -180,6 +179,8 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
             raise ConfigError("give the token budget a value (a number of tokens); None picks one only at load")
         twin = copy.copy(self)
         twin.options = options
+        twin._counters = self._counters.copy()  # it counts on from here, on its own
+        twin.runner = self.runner.copy()  # with observers of its own
         return twin
 
     @property
@@ -225,122 +226,103 @@ class HFBackend(GreedyDecoding, ContinuationScoring):
                     f"{self.max_context}; shorten it or pass --truncate"
                 )
 
-    # -- exact tree scoring -----------------------------------------------------------------------
+    # -- the operations ----------------------------------------------------------------------------
+
+    @property
+    def stats(self) -> EngineStats:
+        """Output-layer rows computed so far and the latest batch plan, as they are now (a snapshot)."""
+        return self._counters.snapshot()
+
+    def observe_forwards(self, fn: Observer | None = None) -> AbstractContextManager[list[ForwardCall]]:
+        """Records every forward pass this backend makes inside the block, calling `fn` on each first.
+
+        For tracing and profiling: each `ForwardCall` says the kind of pass ("prefill", "batch",
+        "step"), the tokens of each row, the cached prefix and the appended tree tokens. `fn` runs
+        before the model and may raise to stop the pass (an out-of-memory error is then halved and
+        retried as a real one is). A backend from `with_options` has observers of its own.
+
+        Examples:
+            >>> with judge.backend.observe_forwards() as calls:  # doctest: +SKIP
+            ...     judge.score_texts(texts, 1, 5)
+            >>> [len(c.lengths) for c in calls if c.kind == "batch"]  # rows per batch  # doctest: +SKIP
+            [8, 3]
+        """
+        return self.runner.observers.observe(fn)
+
+    def _context(self) -> Context:
+        return Context(self.runner, self.options, self._counters, self.ending)
 
     def tree_logprobs(
         self, ids: Sequence[Sequence[int]], tree: TokenTree, progress: Progress | None = None
     ) -> TreeLogprobs:
         """Edge and end log-probabilities at every tree node for every prompt, in input order."""
         self.check_lengths(ids)
-        n = tree.n_nodes
-        ancestry = masks.tree_ancestry(tree)
-        # models may pad their output layer beyond the tokenizer (Qwen2.5: 152064 vs 151665);
-        # those ids are never produced as text, so they count as ending the outcome
-        cont = np.ones(self._logit_width, dtype=bool)
-        cont[tree.continue_ids[tree.continue_ids < self._logit_width]] = False  # True where a token ends it
-        ends_mask = self._torch.from_numpy(cont).to(self.device)
-        # a model that cannot be split gives logits at every slot: one row per batch
-        vocab_rows = 256 if self.runner.decoder is not None else 1
-        grid = self.runner.grid
-        if self.options.reuse_prefix and len(ids) > 1:
-            plan = plan_prefix_batches(ids, self.token_budget, n - 1, vocab_rows, grid)
-        else:
-            plan = plan_batches([len(r) + n - 1 for r in ids], self.token_budget, max_batch=vocab_rows)
-        self.last_plan = plan
-        edge = np.zeros((len(ids), n))
-        end = np.zeros((len(ids), n))
-        prefix_memo: dict[tuple[int, ...], Any] = {}
+        return tree_scoring.tree_logprobs(self._context(), ids, tree, progress)
 
-        def run(batch: Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
-            rows = [ids[i] for i in batch]
+    def generate(
+        self,
+        prompts: Sequence[str],
+        max_new_tokens: int,
+        progress: Progress | None = None,
+        share_prefix: bool = False,
+    ) -> list[str]:
+        """Greedy continuations of each prompt (deterministic), in input order.
 
-            def ending(i: int) -> str:
-                return self.ending(ids[i])
-
-            shared = shared_prefix_len(rows, grid) if self.options.reuse_prefix else 0
-            if not shared:
-                return self._tree_batch(rows, tree, ancestry, ends_mask, items=batch, ending=ending)
-            cache = self._cached_prefill(prefix_memo, rows[0][:shared])
-            return self._tree_batch(
-                [r[shared:] for r in rows], tree, ancestry, ends_mask, cache, shared, items=batch, ending=ending
-            )
-
-        for batch in plan.batches:
-            rows = run_with_backoff(batch, run)
-            for i, (e, f) in zip(batch, rows):
-                edge[i], end[i] = e, f
-            if progress:
-                progress(len(batch))
-        return TreeLogprobs(edge, end)
-
-    def _cached_prefill(self, memo: dict[tuple[int, ...], Any], prefix: Sequence[int]):
-        """The KV cache of `prefix`, computed unless it is the one in `memo` (one alive at a time)."""
-        key = tuple(prefix)
-        if key not in memo:
-            memo.clear()
-            memo[key] = self._prefill(list(key))
-        return memo[key]
-
-    def _prefill(self, prefix: list[int]):
-        """KV cache of a shared prefix (batch of one), full length on every layer."""
-        return self.runner.prefill(prefix)
-
-    def _tree_batch(self, rows, tree, ancestry, ends_mask, prefix_cache=None, shared: int = 0, items=None, ending=None):
-        """Logits at the root and every tree node for a batch, optionally after a cached prefix.
-
-        `items` (the call's index of each row) and `ending` (an item's prompt end) name an item
-        whose states overflowed (`engine.overflow`).
+        With `share_prefix`, prompts that share a long prefix (a metric's instructions, an
+        article) are batched together and the prefix is computed once, as in scoring, when the
+        options' `reuse_prefix` is on (as every record says); otherwise, or when it is off, the
+        prompts run whole in length-sorted batches.
         """
-        torch = self._torch
-        fwd = self.runner.forward(rows, tree.token_ids[1:], tree.depths[1:], ancestry, prefix_cache, shared)
-        lengths = np.array([len(r) for r in rows])
-        root = fwd.starts + lengths - 1  # (B,) each row's last token
-        nodes = fwd.tails[:, None] + np.arange(tree.n_nodes - 1)[None]  # (B, T)
-        index = torch.from_numpy(np.concatenate([root[:, None], nodes], 1)).to(fwd.states.device)  # (B, N)
-        states = fwd.states[index]  # (B, N, H)
-        b, n = index.shape
-        check_finite(
-            states.reshape(b * n, -1),
-            np.repeat(np.arange(b), n),
-            items if items is not None else range(b),
-            self.options.dtype or "?",
-            ending or (lambda i: "?"),
-        )
-        with torch.inference_mode():
-            read = read_tree(states, self.runner.head, tree, ends_mask, self.options.tree_tolerance, self.runner.chunks)
-        self.head_rows += read.rows
-        return [(read.edge[b], read.end[b]) for b in range(len(rows))]
+        ids = [self.encode(p) for p in prompts]
+        self.check_lengths(ids)
 
-    # -- likelihood --------------------------------------------------------------------------------
+        def decode(tokens: list[list[int]]) -> list[str]:
+            return self.tokenizer.batch_decode(tokens, skip_special_tokens=True)
+
+        return decoding.generate(self._context(), ids, max_new_tokens, self._eos_ids(), decode, progress, share_prefix)
+
+    def _eos_ids(self) -> set[int]:
+        """Token ids that end a generation: the tokenizer's and the generation config's EOS."""
+        ids = {self.tokenizer.eos_token_id}
+        extra = getattr(getattr(self.model, "generation_config", None), "eos_token_id", None)
+        ids |= set(extra) if isinstance(extra, (list, tuple)) else {extra}
+        return {i for i in ids if i is not None}
+
+    def token_logprobs(
+        self,
+        prompts: Sequence[Sequence[int]],
+        continuations: Sequence[Sequence[int]],
+        progress: Progress | None = None,
+    ) -> list[np.ndarray]:
+        """log P(token | everything before it) of every continuation token, in input order.
+
+        Args:
+            prompts: token ids of each prompt (at least one token each).
+            continuations: token ids of each continuation; an empty one gives an empty array.
+            progress: called with the number of items finished after each batch.
+
+        Returns:
+            One float64 array of shape (len(continuation),) per item.
+        """
+        rows = [list(p) + list(c) for p, c in zip(prompts, continuations)]
+        self.check_lengths(prompts)  # a continuation needs a prompt to follow
+        self.check_lengths(rows, [f"item {i} (prompt + continuation)" for i in range(len(rows))])
+        return likelihood.token_logprobs(self._context(), prompts, continuations, progress)
+
+    def plan_continuations(
+        self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]
+    ) -> tuple[BatchPlan, list[list[int]]]:
+        """The batches `token_logprobs` runs, over the items with a non-empty continuation.
+
+        Returns:
+            The plan (indices into those items) and, per item, the tokens a batch may share.
+        """
+        return likelihood.plan_continuations(self._context(), prompts, continuations)
 
     def encode_continuation(self, text: str) -> list[int]:
-        """Token ids of `text` tokenised on its own, no special tokens, spelling exactly `text`.
-
-        A tokenizer that puts a space in front of text on its own (SentencePiece's dummy prefix:
-        "It" -> "▁It") is given the text after an anchor ("\n", then "a") whose tokens are dropped.
+        """Token ids of `text` on its own, no special tokens, spelling exactly `text` (`vocab.continuation_ids`).
 
         Raises:
             DataError: no anchor gives tokens that spell the text (start it with a space).
         """
-        if not text:
-            return []
-        ids = list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-        if self._spelled(ids) != " " + text:
-            return ids
-        for anchor_text in ("\n", "a"):
-            anchor = list(self.tokenizer(anchor_text, add_special_tokens=False)["input_ids"])
-            joined = list(self.tokenizer(anchor_text + text, add_special_tokens=False)["input_ids"])
-            if joined[: len(anchor)] == anchor and self._spelled(joined[len(anchor) :]) == text:
-                return joined[len(anchor) :]
-        raise DataError(
-            f"cannot tokenise the continuation {clip(text, 40)} apart from its prompt without adding a "
-            "space; start it with a space"
-        )
-
-    def _spelled(self, ids: Sequence[int]) -> str:
-        """The text token ids add when they follow other text."""
-        kw = {"skip_special_tokens": False, "clean_up_tokenization_spaces": False}
-        anchor = self.tokenizer("a", add_special_tokens=False)["input_ids"][-1:]
-        head = self.tokenizer.decode(anchor, **kw)
-        text = self.tokenizer.decode(anchor + list(ids), **kw)
-        return text[len(head) :] if text.startswith(head) else text
+        return continuation_ids(self.tokenizer, text)

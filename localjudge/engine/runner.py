@@ -13,6 +13,9 @@ Two layouts, one interface (`Forward`):
 The output layer is applied apart from the decoder, only at the positions that are read, and in
 fp32 (`fp32_head`): one bf16 step of a logit near 16 is 0.06, which alone moves a 1-5 expected
 score by ~0.1; in fp32 the rows read cost little next to the body.
+
+Every pass can be observed (`engine.observe`): an observer sees a `ForwardCall` before the model
+runs, for tracing or profiling; without one, a pass costs one check of an empty list.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import numpy as np
 import torch
 
 from localjudge.engine import masks
+from localjudge.engine.observe import ForwardCall, Observers
 from localjudge.engine.packing import Packing, plan_forward, plan_step, round_up
 from localjudge.engine.prefix import expand_cache
 
@@ -147,6 +151,14 @@ class Runner:
         import inspect
 
         self.cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+        self.observers = Observers()
+        """Called on every pass, before the model runs (`engine.observe`)."""
+
+    def copy(self) -> Runner:
+        """The same runner (model, layers, settings) with no observers of its own."""
+        out = copy.copy(self)
+        out.observers = Observers()
+        return out
 
     # -- the pass ----------------------------------------------------------------------------------
 
@@ -171,8 +183,16 @@ class Runner:
             shared: its length (a multiple of the grid).
             keep_cache: return the cache after the pass (prefill, decoding).
         """
+        return self._forward("batch", rows, tail, depths, ancestry, cache, shared, keep_cache)
+
+    def _forward(
+        self, kind: str, rows, tail=None, depths=None, ancestry=None, cache=None, shared: int = 0, keep_cache=False
+    ) -> Forward:
         from transformers import DynamicCache
 
+        if self.observers:
+            appended = 0 if tail is None else len(tail)
+            self.observers.notify(ForwardCall(kind, tuple(len(r) for r in rows), shared, appended))
         if cache is not None:
             cache = expand_cache(cache, 1 if self.blocks else len(rows))
         elif keep_cache:
@@ -217,7 +237,7 @@ class Runner:
 
     def prefill(self, prefix: Sequence[int]) -> Any:
         """KV cache of a shared prefix (batch of one; its length is a multiple of the grid)."""
-        return self.forward([list(prefix)], keep_cache=True).cache
+        return self._forward("prefill", [list(prefix)], keep_cache=True).cache
 
     def step(self, tokens: torch.Tensor, rows: Forward, fed: int) -> torch.Tensor:
         """One decoding step: (B,) new tokens, one per row, after `fed` decoded before -> (B, H) final states.
@@ -228,6 +248,9 @@ class Runner:
                 slot before these tokens).
             fed: tokens each row was given in earlier steps.
         """
+        if self.observers:
+            prefix = rows.layout.shared if self.blocks else rows.layout[2]
+            self.observers.notify(ForwardCall("step", (1,) * len(tokens), prefix, 0))
         kw: dict[str, Any] = {"use_cache": True, self.cache_kw: rows.cache}
         if self.blocks:
             pack: Packing = rows.layout
@@ -271,7 +294,7 @@ class Runner:
 
     def plain(self) -> Runner:
         """The same runner on the model's own forward: logits at every slot, no split output layer."""
-        out = copy.copy(self)
+        out = self.copy()
         out.decoder, out.head = None, _identity
         return out
 

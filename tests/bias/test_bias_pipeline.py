@@ -527,12 +527,11 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
         )
         for i in range(12)
     ]
-    batches = []
-    real = judge.backend._logprob_batch
-    judge.backend._logprob_batch = lambda rows, *a, **k: batches.append(len(rows)) or real(rows, *a, **k)
-    got = judge_logppl(judge, responses)
+    with judge.backend.observe_forwards() as calls:
+        got = judge_logppl(judge, responses)
+    batches = [len(c.lengths) for c in calls if c.kind == "batch"]
     assert len(batches) < len(responses) and sum(batches) == len(responses)
-    assert judge.backend.head_rows == sum(
+    assert judge.backend.stats.head_rows == sum(
         len(judge.backend.encode_continuation(response_continuation(judge, r.response))) for r in responses
     )  # output layer at response tokens only
     for r, nll in zip(responses, got):

@@ -121,13 +121,9 @@ def test_reuse_prefix_false_reaches_the_backend(model_dir):
     prefills = {}
     for reuse in (True, False):
         judge = load_judge(str(model_dir), options=EngineOptions(device="cpu", reuse_prefix=reuse))
-        calls = []
-        real = judge.backend._cached_prefill
-        judge.backend._cached_prefill = lambda memo, prefix, calls=calls, real=real: (
-            calls.append(len(prefix)) or real(memo, prefix)
-        )
-        judge.score_texts(prompts, 0, 10)
-        prefills[reuse] = calls
+        with judge.backend.observe_forwards() as calls:
+            judge.score_texts(prompts, 0, 10)
+        prefills[reuse] = [c.lengths[0] for c in calls if c.kind == "prefill"]
     assert prefills[True] and not prefills[False]
 
 
@@ -219,13 +215,9 @@ def test_generation_honours_reuse_prefix(model_dir, tmp_path):
     texts, prefills = {}, {}
     for reuse in (True, False):
         j = judge.with_options(reuse_prefix=reuse)
-        calls: list[int] = []
-        real = j.backend._cached_prefill
-        j.backend._cached_prefill = lambda memo, prefix, calls=calls, real=real: (
-            calls.append(len(prefix)) or real(memo, prefix)
-        )
-        texts[reuse] = j.generate(prompts, 6, share_prefix=True)
-        prefills[reuse] = calls
+        with j.backend.observe_forwards() as calls:
+            texts[reuse] = j.generate(prompts, 6, share_prefix=True)
+        prefills[reuse] = [c.lengths[0] for c in calls if c.kind == "prefill"]
     assert prefills[True] and not prefills[False]
     assert texts[True] == texts[False]  # bitwise batch invariance: the same tokens either way
     # a reasoning run records the setting its generation ran with

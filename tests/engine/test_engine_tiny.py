@@ -139,24 +139,13 @@ def test_reference_prompt_cache_agrees_with_full_forwards(tiny_tokenizer, vocab,
 # -- batch composition never changes a result ------------------------------------------------------
 
 
-def _spy_batches(monkeypatch, judge) -> list[int]:
-    sizes: list[int] = []
-    real = judge.backend._tree_batch
-
-    def spy(rows, *args, **kwargs):
-        sizes.append(len(rows))
-        return real(rows, *args, **kwargs)
-
-    monkeypatch.setattr(judge.backend, "_tree_batch", spy)
-    return sizes
-
-
 @pytest.mark.parametrize("budget", [1, 200, 700, 100_000])
-def test_batch_invariance(monkeypatch, tiny_tokenizer, llama, budget):
+def test_batch_invariance(tiny_tokenizer, llama, budget):
     alone = [_judge(llama, tiny_tokenizer).score_texts([t], 0, 10)[0] for t in MIXED]
     judge = _judge(llama, tiny_tokenizer, token_budget=budget)
-    sizes = _spy_batches(monkeypatch, judge)
-    together = judge.score_texts(MIXED, 0, 10)
+    with judge.backend.observe_forwards() as calls:
+        together = judge.score_texts(MIXED, 0, 10)
+    sizes = [len(c.lengths) for c in calls if c.kind == "batch"]  # rows of each tree batch
     assert sum(sizes) == len(MIXED)
     if budget == 1:  # every prompt + tree exceeds the budget: one prompt per forward
         assert sizes == [1] * len(MIXED)
@@ -229,22 +218,21 @@ def test_sliding_window_batch_invariance(tiny_tokenizer):
 # -- out-of-memory back-off ---------------------------------------------------------------------------
 
 
-def test_oom_backoff_splits_batches(monkeypatch, caplog, tiny_tokenizer, llama):
+def test_oom_backoff_splits_batches(caplog, tiny_tokenizer, llama):
     expected = _judge(llama, tiny_tokenizer, token_budget=100_000).score_texts(MIXED, 0, 10)
     judge = _judge(llama, tiny_tokenizer, token_budget=100_000)
-    real = judge.backend._tree_batch
     tried: list[int] = []
     ran: list[int] = []
 
-    def small_memory(rows, *args, **kwargs):
-        tried.append(len(rows))
-        if len(rows) > 2:
+    def small_memory(call):  # a device that holds two rows of a tree batch (prefills fit)
+        if call.kind != "batch":
+            return
+        tried.append(len(call.lengths))
+        if len(call.lengths) > 2:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
-        ran.append(len(rows))
-        return real(rows, *args, **kwargs)
+        ran.append(len(call.lengths))
 
-    monkeypatch.setattr(judge.backend, "_tree_batch", small_memory)
-    with caplog.at_level(logging.WARNING, logger="localjudge"):
+    with caplog.at_level(logging.WARNING, logger="localjudge"), judge.backend.observe_forwards(small_memory):
         got = judge.score_texts(MIXED, 0, 10)
     assert tried[0] == len(MIXED)  # one batch planned, split down to pairs
     assert sum(ran) == len(MIXED) and len(ran) > 1
@@ -253,12 +241,14 @@ def test_oom_backoff_splits_batches(monkeypatch, caplog, tiny_tokenizer, llama):
         _assert_same(a, b)
 
 
-def test_non_oom_errors_propagate(monkeypatch, tiny_tokenizer, llama):
+def test_non_oom_errors_propagate(tiny_tokenizer, llama):
     judge = _judge(llama, tiny_tokenizer)
+    tried: list[int] = []
 
-    def broken(rows, *args, **kwargs):
+    def broken(call):
+        tried.append(len(call.lengths))
         raise RuntimeError("shape mismatch")
 
-    monkeypatch.setattr(judge.backend, "_tree_batch", broken)
-    with pytest.raises(RuntimeError, match="shape mismatch"):
+    with pytest.raises(RuntimeError, match="shape mismatch"), judge.backend.observe_forwards(broken):
         judge.score_texts(MIXED, 0, 10)
+    assert len(tried) == 1  # not retried as a smaller batch

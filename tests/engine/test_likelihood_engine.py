@@ -15,6 +15,7 @@ from reference import brute_force
 
 from localjudge import Judge, JudgeInfo
 from localjudge.engine.options import EngineOptions
+from localjudge.engine.vocab import spelled
 from localjudge.errors import ContextLengthError
 from localjudge.scoring.likelihood import split_boundary
 from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
@@ -69,7 +70,7 @@ def test_matches_brute_force(model, tiny_tokenizer, budget, reuse):
             assert g.mean == pytest.approx(sum(ref) / len(ref), abs=TOL)
             assert g.min == pytest.approx(min(ref), abs=TOL)
     if reuse and budget == 4096:
-        plan = judge.backend.last_plan
+        plan = judge.backend.stats.last_plan
         assert plan.padded_tokens < sum(len(tiny_tokenizer(p + c)["input_ids"]) for p, c in zip(prompts, conts))
 
 
@@ -89,10 +90,9 @@ def test_prefix_is_computed_once_per_cluster(tiny_tokenizer):
     prompts, conts = _pairs()
     prompts, conts = prompts[:8], conts[:8]  # two articles, four summaries each
     judge = _judge(model, tiny_tokenizer)
-    calls = []
-    prefill = judge.backend._prefill
-    judge.backend._prefill = lambda ids: calls.append(len(ids)) or prefill(ids)
-    judge.loglikelihood(prompts, conts)
+    with judge.backend.observe_forwards() as forwards:
+        judge.loglikelihood(prompts, conts)
+    calls = [c.lengths[0] for c in forwards if c.kind == "prefill"]
     article = len(tiny_tokenizer(f"{HEAD}{ARTICLES[0]}TL;DR")["input_ids"])
     # one prefill per article, covering it down to the grid (16 here) that cached prefixes keep to
     assert len(calls) == 2 and min(calls) >= (article - 2) // 16 * 16
@@ -102,7 +102,7 @@ def test_output_layer_only_at_continuation_tokens(tiny_tokenizer):
     judge = _judge(tiny_llama(tiny_tokenizer), tiny_tokenizer)
     prompts, conts = _pairs()
     got = judge.loglikelihood(prompts, conts)
-    assert judge.backend.head_rows == sum(g.n_tokens for g in got)
+    assert judge.backend.stats.head_rows == sum(g.n_tokens for g in got)
 
 
 def test_boundary_rule_moves_trailing_spaces(tiny_tokenizer):
@@ -153,7 +153,7 @@ def test_dummy_prefix_tokenizer_spells_the_continuation():
     backend = judge.backend
     for text in ["good", " good", "answer is good", " the answer"]:
         ids = backend.encode_continuation(text)
-        assert backend._spelled(ids) == text, text
+        assert spelled(backend.tokenizer, ids) == text, text
     unspaced, spaced = backend.encode_continuation("good"), backend.encode_continuation(" good")
     assert unspaced != spaced
 

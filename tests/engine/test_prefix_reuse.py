@@ -57,8 +57,8 @@ def _scores(model, tokenizer, texts, reuse: bool, budget: int, labels: bool = Fa
     options = EngineOptions(device="cpu", dtype="float32", token_budget=budget, reuse_prefix=reuse)
     judge = Judge.from_model(model, tokenizer, _info(), options)
     if labels:
-        return judge.score_labels(texts, ["A", "B"]), judge.backend.last_plan
-    return judge.score_texts(texts, 0, 10), judge.backend.last_plan
+        return judge.score_labels(texts, ["A", "B"]), judge.backend.stats.last_plan
+    return judge.score_texts(texts, 0, 10), judge.backend.stats.last_plan
 
 
 def test_fixture_shares_prefixes(tiny_tokenizer):

@@ -21,20 +21,25 @@ pytestmark = pytest.mark.usefixtures("torch_one_thread")
 PROMPTS = ["the answer is good. Score:", "Rating 7/10 and the response is fluent. Score: "]
 
 
-def test_the_vocabulary_is_decoded_once_per_tokenizer(tiny_tokenizer, monkeypatch):
-    tokenizer = copy.deepcopy(tiny_tokenizer)  # the session's own stays untouched
-    decoded = []
-    real = vocab._decode_surfaces
-    monkeypatch.setattr(vocab, "_decode_surfaces", lambda tok, n: decoded.append(n) or real(tok, n))
+def _counting_decodes(tokenizer, decoded: list[int]):
+    """`tokenizer` (a test's own copy) noting the size of every batch it decodes."""
+    real = tokenizer.batch_decode
+    tokenizer.batch_decode = lambda seqs, **kw: decoded.append(len(seqs)) or real(seqs, **kw)
+    return tokenizer
+
+
+def test_the_vocabulary_is_decoded_once_per_tokenizer(tiny_tokenizer):
+    decoded: list[int] = []
+    tokenizer = _counting_decodes(copy.deepcopy(tiny_tokenizer), decoded)  # the session's own stays untouched
     first = vocab.token_surfaces(tokenizer)
     again = vocab.token_surfaces(tokenizer)
-    assert first == again and len(decoded) == 1
+    assert first == again and decoded == [len(tokenizer)]  # the whole vocabulary, once
     again.append("edited by the caller")
     assert vocab.token_surfaces(tokenizer) == first  # a copy each time
     tokenizer.add_tokens(["<new-token>"])
     grown = vocab.token_surfaces(tokenizer)
     assert len(decoded) == 2 and len(grown) == len(first) + 1 and grown[-1] == "<new-token>"
-    other = copy.deepcopy(tiny_tokenizer)
+    other = _counting_decodes(copy.deepcopy(tiny_tokenizer), decoded)
     assert vocab.token_surfaces(other) == first and len(decoded) == 3  # another tokenizer object
 
 

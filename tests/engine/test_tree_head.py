@@ -188,7 +188,7 @@ def test_a_loose_tolerance_skips_rows_within_its_bound(tiny_tokenizer):
     model = tiny_llama(tiny_tokenizer)
     exact, loose = _judge(model, tiny_tokenizer, 0.0), _judge(model, tiny_tokenizer, 0.05)
     want, got = exact.score_texts(PROMPTS, 0, 10), loose.score_texts(PROMPTS, 0, 10)
-    assert loose.backend.head_rows < exact.backend.head_rows
+    assert loose.backend.stats.head_rows < exact.backend.stats.head_rows
     for a, b in zip(want, got):
         if a.scored:
             assert abs(a.expected - b.expected) <= 10 * 0.05 / (1 - 0.05)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from reference import brute_force_scores, continues_word, decoded_vocab, label_variants
 
+from localjudge.engine.vocab import spelled
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("torch_one_thread")]
@@ -160,14 +161,14 @@ def test_gemma_skips_improbable_tree_nodes_within_the_bound(gemma, gemma_batch):
     """The byte-fallback digits carry ~1e-17: the default tolerance leaves them unread."""
     judge, _ = gemma
     backend = judge.backend
-    rows_before = backend.head_rows
+    rows_before = backend.stats.head_rows
     judge.score_texts(GEMMA_PROMPTS, 0, 10)
-    pruned_rows = backend.head_rows - rows_before
+    pruned_rows = backend.stats.head_rows - rows_before
     every_node = judge.with_options(tree_tolerance=0.0)  # the same weights; its backend counts on from here
     exact = every_node.score_texts(GEMMA_PROMPTS, 0, 10)
     assert judge.options.tree_tolerance == DEFAULT_TREE_TOLERANCE  # the judge itself is unchanged
     tree = judge.score_tree(0, 10)
-    assert every_node.backend.head_rows - rows_before - pruned_rows == len(GEMMA_PROMPTS) * tree.n_nodes
+    assert every_node.backend.stats.head_rows - rows_before - pruned_rows == len(GEMMA_PROMPTS) * tree.n_nodes
     assert pruned_rows < len(GEMMA_PROMPTS) * tree.n_nodes / 2
     for a, b in zip(exact, gemma_batch):
         assert a.valid_mass == pytest.approx(b.valid_mass, rel=1e-6)
@@ -231,7 +232,7 @@ def test_loglikelihood_matches_brute_force(name, request):
     got = judge.loglikelihood(LL_PROMPTS, LL_CONTS)
     for p, c, g in zip(LL_PROMPTS, LL_CONTS, got):
         ref = _brute_force_ll(judge, p, c)
-        assert judge.backend._spelled(g.token_ids) == split_boundary(p, c)[1]
+        assert spelled(judge.backend.tokenizer, g.token_ids) == split_boundary(p, c)[1]
         assert list(g.logprobs) == pytest.approx(ref, abs=1e-4), c
     # the faithful summaries are likelier than the invented one, given the article
     assert min(got[0].mean, got[1].mean) > got[2].mean

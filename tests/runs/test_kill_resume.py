@@ -451,23 +451,21 @@ def tiny_judge(tiny_tokenizer):
     return Judge.from_model(tiny_llama(tiny_tokenizer), tiny_tokenizer, info, options)
 
 
-def test_oom_halves_the_batch_and_gives_the_same_results(tiny_judge, monkeypatch):
-    from localjudge.engine.hf import HFBackend
-
+def test_oom_halves_the_batch_and_gives_the_same_results(tiny_judge):
     cases = [TestCase(**c) for c in _cases(7)[:12]]
     metric = GEvalMetric.model_validate({**METRIC.model_dump(), "fields": ["input", "actual_output"]})
     normal = evaluate(cases, [metric], tiny_judge, progress=False, chunk_size=12)
     sizes: list[int] = []
-    real = HFBackend._tree_batch
 
-    def flaky(self, rows, *args, **kwargs):
-        sizes.append(len(rows))
-        if len(rows) > 1:
+    def flaky(call):  # a device that holds one row of a tree batch (prefills fit)
+        if call.kind != "batch":
+            return
+        sizes.append(len(call.lengths))
+        if len(call.lengths) > 1:
             raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
-        return real(self, rows, *args, **kwargs)
 
-    monkeypatch.setattr(HFBackend, "_tree_batch", flaky)
-    backed_off = evaluate(cases, [metric], tiny_judge, progress=False, chunk_size=12)
+    with tiny_judge.backend.observe_forwards(flaky):
+        backed_off = evaluate(cases, [metric], tiny_judge, progress=False, chunk_size=12)
     assert sizes[0] > 1 and 1 in sizes  # it did fail, then split down to single items
     assert sizes.count(1) == len(cases)
     for a, b in zip(normal.records, backed_off.records):
@@ -477,12 +475,9 @@ def test_oom_halves_the_batch_and_gives_the_same_results(tiny_judge, monkeypatch
         assert a.distribution == pytest.approx(b.distribution, abs=1e-5)
 
 
-def test_other_errors_are_not_swallowed_as_oom(tiny_judge, monkeypatch):
-    from localjudge.engine.hf import HFBackend
-
-    def broken(self, rows, *args, **kwargs):
+def test_other_errors_are_not_swallowed_as_oom(tiny_judge):
+    def broken(call):
         raise RuntimeError("shape mismatch")
 
-    monkeypatch.setattr(HFBackend, "_tree_batch", broken)
-    with pytest.raises(RuntimeError, match="shape mismatch"):
+    with pytest.raises(RuntimeError, match="shape mismatch"), tiny_judge.backend.observe_forwards(broken):
         tiny_judge.score_texts(["a. Score:", "b. Score:"], 1, 5)
