@@ -188,16 +188,24 @@ class Split:
     cap: float | None
     """Gemma's final logit soft-capping, applied after the layer; None for none."""
 
-    def head(self, layer: Any = None) -> Head:
+    def head(self, layer: Any = None) -> OutputHead:
         """Hidden states to logits through `layer` (default the model's own), capped like the model."""
-        layer = self.layer if layer is None else layer
-        cap = self.cap
+        return OutputHead(self.layer if layer is None else layer, self.cap)
 
-        def head(hidden: torch.Tensor) -> torch.Tensor:
-            logits = layer(hidden.to(layer.weight.dtype) if hasattr(layer, "weight") else hidden)
-            return torch.tanh(logits / cap) * cap if cap else logits
 
-        return head
+@dataclass(frozen=True)
+class OutputHead:
+    """Hidden states to logits at the positions read: the output layer, then the model's capping."""
+
+    layer: Any
+    """The layer applied (the model's own, or its fp32 / fixed-shape reading, `invariant.read_layer`)."""
+    cap: float | None
+    """Gemma's final logit soft-capping; None for none."""
+
+    def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
+        layer, cap = self.layer, self.cap
+        logits = layer(hidden.to(layer.weight.dtype) if hasattr(layer, "weight") else hidden)
+        return torch.tanh(logits / cap) * cap if cap else logits
 
 
 def split_model(model: Any, probe: Sequence[int]) -> Split | None:
