@@ -15,7 +15,7 @@ Examples:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from localjudge.version import __version__
 
@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 from localjudge.errors import LocalJudgeError
+from localjudge.lazy import lazy_exports
 from localjudge.scoring.distribution import LabelDistribution, ScoreDistribution
 
 if TYPE_CHECKING:
@@ -74,14 +75,5 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # torch, transformers and scipy load only when a name that needs them is used
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'localjudge' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+# torch, transformers and scipy load only when a name that needs them is used
+__getattr__, __dir__ = lazy_exports("localjudge", _LAZY, globals())

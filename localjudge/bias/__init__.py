@@ -19,8 +19,7 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
 from localjudge.bias.markdown import format_report
@@ -55,6 +54,7 @@ from localjudge.bias.results import (
     WinRateMatrix,
 )
 from localjudge.bias.targets import pairwise_targets, pointwise_targets, win_rates
+from localjudge.lazy import lazy_exports
 from localjudge.stats import Estimate
 
 if TYPE_CHECKING:
@@ -128,11 +128,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'localjudge.bias' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports("localjudge.bias", _LAZY, globals())

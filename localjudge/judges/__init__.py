@@ -20,8 +20,9 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from localjudge.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from localjudge.judges.cache import CacheKey, cache_root, find_prepared, verify_copy
@@ -94,11 +95,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'localjudge.judges' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports("localjudge.judges", _LAZY, globals())

@@ -17,8 +17,9 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from localjudge.lazy import lazy_exports
 
 # `evaluate` is also the name of its module, which importing binds on this package: imported here,
 # after that, so that `localjudge.runs.evaluate` the attribute is the function whatever the order
@@ -90,11 +91,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'localjudge.runs' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports("localjudge.runs", _LAZY, globals())

@@ -19,9 +19,9 @@ Examples:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from localjudge.lazy import lazy_exports
 from localjudge.scoring.distribution import (
     DEFAULT_MIN_VALID_MASS,
     DEFAULT_TREE_TOLERANCE,
@@ -79,11 +79,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'localjudge.scoring' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports("localjudge.scoring", _LAZY, globals())

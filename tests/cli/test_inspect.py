@@ -4,10 +4,10 @@ exit 2 with one line before any model loads (the embedded judge and its .gguf: `
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 from click.testing import CliRunner
+from inspect_report import assert_paths_decode, report_json, run, spelling_paths
 from test_cli_errors import assert_user_error
 
 from localjudge import load_judge
@@ -22,27 +22,6 @@ TEMPLATE = (
     "{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}\n{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
 )
-
-
-def run(*args) -> tuple[int, str]:
-    result = CliRunner().invoke(main, ["inspect", *map(str, args)])
-    return result.exit_code, result.output
-
-
-def _json(output: str) -> dict:
-    return json.loads(output[output.index("\n{") + 1 :])  # after the "Loading judge" lines
-
-
-def _paths(report, value) -> list[list[str]]:
-    spelling = next(s for s in report["spellings"] if s["value"] == value)
-    return [[step["text"] for step in path] for path in spelling["paths"]]
-
-
-def _decodes(tokenizer, report) -> None:
-    """Every path's ids decode to the outcome, with or without one leading space."""
-    for s in report["spellings"]:
-        for path in s["paths"]:
-            assert tokenizer.decode([t["id"] for t in path]).lstrip(" ") == str(s["value"])
 
 
 # -- the fake judge: the report's parts --------------------------------------------------------------------
@@ -74,9 +53,9 @@ def test_fake_judge_cli_text_and_json(monkeypatch):
     assert "probe 1: valid mass 0.900 (scored, expected 7.00)" in text
     code, out = run("fake", "--labels", "Yes,No", "--json")
     assert code == 0, out
-    report = _json(out)
+    report = report_json(out)
     assert report["scale"] == "Yes,No" and report["judge"]["name"] == "fake"
-    assert {"".join(p) for p in _paths(report, "Yes")} == {"Yes", " Yes", "yes", " yes", "YES", " YES"}
+    assert {"".join(p) for p in spelling_paths(report, "Yes")} == {"Yes", " Yes", "yes", " yes", "YES", " YES"}
 
 
 def test_judge_is_required_as_the_usage_says(monkeypatch):
@@ -118,7 +97,7 @@ def test_model_directory(tmp_path, tiny_tokenizer):
     tok.save_pretrained(tmp_path)
     code, out = run(tmp_path, "--json", "--dtype", "float32", "--device", "cpu")
     assert code == 0, out
-    report = _json(out)
+    report = report_json(out)
     info, model = report["judge"], report["model"]
     assert (info["source"], info["provenance"], info["family"]) == (f"dir:{tmp_path}", "revision:local", "unknown")
     assert (info["dtype"], info["device"], info["context_length"], info["chat_template"]) == (
@@ -130,8 +109,8 @@ def test_model_directory(tmp_path, tiny_tokenizer):
     assert (model["architecture"], model["chat_template"], model["vocab_size"]) == ("llama", TEMPLATE, len(tok))
     assert model["logit_rows"] == len(tok) and model["parameters"] > 0
     # the tiny tokenizer merges numerals: "10" is one token or two; " 10" one, two or three
-    assert sorted(map(len, _paths(report, 10))) == [1, 1, 2, 2, 2, 3]
-    _decodes(tok, report)
+    assert sorted(map(len, spelling_paths(report, 10))) == [1, 1, 2, 2, 2, 3]
+    assert_paths_decode(tok, report)
     probe = report["probes"][0]
     assert probe["prompt"].startswith("<|system|>\n") and probe["prompt"].endswith("<|assistant|>\nScore:")
     again = load_judge(str(tmp_path)).score_texts([probe["prompt"]], 1, 10, min_valid_mass=0.0)[0]

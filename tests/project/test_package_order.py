@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2] / "localjudge"
 
 LAYERS: list[set[str]] = [
-    {"errors", "version", "lexical", "examples"},  # no localjudge import at all
+    {"errors", "version", "lexical", "examples", "lazy"},  # no localjudge import at all
     {"stats", "scoring", "io", "options"},  # pure maths, the score trie, users' files, the settings base
     {"engine"},  # the backend and batching engine
     {"judges"},  # the registry, loading, the Judge

