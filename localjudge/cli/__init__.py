@@ -80,8 +80,9 @@ def _interrupted(ctx: click.Context) -> None:
 
 
 def _wrapped_interrupt(exc: Exception) -> bool:
-    """A Ctrl-C that pydantic wrapped: a KeyboardInterrupt raised while a serializer callback of a record
-    runs reaches the boundary as `PydanticSerializationError("Error calling function ...: KeyboardInterrupt")`."""
+    """A Ctrl-C that pydantic wrapped: a KeyboardInterrupt raised while a serializer callback of a record (its
+    detail layout) runs reaches the boundary as `PydanticSerializationError("Error calling function ...:
+    KeyboardInterrupt")`."""
     from pydantic_core import PydanticSerializationError
 
     return isinstance(exc, PydanticSerializationError) and "KeyboardInterrupt" in str(exc)

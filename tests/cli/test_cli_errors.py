@@ -512,7 +512,7 @@ def test_too_long_likelihood_case_names_case_and_truncates(fake, monkeypatch):
 
 
 def test_ctrl_c_inside_a_serializer_callback_exits_130():
-    """pydantic turns a KeyboardInterrupt raised in a serializer callback (a record's `_omit_newer`, say)
+    """pydantic turns a KeyboardInterrupt raised in a serializer callback (a record's detail layout, say)
     into PydanticSerializationError; the CLI's boundary still reports an interruption (exit 130)."""
     import click
     from pydantic import BaseModel, model_serializer
