@@ -96,7 +96,7 @@ def demo_cmd(dimension, out, no_progress, **judge_kw) -> None:
     )
     click.echo(
         "\nOn all 50 articles of the SummEval dev file the same scorer reaches the figures in "
-        "benchmarks/summeval_results.md. Three articles are a demonstration, not a benchmark: "
+        "benchmarks/quality/summeval/summeval_results.md. Three articles are a demonstration, not a benchmark: "
         "calibrate any judge on labels of your own (`localjudge calibrate`)."
     )
     if out:
