@@ -38,6 +38,7 @@ from localjudge.judges.registry import (
     LocalDirSource,
     PackageChunksSource,
     PackageGGUFSource,
+    TunedSource,
     package_gguf_path,
 )
 
@@ -95,6 +96,11 @@ def install_judge(entry: JudgeEntry, cache: Path, say: Callable[[str], None] | N
         )
     if isinstance(src, (LocalDirSource, GGUFFileSource)):
         raise ConfigError(f"{entry.name} is a model on disk ({src.describe()}); there is nothing to install")
+    if isinstance(src, TunedSource):
+        raise ConfigError(
+            f"{entry.name} is a tuned judge shipped with localjudge; install its base judge "
+            "(`localjudge models`, the tuned judge's notes name it)"
+        )
     start = time.monotonic()
     before = _distributions()
     if not _pinned_installed(src):

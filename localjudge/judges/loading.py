@@ -13,6 +13,7 @@ from typing import Any
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
 from localjudge.io.files import is_dir
+from localjudge.judges.adapters import TuneManifest, is_tune_folder, merge_adapter, read_manifest
 from localjudge.judges.cache import cache_root
 from localjudge.judges.chunks import joined_gguf, joined_if_present
 from localjudge.judges.gguf_weights import file_sha256, load_gguf
@@ -27,6 +28,7 @@ from localjudge.judges.registry import (
     LocalDirSource,
     PackageChunksSource,
     PackageGGUFSource,
+    TunedSource,
     load_registry,
     model_family,
 )
@@ -95,7 +97,13 @@ def load_judge(
     warn_untested_versions()
     asked = _engine_options(options, device=device, dtype=dtype)
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
-    entry, adhoc = _resolve(name_or_path or registry.default, registry)
+    tuned = _tune_folder(name_or_path, registry, Path(registry_path or REGISTRY_PATH))
+    if tuned is not None:
+        folder, manifest = tuned
+        entry, adhoc = _resolve(manifest.base, registry)
+        entry = entry.model_copy(update={"name": manifest.name, "family": manifest.family})
+    else:
+        entry, adhoc = _resolve(name_or_path or registry.default, registry)
     if family is not None:
         entry = entry.model_copy(update={"family": model_family(entry.name, registry, family)})
     if isinstance(entry.source, LocalDirSource) and not Path(entry.source.path).is_absolute() and not adhoc:
@@ -107,6 +115,8 @@ def load_judge(
     trust = entry.trust_remote_code if trust_remote_code is None else trust_remote_code
     with _loader_bars(progress and _stderr_is_terminal()):
         model, tokenizer, provenance = _load_weights(entry, run.weights_dtype, trust, allow_pickle, cache)
+    if tuned is not None:
+        provenance = merge_adapter(model, folder, manifest, provenance)
     model.to(run.device).eval()
     use_chat = entry.chat_template == "auto" and bool(getattr(tokenizer, "chat_template", None))
     info = JudgeInfo(
@@ -156,6 +166,23 @@ def prepare_judge(
     with _loader_bars(_stderr_is_terminal()):
         _, _, provenance = _load_weights(entry, "float32", False, False, True if cache is None else cache)
     return provenance
+
+
+def _tune_folder(name_or_path: str | None, registry, registry_path: Path) -> tuple[Path, TuneManifest] | None:
+    """The folder and manifest of a tuned judge named by its folder or its registry name, else None."""
+    if not name_or_path:
+        return None
+    entry = next((j for j in registry.judges if j.name == name_or_path), None)
+    if entry is not None and isinstance(entry.source, TunedSource):
+        folder = registry_path.resolve().parent / entry.source.path
+        if not is_tune_folder(folder):
+            raise ModelUnavailableError(f"tuned judge {name_or_path}: {folder} holds no tune; reinstall localjudge")
+        manifest = read_manifest(folder)
+        return folder, manifest.model_copy(update={"name": entry.name})
+    path = Path(name_or_path).expanduser()
+    if not (is_dir(path) and is_tune_folder(path)):
+        return None
+    return path, read_manifest(path)
 
 
 def _engine_options(options: EngineOptions | None, *, device: str | None, dtype: str | None) -> EngineOptions:
@@ -268,6 +295,7 @@ def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle:
         _refuse_pickle_only(where, allow_pickle)
         local_only = True
     else:
+        assert isinstance(src, HubSource), "a tuned judge loads its base's weights (`_tune_folder`)"
         where, revision = src.repo, src.revision
         local_only = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false", "False")
     try:

@@ -137,8 +137,19 @@ class PackageChunksSource(_Strict):
         return f"pip install --force-reinstall{flag} {self.part_package(n)}=={self.version}"
 
 
+class TunedSource(_Strict):
+    """A tuned judge: a tune folder (adapter and manifest, `localjudge tune`) over the base judge it names."""
+
+    kind: Literal["tuned"] = Field(description="Source kind.")
+    path: str = Field(description="The tune folder; relative paths are relative to models.yaml.")
+
+    def describe(self) -> str:
+        return f"tuned:{self.path}"
+
+
 Source = Annotated[
-    HubSource | LocalDirSource | GGUFFileSource | PackageGGUFSource | PackageChunksSource, Field(discriminator="kind")
+    HubSource | LocalDirSource | GGUFFileSource | PackageGGUFSource | PackageChunksSource | TunedSource,
+    Field(discriminator="kind"),
 ]
 
 
@@ -246,7 +257,7 @@ def package_gguf_path(src: PackageGGUFSource, judge: str | None = None) -> Path:
 def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
     """Whether a judge can be loaded here without a network: 'yes', or why not (cheap check)."""
     src = entry.source
-    if isinstance(src, LocalDirSource):
+    if isinstance(src, (LocalDirSource, TunedSource)):
         where = Path(registry_path).resolve().parent / src.path  # absolute paths stay as they are
         return "yes" if where.is_dir() else f"no: {where} missing"
     if isinstance(src, PackageGGUFSource):
