@@ -106,6 +106,7 @@ def _register() -> None:
     from localjudge.cli.demo import demo_cmd
     from localjudge.cli.inspection import inspect_cmd
     from localjudge.cli.models import models_cmd
+    from localjudge.cli.tune import tune_cmd
 
     for cmd in (
         models_cmd,
@@ -115,6 +116,7 @@ def _register() -> None:
         eval_cmd,
         steps_cmd,
         calibrate,
+        tune_cmd,
         generate_cmd,
         bias_cmd,
         demo_cmd,

@@ -1,0 +1,289 @@
+"""`tune`: trains a judge's reading of a metric on labelled cases and writes a tuned judge folder.
+
+The loop: labels checked and the split drawn before any weight loads; the judge's prompts packed
+per group (`tune.packing`), their features computed once (`tune.features`); then epochs of one
+optimiser step per pack through the top layers (`tune.model`) and the exact reading
+(`tune.reading`), validation agreement after each, early stopping on it, a checkpoint every few
+steps (`tune.checkpoint`). The adapter kept is the best epoch's whose validation valid mass stays
+above the guard; a tune with none has failed and says so.
+"""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from localjudge.errors import LocalJudgeError
+from localjudge.io.cases import TestCase
+from localjudge.judges.adapters import ADAPTER, MANIFEST, TuneFigures, TuneManifest, file_sha256
+from localjudge.kinds import Metric
+from localjudge.tune import checkpoint
+from localjudge.tune.agreement import agreement, agreement_name
+from localjudge.tune.examples import TuneData, build_data, group_names, read_labels
+from localjudge.tune.features import load_features
+from localjudge.tune.job import TuneJob
+from localjudge.tune.model import SplitJudgeModel
+from localjudge.tune.packing import Pack, plan_packs
+from localjudge.tune.reading import TreeIndex, outcome_logmass
+from localjudge.tune.settings import TuneSettings
+from localjudge.version import __version__
+
+CHECKPOINT_STEPS = 4
+"""Optimiser steps between checkpoints (each epoch's end is one too)."""
+
+
+class TuneFailedError(LocalJudgeError):
+    """The tune ran but produced no judge worth keeping (it stopped answering with a score)."""
+
+
+def tune(cases: Sequence[TestCase], metric: Metric, job: TuneJob, settings: TuneSettings) -> TuneManifest:
+    """Tunes `job.judge` to the human labels of `cases` for `metric`; writes and returns the tuned judge's manifest.
+
+    Raises:
+        ConfigError, DataError: bad input, before any weight loads.
+        TuneFailedError: no epoch kept the validation valid mass above `settings.min_valid_mass`.
+
+    Examples:
+        >>> job = TuneJob(judge="qwen2.5-coder-0.5b", human="human_consistency", out="tuned", group="doc_id")
+        >>> tune(load_cases("summeval.jsonl"), builtin_metric("consistency"), job, TuneSettings())  # doctest: +SKIP
+    """
+    started = time.time()
+    out = job.out
+    if job.prepare_out():
+        return TuneManifest.model_validate_json((out / MANIFEST).read_text())
+    human = read_labels(metric, cases, job.human, job.human_scale)
+    groups = group_names(cases, job.group)
+    from localjudge.tune.split import grouped_split
+
+    split = grouped_split(groups, settings.validation_share, settings.seed)
+    judge = job.load()
+    data = build_data(judge, metric, cases, human, groups)
+    split_model = SplitJudgeModel(judge.backend.model, settings.layers)
+    train_packs = packs_of(data, split.train, settings)
+    val_packs = packs_of(data, split.validation, settings)
+    weights = judge.info.provenance
+    with job.bar(len(train_packs) + len(val_packs), "features") as bar:
+        feats = load_features(
+            split_model, train_packs + val_packs, job.features_folder, weights, settings.layers, bar.update
+        )
+    train_feats, val_feats = feats[: len(train_packs)], feats[len(train_packs) :]
+    index = TreeIndex.of(data.tree, split_model.vocab)
+    peft_model = split_model.add_lora(settings.rank, settings.alpha, settings.seed)
+    params = [p for p in peft_model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=settings.learning_rate, weight_decay=0.0)
+    expect = {"settings": settings.model_dump(mode="json"), "data": job.data_sha256, "weights": weights}
+    if (out / checkpoint.FOLDER / "state.json").is_file():
+        state, best = checkpoint.restore(out, peft_model, optimizer, expect)
+    else:
+        figures = _validate(split_model, index, data, val_packs, val_feats, split.validation, 0, None)
+        state = {
+            **expect,
+            "epoch": 1,
+            "step": 0,
+            "history": [figures.model_dump()],
+            "best": 0,
+            "losses": [],
+            "seconds": 0.0,
+            "tokens": 0,
+        }
+        best = {}
+    history = [TuneFigures(**h) for h in state["history"]]
+    total = settings.epochs * len(train_packs)
+    done = (state["epoch"] - 1) * len(train_packs) + state["step"]
+    with job.bar(total, "tuning", initial=done) as bar:
+        while state["epoch"] <= settings.epochs and not _stop(history, state["best"], settings.patience):
+            epoch = state["epoch"]
+            order = np.random.default_rng([settings.seed, epoch]).permutation(len(train_packs))
+            for k in range(state["step"], len(train_packs)):
+                t0 = time.time()
+                pack, feat = train_packs[order[k]], train_feats[order[k]]
+                loss = _loss(split_model, index, data, pack, feat, settings)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad()
+                state["losses"].append(float(loss.detach()))
+                state["step"], state["seconds"], state["tokens"] = (
+                    k + 1,
+                    state["seconds"] + time.time() - t0,
+                    state["tokens"] + pack.n_tokens,
+                )
+                bar.update(1)
+                bar.set_postfix(loss=f"{np.mean(state['losses']):.3f}", val=_fmt(history[-1].agreement))
+                if (k + 1) % CHECKPOINT_STEPS == 0 and k + 1 < len(train_packs):
+                    checkpoint.save(out, peft_model, optimizer, best, state)
+            figures = _validate(
+                split_model, index, data, val_packs, val_feats, split.validation, epoch, float(np.mean(state["losses"]))
+            )
+            history.append(figures)
+            if _better(figures, history[state["best"]], settings.min_valid_mass):
+                state["best"], best = epoch, checkpoint.adapter_tensors(peft_model)
+            state.update(epoch=epoch + 1, step=0, losses=[], history=[h.model_dump() for h in history])
+            bar.set_postfix(loss=f"{figures.train_loss:.3f}", val=_fmt(figures.agreement))
+            checkpoint.save(out, peft_model, optimizer, best, state)
+    kept = history[state["best"]]
+    if kept.valid_mass < settings.min_valid_mass or not best:
+        why = (
+            f"validation valid mass {kept.valid_mass:.2f} below the guard {settings.min_valid_mass:g}"
+            if kept.valid_mass < settings.min_valid_mass
+            else "no epoch agreed with the labels better than the untuned judge"
+        )
+        where = out / checkpoint.FOLDER / "state.json"
+        raise TuneFailedError(
+            f"the tune of {judge.info.name} kept no adapter: {why} (history in {where}); "
+            "try a lower --learning-rate, more labels, or --mass-weight"
+        )
+    manifest = _write(out, best, judge, data, split, settings, history, state, job, started)
+    shutil.rmtree(out / checkpoint.FOLDER, ignore_errors=True)
+    if job.features is None:
+        shutil.rmtree(job.features_folder, ignore_errors=True)
+    return manifest
+
+
+def packs_of(data: TuneData, cases: list[int], settings: TuneSettings) -> list[Pack]:
+    """The packs of the examples of `cases`, one group each (cut at `settings.pack_tokens`)."""
+    keep = set(cases)
+    chosen = [i for i, ex in enumerate(data.examples) if ex.case in keep]
+    rows = [data.examples[i].ids for i in chosen]
+    groups = [data.groups[data.examples[i].case] for i in chosen]
+    packs = plan_packs(rows, groups, data.tree, settings.pack_tokens)
+    # members index the examples themselves
+    return [Pack(p.ids, p.positions, p.mask, p.reads, tuple(chosen[m] for m in p.members)) for p in packs]
+
+
+def _loss(
+    model: SplitJudgeModel, index: TreeIndex, data: TuneData, pack: Pack, feat: torch.Tensor, settings: TuneSettings
+) -> torch.Tensor:
+    lm = outcome_logmass(index, model.logits(pack, feat))  # (M, V)
+    valid = torch.logsumexp(lm, dim=1)  # (M,) log valid mass
+    logp = lm - valid[:, None]  # (M, V) normalised over valid outcomes
+    target = torch.from_numpy(np.stack([data.examples[m].target for m in pack.members])).float()  # (M, V)
+    values = torch.from_numpy(data.values).float()  # (V,)
+    ce = -torch.where(target > 0, target * logp, torch.zeros_like(logp)).sum(1)  # (M,)
+    span = float(values.max() - values.min())
+    mse = ((logp.exp() @ values - target @ values) / span) ** 2  # (M,)
+    terms = {"ce": ce.mean(), "mse": mse.mean()}
+    if "rank" in settings.loss:
+        terms["rank"] = _rank_loss(logp.exp() @ values / span, target @ values, settings.rank_temperature)
+    fit = sum(terms[t] for t in settings.loss.split("+"))
+    return fit - settings.mass_weight * valid.mean()
+
+
+def _rank_loss(score: torch.Tensor, human: torch.Tensor, temperature: float) -> torch.Tensor:
+    """Pairwise logistic loss on (M,) scores of one group's members, over pairs whose (M,) labels differ.
+
+    Each pair weighs by how far apart people put it; a pack holds one group, so every pair is
+    within a group, as per-group agreement is measured.
+    """
+    gap = human[:, None] - human[None, :]  # (M, M) > 0 where i is rated above j
+    above = gap > 1e-6
+    if not above.any():
+        return score.sum() * 0.0
+    margin = (score[:, None] - score[None, :]) / temperature  # (M, M)
+    weight = gap.clamp(min=0)[above]
+    return (weight * torch.nn.functional.softplus(-margin[above])).sum() / weight.sum()
+
+
+def read_packs(
+    model: SplitJudgeModel, index: TreeIndex, n: int, packs: Sequence[Pack], feats: Sequence[torch.Tensor]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(n, V) normalised distributions and (n,) valid masses of the examples the packs hold (NaN elsewhere)."""
+    dists = np.full((n, index.n_values), np.nan)
+    mass = np.full(n, np.nan)
+    with torch.no_grad():
+        for pack, feat in zip(packs, feats):
+            lm = outcome_logmass(index, model.logits(pack, feat)).double()  # (M, V)
+            valid = torch.logsumexp(lm, dim=1)
+            dists[list(pack.members)] = torch.exp(lm - valid[:, None]).numpy()
+            mass[list(pack.members)] = torch.exp(valid).numpy()
+    return dists, mass
+
+
+def _validate(
+    model, index, data: TuneData, packs, feats, cases: list[int], epoch: int, loss: float | None
+) -> TuneFigures:
+    dists, mass = read_packs(model, index, len(data.examples), packs, feats)
+    scores = data.case_scores(np.nan_to_num(dists))  # cases outside validation read as NaN below
+    keep = np.array(cases)
+    held = [i for i, ex in enumerate(data.examples) if ex.case in set(cases)]
+    return TuneFigures(
+        epoch=epoch,
+        train_loss=loss,
+        agreement=agreement(data, scores[keep], keep),
+        valid_mass=float(np.mean(mass[held])),
+    )
+
+
+def _better(new: TuneFigures, old: TuneFigures, guard: float) -> bool:
+    if new.valid_mass < guard or new.agreement is None:
+        return False
+    return old.agreement is None or new.agreement > old.agreement
+
+
+def _stop(history: list[TuneFigures], best: int, patience: int) -> bool:
+    return len(history) - 1 - best >= patience and len(history) > 1
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.3f}"
+
+
+def _write(
+    out: Path,
+    best: dict,
+    judge: Any,
+    data: TuneData,
+    split,
+    settings: TuneSettings,
+    history,
+    state,
+    job: TuneJob,
+    started: float,
+) -> TuneManifest:
+    from safetensors.torch import save_file
+
+    tmp = out / (ADAPTER + ".tmp")
+    save_file(best, tmp, metadata={"format": "localjudge-lora"})
+    tmp.replace(out / ADAPTER)
+    modules = sorted({k.rsplit(".", 1)[0] for k in best})
+    layers = sorted({int(m.split("layers.")[1].split(".")[0]) for m in modules})
+    base_info = judge.info
+    manifest = TuneManifest(
+        name=job.name or out.name,
+        base=job.base_name(),
+        base_provenance=base_info.provenance,
+        family=base_info.family,
+        adapter_sha256=file_sha256(out / ADAPTER),
+        rank=settings.rank,
+        alpha=settings.alpha,
+        layers=layers,
+        targets=sorted({m.rsplit(".", 1)[-1] for m in modules}),
+        metrics=[data.metric.model_dump(mode="json")],
+        human_field=job.human,
+        human_scale=list(job.human_scale) if job.human_scale else None,
+        data_sha256=job.data_sha256,
+        trained_on=job.trained_on or f"{split.train_groups} groups ({len(split.train)} cases) of {job.data_name}",
+        never_shown=job.never_shown,
+        train_cases=len(split.train),
+        validation_cases=len(split.validation),
+        groups=[split.train_groups, split.validation_groups],
+        settings=settings.model_dump(mode="json"),
+        agreement_name=agreement_name(data),
+        history=history,
+        best_epoch=state["best"],
+        wall_seconds=round(time.time() - started, 1),
+        tokens_per_second=round(state["tokens"] / max(state["seconds"], 1e-9), 1),
+        peak_memory_gib=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+        localjudge_version=__version__,
+    )
+    (out / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n")
+    return manifest
+
+
+__all__ = ["TuneFailedError", "packs_of", "read_packs", "tune"]

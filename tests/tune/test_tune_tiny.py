@@ -1,0 +1,253 @@
+"""A whole tune on a tiny random model and a synthetic task: it learns, resumes to the same bytes, and loads as a judge.
+
+The task: a response of four words, each "good" or "bad", rated 1 + the number of "good"s. A
+2-layer model with LoRA on both layers learns it in a few epochs; the tuned folder then loads
+wherever a judge is named, runs through the batch-invariant engine, and reads what the trainer read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from localjudge.cli import main
+from localjudge.errors import ConfigError, DataError
+from localjudge.io.cases import load_cases
+from localjudge.judges.adapters import ADAPTER, MANIFEST, TuneManifest
+from localjudge.judges.loading import load_judge
+from localjudge.metrics.spec import metric_from_dict
+from localjudge.testing.tiny_models import tiny_llama
+from localjudge.tune import TuneJob, TuneSettings, tune
+
+METRIC = {
+    "kind": "geval",
+    "name": "goodness",
+    "task": "Rate the response.",
+    "criteria": "How good the response is.",
+    "steps": ["Count the good words."],
+    "fields": ["input", "actual_output"],
+    "low": 1,
+    "high": 5,
+}
+FLAGS = [
+    "--layers",
+    "2",
+    "--rank",
+    "8",
+    "--alpha",
+    "16",
+    "--learning-rate",
+    "0.01",
+    "--validation-share",
+    "0.3",
+    "--min-valid-mass",
+    "0.01",
+    "--pack-tokens",
+    "1024",
+]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, tiny_tokenizer):
+    root = tmp_path_factory.mktemp("tune")
+    model = tiny_llama(tiny_tokenizer)
+    model.save_pretrained(root / "model")
+    tiny_tokenizer.save_pretrained(root / "model")
+    rng = random.Random(0)
+    with open(root / "cases.jsonl", "w") as f:
+        for doc in range(12):
+            for k in range(5):
+                words = rng.sample(["good"] * 4 + ["bad"] * 4, 4)
+                case = {
+                    "id": f"d{doc}-{k}",
+                    "input": f"Document {doc}: the answer is",
+                    "actual_output": " ".join(words),
+                    "doc": f"d{doc}",
+                    "human": 1 + words.count("good"),
+                }
+                f.write(json.dumps(case) + "\n")
+    (root / "metric.json").write_text(json.dumps(METRIC))
+    return root
+
+
+def _tune_cli(files: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "tune",
+        str(files / "cases.jsonl"),
+        "--metric",
+        str(files / "metric.json"),
+        "--judge",
+        str(files / "model"),
+        "--human",
+        "human",
+        "--group",
+        "doc",
+        "--out",
+        str(out),
+        *FLAGS,
+        *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def tuned(files):
+    out = files / "tuned"
+    result = CliRunner().invoke(main, _tune_cli(files, out, "--epochs", "6", "--patience", "6"))
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_loss_falls_and_validation_agreement_rises(tuned):
+    m = TuneManifest.model_validate_json((tuned / MANIFEST).read_text())
+    losses = [h.train_loss for h in m.history[1:]]
+    assert losses[-1] < losses[0]
+    assert m.history[m.best_epoch].agreement > m.history[0].agreement + 0.2
+    assert m.best_epoch > 0 and m.train_cases + m.validation_cases == 60
+    assert (tuned / ADAPTER).stat().st_size < 200_000
+
+
+def test_tuned_judge_loads_by_folder_and_records_its_adapter(tuned, files):
+    m = TuneManifest.model_validate_json((tuned / MANIFEST).read_text())
+    out = files / "records.jsonl"
+    result = CliRunner().invoke(
+        main,
+        [
+            "eval",
+            str(files / "cases.jsonl"),
+            "--metric",
+            str(files / "metric.json"),
+            "--judge",
+            str(tuned),
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["judge"]["provenance"].split("+adapter:")[1] for r in records} == {f"sha256:{m.adapter_sha256}"}
+    assert {r["judge"]["name"] for r in records} == {"tuned"}
+
+
+def test_engine_reads_what_the_trainer_read_and_is_bitwise_under_batching(tuned, files):
+    from localjudge.judges.adapters import merge_adapter, read_manifest
+    from localjudge.tune.examples import build_data, group_names, read_labels
+    from localjudge.tune.features import load_features
+    from localjudge.tune.model import SplitJudgeModel
+    from localjudge.tune.reading import TreeIndex
+    from localjudge.tune.trainer import packs_of, read_packs
+
+    cases = load_cases(files / "cases.jsonl")
+    metric = metric_from_dict(METRIC)
+    settings = TuneSettings(layers=2, pack_tokens=1024)
+    base = TuneJob(judge=str(files / "model"), human="human", out=files / "unused", progress=False).load()
+    merge_adapter(base.backend.model, tuned, read_manifest(tuned), base.info.provenance)
+    data = build_data(base, metric, cases, read_labels(metric, cases, "human", None), group_names(cases, "doc"))
+    split = SplitJudgeModel(base.backend.model, 2)
+    packs = packs_of(data, list(range(len(cases))), settings)
+    feats = load_features(split, packs, files / "features", "x", 2)
+    trainer, _ = read_packs(split, TreeIndex.of(data.tree, split.vocab), len(data.examples), packs, feats)
+
+    judge = load_judge(str(tuned))
+    assert judge.info.bitwise
+    prompts = [judge.backend.tokenizer.decode(ex.ids) for ex in data.examples]
+    engine = np.array([list(d.probs.values()) for d in judge.score_texts(prompts, 1, 5)])
+    assert np.abs(engine - trainer).max() < 1e-4
+    # the same items alone, shuffled, and under other budgets: the same bits
+    order = list(range(len(prompts)))
+    random.Random(1).shuffle(order)
+    for budget in (256, 4096):
+        other = judge.with_options(token_budget=budget)
+        shuffled = other.score_texts([prompts[i] for i in order], 1, 5)
+        again = np.array([list(d.probs.values()) for d in shuffled])
+        assert np.array_equal(again[np.argsort(order)], engine)
+    alone = np.array([list(judge.score_texts([p], 1, 5)[0].probs.values()) for p in prompts[:5]])
+    assert np.array_equal(alone, engine[:5])
+    mixed = load_judge(str(tuned), dtype="bfloat16")
+    a = [d.expected for d in mixed.score_texts(prompts[:8], 1, 5)]
+    b = [d.expected for d in mixed.with_options(token_budget=256).score_texts(prompts[:8][::-1], 1, 5)][::-1]
+    assert a == b
+
+
+@pytest.mark.slow  # a tune in a subprocess, killed, then resumed
+def test_a_killed_tune_resumes_to_the_same_adapter_bytes(files):
+    args = ["--epochs", "12", "--patience", "12"]
+    whole = files / "whole"
+    assert CliRunner().invoke(main, _tune_cli(files, whole, *args)).exit_code == 0
+    killed = files / "killed"
+    cmd = [sys.executable, "-m", "localjudge", *_tune_cli(files, killed, *args)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "CI": "1"})
+    state = killed / "checkpoint" / "state.json"
+    deadline = time.time() + 120
+    while not state.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (killed / MANIFEST).exists(), "the tune finished before it could be killed"
+    refused = CliRunner().invoke(main, _tune_cli(files, killed, *args))
+    assert refused.exit_code == 2 and "--resume" in refused.output
+    assert CliRunner().invoke(main, _tune_cli(files, killed, *args, "--resume")).exit_code == 0
+    assert (killed / ADAPTER).read_bytes() == (whole / ADAPTER).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("change", "error", "words"),
+    [
+        ({"human": 9}, DataError, "outside 1..5"),
+        ({"doc": "one"}, DataError, "one group"),
+    ],
+)
+def test_bad_labels_are_refused_before_any_weight_loads(files, tmp_path, change, error, words):
+    cases = [c.model_copy(update={"extra": {**c.extra, **change}}) for c in load_cases(files / "cases.jsonl")]
+    job = TuneJob(judge="no-such-judge", human="human", group="doc", out=tmp_path / "out")
+    with pytest.raises(error, match=words):
+        tune(cases, metric_from_dict(METRIC), job, TuneSettings())
+
+
+def test_untunable_metric_and_occupied_folder_are_refused(files, tuned, tmp_path):
+    from localjudge.metrics import builtin_metric
+
+    cases = load_cases(files / "cases.jsonl")
+    with pytest.raises(ConfigError, match="is a reference metric"):
+        tune(
+            cases,
+            builtin_metric("rouge_l"),
+            TuneJob(judge="no-such-judge", human="human", out=tmp_path / "o"),
+            TuneSettings(),
+        )
+    with pytest.raises(ConfigError, match="holds a finished tune"):
+        tune(cases, metric_from_dict(METRIC), TuneJob(judge="no-such-judge", human="human", out=tuned), TuneSettings())
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="other files"):
+        tune(cases, metric_from_dict(METRIC), TuneJob(judge="x", human="human", out=tmp_path / "other"), TuneSettings())
+
+
+def test_tuned_judge_loads_by_registry_name_and_refuses_another_base(tuned, files, tmp_path):
+    import shutil
+
+    registry = tmp_path / "models.yaml"
+    shutil.copytree(tuned, tmp_path / "adapters" / "tiny-tuned")
+    registry.write_text(
+        "default: tiny-tuned\njudges:\n"
+        "  - {name: tiny-tuned, family: tiny, context_length: 1024, source: {kind: tuned, path: adapters/tiny-tuned}}\n"
+    )
+    judge = load_judge("tiny-tuned", registry_path=registry)
+    by_folder = load_judge(str(tuned))
+    assert judge.info.name == "tiny-tuned" and judge.info.provenance == by_folder.info.provenance
+    prompt = ["Document 1: the answer is good good bad good. Score:"]
+    assert judge.score_texts(prompt, 1, 5)[0].probs == by_folder.score_texts(prompt, 1, 5)[0].probs
+    manifest = json.loads((tmp_path / "adapters" / "tiny-tuned" / MANIFEST).read_text())
+    manifest["base_provenance"] = "sha256:" + "0" * 64
+    (tmp_path / "adapters" / "tiny-tuned" / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError, match="was tuned on"):
+        load_judge("tiny-tuned", registry_path=registry)
