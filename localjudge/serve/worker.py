@@ -91,16 +91,17 @@ class Worker:
         with self._cond:
             if self._stopping:
                 raise Overloaded("the server is shutting down; send the request to another server")
-            if len(self._pending) >= self.max_queue:
-                raise Overloaded(f"{len(self._pending)} requests are queued (the limit); retry shortly")
+            live = sum(not j.cancelled for j in self._pending)
+            if live >= self.max_queue:
+                raise Overloaded(f"{live} requests are queued or running (the limit); retry shortly")
             self._pending.append(job)
             self._cond.notify_all()
 
     @property
     def queued(self) -> int:
-        """Jobs waiting or running."""
+        """Jobs waiting or running (a cancelled one no longer counts)."""
         with self._cond:
-            return len(self._pending)
+            return sum(not j.cancelled for j in self._pending)
 
     def stop(self, timeout: float | None = None) -> None:
         """Refuses new jobs, finishes the queued ones, and joins the thread."""
@@ -131,15 +132,19 @@ class Worker:
         return sum(len(j.items) - j.taken for j in self._pending if not j.cancelled)
 
     def _take(self) -> list[tuple[Job, int, Sequence[Any]]]:
-        """(job, first index, items) slices of the oldest job's key, at most `batch_items` items in all."""
+        """(job, first index, items) slices of the oldest job's key, at most `batch_items` items in all.
+
+        A job stays in the queue (and counts against `max_queue`) until its last results are delivered.
+        """
         for job in [j for j in self._pending if j.cancelled]:
             self._pending.remove(job)
-        if not self._pending:
+        waiting = [j for j in self._pending if j.taken < len(j.items)]
+        if not waiting:
             return []
-        key = self._pending[0].op.key
+        key = waiting[0].op.key
         room = self.batch_items
         parts = []
-        for job in list(self._pending):
+        for job in waiting:
             if room == 0:
                 break
             if job.op.key != key:
@@ -149,9 +154,12 @@ class Worker:
             job.taken += len(piece)
             room -= len(piece)
             parts.append((job, start, piece))
-            if job.taken >= len(job.items):
-                self._pending.remove(job)
         return parts
+
+    def _finished(self, job: Job) -> None:
+        with self._cond:
+            if job in self._pending:
+                self._pending.remove(job)
 
     def _run(self, parts: list[tuple[Job, int, Sequence[Any]]]) -> None:
         self.calls += 1
@@ -177,6 +185,7 @@ class Worker:
             assert len(got) == len(items), f"{type(op).__name__} returned {len(got)} results for {len(items)} items"
             job.on_results(start, got)
             if start + len(items) >= len(job.items):
+                self._finished(job)
                 job.on_done()
 
     def _fail(self, job: Job, exc: BaseException) -> None:
@@ -184,7 +193,5 @@ class Worker:
             return
         job.failed = True
         job.cancelled = True  # its later slices are not run
-        with self._cond:
-            if job in self._pending:
-                self._pending.remove(job)
+        self._finished(job)
         job.on_error(exc)
