@@ -34,7 +34,7 @@ class ServeOptions(Options):
     host: str = Field(default="127.0.0.1", description="Address to bind; loopback unless an api_key is set.")
     port: int = Field(default=8000, ge=0, le=65535, description="TCP port; 0 picks a free one.")
     api_key: str | None = Field(
-        default=None, min_length=8, description="Bearer key every endpoint but /health asks for; None: no key."
+        default=None, repr=False, description="Bearer key every endpoint but /health asks for (8 characters or more)."
     )
     max_body_bytes: int = Field(default=8 * 2**20, gt=0, description="Largest request body accepted (413 above).")
     max_items: int = Field(
@@ -53,6 +53,8 @@ class ServeOptions(Options):
 
     @model_validator(mode="after")
     def _check_host(self) -> ServeOptions:
+        if self.api_key is not None and len(self.api_key.strip()) < 8:  # the message never quotes the key
+            raise ConfigError("--api-key is too short: use 8 characters or more, e.g. from `openssl rand -hex 16`")
         if not is_loopback(self.host) and self.api_key is None:
             raise ConfigError(
                 f"--host {self.host} is not a loopback address: a server reachable from the network needs "

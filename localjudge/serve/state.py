@@ -1,4 +1,9 @@
-"""`Served`: what every route shares: the judge, its worker, the options, and the request checks."""
+"""`Served`: what every route shares: the judge, its worker, the options, and the request checks.
+
+The worker thread alone runs the model. Routes tokenise and render chat templates on the event loop
+while it computes: the tokenizer is only read there (nothing in localjudge sets a truncation or
+padding state on it, the one thing that makes a fast tokenizer refuse a concurrent call).
+"""
 
 from __future__ import annotations
 
