@@ -9,8 +9,12 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 from localjudge.judges.judge import Judge
 from localjudge.serve.options import ServeOptions
@@ -45,7 +49,7 @@ class JudgeServer:
         self.url = options.model_copy(update={"port": port}).url
         """Where clients reach it, the port resolved when `options.port` is 0."""
         config = uvicorn.Config(self.app, log_level="warning", access_log=False, timeout_graceful_shutdown=None)
-        self._uvicorn = uvicorn.Server(config)
+        self._uvicorn = _drained(config)
         self._thread: threading.Thread | None = None
 
     @property
@@ -70,6 +74,32 @@ class JudgeServer:
         self._uvicorn.should_exit = True
         if self._thread is not None:
             self._thread.join()
+
+
+def _drained(config: Any) -> Any:
+    """A uvicorn server over `config` whose signal handling ends `run` normally after the drain."""
+    import uvicorn
+
+    class Drained(uvicorn.Server):
+        """uvicorn's server, but a Ctrl-C or SIGTERM that it drained for ends `run` normally.
+
+        uvicorn re-raises the signal once it has shut down, so the process would end as killed (or,
+        for Ctrl-C, as an interrupted run); a server that answered everything in flight stopped as asked.
+        """
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():  # signals reach the main thread only
+                yield
+                return
+            before = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in before.items():
+                    signal.signal(sig, handler)
+
+    return Drained(config)
 
 
 def _bind(host: str, port: int) -> socket.socket:
