@@ -106,6 +106,7 @@ def _register() -> None:
     from localjudge.cli.demo import demo_cmd
     from localjudge.cli.inspection import inspect_cmd
     from localjudge.cli.models import models_cmd
+    from localjudge.cli.serve import serve_cmd
     from localjudge.cli.tune import tune_cmd
 
     for cmd in (
@@ -120,6 +121,7 @@ def _register() -> None:
         generate_cmd,
         bias_cmd,
         demo_cmd,
+        serve_cmd,
         cache_group,
     ):
         main.add_command(cmd)

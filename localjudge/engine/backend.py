@@ -64,5 +64,13 @@ class Backend(Protocol):
         prompts: Sequence[Sequence[int]],
         continuations: Sequence[Sequence[int]],
         progress: Progress | None = None,
+        top: int = 0,
     ) -> list[np.ndarray]:
-        """log P(token | all before it) of every continuation token after its prompt, in input order."""
+        """log P(token | all before it) of every continuation token after its prompt, in input order.
+
+        With `top`, each item's array is (len(continuation), 1 + 2 * top): the token's log P, then the
+        `top` most likely tokens' log P and their ids (as floats), from the full softmax.
+        """
+
+    def eos_ids(self) -> set[int]:
+        """Token ids that end a generation."""

@@ -281,6 +281,10 @@ class HFBackend:
 
         return decoding.generate(self._context(), ids, max_new_tokens, self._eos_ids(), decode, progress, share_prefix)
 
+    def eos_ids(self) -> set[int]:
+        """Token ids that end a generation (a server's own decoding loop stops at them)."""
+        return self._eos_ids()
+
     def _eos_ids(self) -> set[int]:
         """Token ids that end a generation: the tokenizer's and the generation config's EOS."""
         ids = {self.tokenizer.eos_token_id}
@@ -293,6 +297,7 @@ class HFBackend:
         prompts: Sequence[Sequence[int]],
         continuations: Sequence[Sequence[int]],
         progress: Progress | None = None,
+        top: int = 0,
     ) -> list[np.ndarray]:
         """log P(token | everything before it) of every continuation token, in input order.
 
@@ -300,14 +305,16 @@ class HFBackend:
             prompts: token ids of each prompt (at least one token each).
             continuations: token ids of each continuation; an empty one gives an empty array.
             progress: called with the number of items finished after each batch.
+            top: also read the `top` most likely tokens at each position, from the full softmax.
 
         Returns:
-            One float64 array of shape (len(continuation),) per item.
+            One float64 array per item: shape (len(continuation),), or with `top`
+            (len(continuation), 1 + 2 * top): the token's log P, the top tokens' log P, their ids.
         """
         rows = [list(p) + list(c) for p, c in zip(prompts, continuations)]
         self.check_lengths(prompts)  # a continuation needs a prompt to follow
         self.check_lengths(rows, [f"item {i} (prompt + continuation)" for i in range(len(rows))])
-        return likelihood.token_logprobs(self._context(), prompts, continuations, progress)
+        return likelihood.token_logprobs(self._context(), prompts, continuations, progress, top)
 
     def plan_continuations(
         self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]

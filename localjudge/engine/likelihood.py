@@ -29,6 +29,7 @@ def token_logprobs(
     prompts: Sequence[Sequence[int]],
     continuations: Sequence[Sequence[int]],
     progress: Progress | None = None,
+    top: int = 0,
 ) -> list[np.ndarray]:
     """log P(token | everything before it) of every continuation token, in input order.
 
@@ -37,12 +38,14 @@ def token_logprobs(
         prompts: token ids of each prompt (checked: not empty, within the context with the continuation).
         continuations: token ids of each continuation; an empty one gives an empty array.
         progress: called with the number of items finished after each batch.
+        top: also read the `top` most likely tokens at each position (`Runner.top_logprobs_at`).
 
     Returns:
-        One float64 array of shape (len(continuation),) per item.
+        One float64 array per item: shape (len(continuation),), or with `top` (len(continuation), 1 + 2 * top):
+        the token's log P, the top tokens' log P, their ids.
     """
     rows = [list(p) + list(c) for p, c in zip(prompts, continuations)]
-    out = [np.zeros(0) for _ in rows]
+    out = [np.zeros((0, 1 + 2 * top) if top else 0) for _ in rows]
     live = [i for i, c in enumerate(continuations) if c]
     if not live:
         return out
@@ -58,6 +61,7 @@ def token_logprobs(
             batch,
             items,
             lambda i: ctx.ending(prompts[i]),
+            top,
         )
 
     # a batch shares at most its prompts' common prefix but their last tokens (`plan_continuations`),
@@ -101,8 +105,10 @@ def logprob_batch(
     batch: Batch,
     items: Sequence[int],
     ending: Callable[[int], str],
+    top: int = 0,
 ) -> list[np.ndarray]:
-    """Continuation log-probabilities of the rows, after the batch's cached prefix.
+    """Continuation log-probabilities of the rows, after the batch's cached prefix (with `top`: and the
+    most likely tokens at each position, as `token_logprobs` says).
 
     An item whose states overflowed is refused (`engine.overflow`), named by `items` (the call's
     index of each row) and `ending`.
@@ -117,6 +123,9 @@ def logprob_batch(
     with torch.inference_mode():
         picked = fwd.states[torch.from_numpy(index).to(fwd.states.device)]  # (K, H)
         check_finite(picked, np.repeat(np.arange(len(rows)), cont_lens), items, ctx.options.dtype or "?", ending)
-        logp = runner.logprobs_at(picked, targets).cpu().numpy()
+        if top:
+            logp = runner.top_logprobs_at(picked, targets, top).cpu().numpy()  # (K, 1 + 2 * top)
+        else:
+            logp = runner.logprobs_at(picked, targets).cpu().numpy()  # (K,)
     ctx.counters.head_rows += len(targets)
     return list(np.split(logp, np.cumsum(cont_lens)[:-1]))

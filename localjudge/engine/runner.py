@@ -329,6 +329,18 @@ class Runner:
 
         return self.map_head(reduce, states, targets.to(states.device))
 
+    def top_logprobs_at(self, states: torch.Tensor, targets: torch.Tensor, k: int) -> torch.Tensor:
+        """(K, 1 + 2k) float64 from (K, H) states: log P(target), then the k most likely tokens' log P, then
+        their ids (the first of equal logits first), all from one fp32 log-softmax over the whole vocabulary."""
+
+        def reduce(logits: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            lse = torch.logsumexp(logits, dim=-1)  # (C,)
+            values, ids = logits.topk(k, dim=-1)  # (C, k), most likely first
+            picked = logits.gather(1, t[:, None]) - lse[:, None]  # (C, 1)
+            return torch.cat([picked, values - lse[:, None], ids.to(logits.dtype)], dim=1).double()
+
+        return self.map_head(reduce, states, targets.to(states.device))
+
     def argmax_at(self, states: torch.Tensor) -> torch.Tensor:
         """(K,) greedy token of each of (K, H) states (the first of equal logits)."""
         return self.map_head(lambda logits: logits.argmax(-1), states)

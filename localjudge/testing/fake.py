@@ -113,17 +113,21 @@ class FakeBackend:
     def encode_continuation(self, text: str) -> list[int]:
         return self.encode(text)
 
-    def token_logprobs(self, prompts, continuations, progress=None) -> list[np.ndarray]:
+    def token_logprobs(self, prompts, continuations, progress=None, top: int = 0) -> list[np.ndarray]:
         out = []
         for p, c in zip(prompts, continuations):
             prompt, cont = self.decode(p), self.decode(c)
             self.calls.append(prompt)
             lp = np.asarray(self.lm(prompt, cont), dtype=np.float64)
             assert lp.shape == (len(c),), "the fake lm gives one log-probability per character"
-            out.append(lp)
+            out.append(_with_top(lp, c, top) if top else lp)
         if progress:
             progress(len(prompts))
         return out
+
+    def eos_ids(self) -> set[int]:
+        """None: the fake's generations end where its generator's text does."""
+        return set()
 
 
 def copy_lm(prompt: str, continuation: str) -> list[float]:
@@ -138,6 +142,24 @@ def copy_lm(prompt: str, continuation: str) -> list[float]:
     for ch in continuation:
         out.append(-0.5 if before + ch in prompt else -3.0)
         before = ch
+    return out
+
+
+def _with_top(lp: np.ndarray, ids: Sequence[int], top: int) -> np.ndarray:
+    """The fake's full distribution at each position: the scripted token, the rest of the mass on <other>.
+
+    (n, 1 + 2 * top) as `Backend.token_logprobs` gives it: the token's log P, the top log P's, their ids;
+    a slot past the two tokens with mass holds id -1 and log P -inf.
+    """
+    out = np.full((len(lp), 1 + 2 * top), -np.inf)
+    out[:, 1 + top :] = -1
+    out[:, 0] = lp
+    for n, (x, token) in enumerate(zip(lp, ids)):
+        rest = math.log1p(-math.exp(x)) if x < 0 else -math.inf
+        spread = [(x, token)] + ([(rest, _OTHER)] if token != _OTHER else [])
+        ranked = sorted((s for s in spread if s[0] > -math.inf), key=lambda s: (-s[0], s[1]))[:top]
+        for k, (value, tid) in enumerate(ranked):
+            out[n, 1 + k], out[n, 1 + top + k] = value, tid
     return out
 
 

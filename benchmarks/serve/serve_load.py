@@ -1,0 +1,182 @@
+"""`localjudge serve` under load: throughput and latency with 1, 4, 8 and 16 concurrent clients, against an offline
+`evaluate` of the same cases in one call, in one run; every served record checked bitwise against the offline one.
+
+The server runs as `python -m localjudge serve` in a process of its own (the clients' threads would otherwise share
+its interpreter); the offline run happens in this process, before the clients start, while the server waits idle.
+Each client sends small requests (`--per-request` cases each) from a shared list until it is empty.
+
+    python -m benchmarks.serve.serve_load                # smollm2-135m, fluency, the 48 SummEval demo cases
+    python -m benchmarks.serve.serve_load --judge qwen2.5-coder-0.5b --metric coherence --clients 1 8
+
+Writes serve_results.{md,json} beside this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from benchmarks.lib.common import machine
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE.parents[1] / "localjudge" / "examples" / "summeval_demo.jsonl"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--judge", default="smollm2-135m")
+    ap.add_argument("--metric", default="fluency")
+    ap.add_argument("--clients", type=int, nargs="+", default=[1, 4, 8, 16])
+    ap.add_argument("--per-request", type=int, default=1, help="Cases per request.")
+    ap.add_argument("--cases", type=int, default=48, help="First N cases of the demo file.")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--note", default="", help="Said in the results file (e.g. 'host shared with a training job').")
+    args = ap.parse_args()
+
+    from localjudge import load_judge
+    from localjudge.io.cases import load_cases
+    from localjudge.metrics import builtin_metric
+    from localjudge.runs.evaluate import evaluate
+
+    cases = load_cases(DATA)[: args.cases]
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()[: args.cases]]
+    server, url = _start_server(args.judge, args.device)
+    try:
+        judge = load_judge(args.judge, device=args.device, dtype="float32")
+        evaluate(cases[:2], [builtin_metric(args.metric)], judge, progress=False)  # warm-up
+        start = time.perf_counter()
+        offline = evaluate(cases, [builtin_metric(args.metric)], judge, progress=False)
+        offline_s = time.perf_counter() - start
+        del judge
+        want = {r.case_id: json.dumps(r.model_dump(mode="json"), ensure_ascii=False) for r in offline.records}
+        _send(url, [rows[:2]], 1, args.metric)  # warm-up
+        runs = []
+        for c in args.clients:
+            batches = [rows[k : k + args.per_request] for k in range(0, len(rows), args.per_request)]
+            wall, latencies, answers = _send(url, batches, c, args.metric)
+            same = all(got == [want[r["id"]] for r in b] for b, got in zip(batches, answers))
+            runs.append(
+                {
+                    "clients": c,
+                    "requests": len(batches),
+                    "cases_per_s": len(rows) / wall,
+                    "ratio_to_offline": (len(rows) / wall) / (len(rows) / offline_s),
+                    "p50_s": statistics.median(latencies),
+                    "p95_s": _quantile(latencies, 0.95),
+                    "bitwise_equal_to_offline": same,
+                }
+            )
+            print(runs[-1], flush=True)
+    finally:
+        server.terminate()
+        server.wait(60)
+    result = {
+        "judge": args.judge,
+        "metric": args.metric,
+        "cases": len(rows),
+        "per_request": args.per_request,
+        "offline_cases_per_s": len(rows) / offline_s,
+        "runs": runs,
+        "machine": machine("torch_threads", "torch", "python"),
+        "note": args.note,
+    }
+    (HERE / "serve_results.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    (HERE / "serve_results.md").write_text(_markdown(result), encoding="utf-8")
+
+
+def _start_server(judge: str, device: str) -> tuple[subprocess.Popen, str]:
+    cmd = [sys.executable, "-m", "localjudge", "serve", "--judge", judge, "--device", device, "--dtype", "float32"]
+    proc = subprocess.Popen(
+        [*cmd, "--port", "0", "--no-progress", "--max-queue", "256"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(HERE.parents[1])},
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if " at http" not in line:
+        proc.kill()
+        raise SystemExit(f"the server did not start: {line!r}")
+    return proc, line.split(" at ")[1].split(" ")[0].rstrip(",")
+
+
+def _send(url: str, batches: list[list[dict]], clients: int, metric: str):
+    """Every batch sent by `clients` threads; (wall seconds, latencies, answers in batch order)."""
+    parts = urlsplit(url)
+    answers: list = [None] * len(batches)
+    latencies: list[float] = []
+    todo = list(range(len(batches)))
+    lock = threading.Lock()
+
+    def client() -> None:
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=3600)
+        while True:
+            with lock:
+                if not todo:
+                    break
+                k = todo.pop(0)
+            body = json.dumps({"cases": batches[k], "metrics": [metric]})
+            t = time.perf_counter()
+            conn.request("POST", "/v1/evaluate", body=body, headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            text = resp.read().decode()
+            assert resp.status == 200, text
+            with lock:
+                latencies.append(time.perf_counter() - t)
+            answers[k] = [json.dumps(r, ensure_ascii=False) for r in json.loads(text)["records"]]
+        conn.close()
+
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    start = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - start, latencies, answers
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def _markdown(r: dict) -> str:
+    m = r["machine"]
+    lines = [
+        "# `localjudge serve` under load",
+        "",
+        f"Judge {r['judge']} (fp32, CPU), metric {r['metric']}, the first {r['cases']} cases of "
+        f"`localjudge/examples/summeval_demo.jsonl`, {r['per_request']} case(s) per request. "
+        f"Machine: {m['cpu']}, {m['cores']} cores, torch {m['torch']} ({m['torch_threads']} threads), "
+        f"Python {m['python']}. {r['note']}",
+        "",
+        f"Offline `evaluate` of all the cases in one call: {r['offline_cases_per_s']:.2f} cases/s.",
+        "",
+        "| clients | requests | cases/s | ratio to offline | p50 latency (s) | p95 latency (s) | bitwise as offline |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in r["runs"]:
+        lines.append(
+            f"| {run['clients']} | {run['requests']} | {run['cases_per_s']:.2f} | {run['ratio_to_offline']:.2f} | "
+            f"{run['p50_s']:.2f} | {run['p95_s']:.2f} | {run['bitwise_equal_to_offline']} |"
+        )
+    lines += [
+        "",
+        "Command: `python -m benchmarks.serve.serve_load` (see its docstring); raw figures in serve_results.json.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()
