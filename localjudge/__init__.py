@@ -25,6 +25,7 @@ __all__ = [
     "JudgeInfo",
     "LabelDistribution",
     "LocalJudgeError",
+    "RankOptions",
     "ScoreDistribution",
     "TestCase",
     "__version__",
@@ -37,6 +38,7 @@ __all__ = [
     "format_report",
     "load_cases",
     "load_judge",
+    "rank_outputs",
     "resolve_metric",
 ]
 
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
     from localjudge.judges.judge import Judge, JudgeInfo
     from localjudge.judges.loading import load_judge
     from localjudge.metrics.builtin import builtin_metric, resolve_metric
+    from localjudge.rank.options import RankOptions
+    from localjudge.rank.run import rank_outputs
     from localjudge.runs.evaluate import evaluate
     from localjudge.testing.assertions import assert_fails, assert_passes
     from localjudge.testing.fake import fake_judge
@@ -67,6 +71,8 @@ _LAZY = {
     "builtin_metric": "localjudge.metrics.builtin",
     "resolve_metric": "localjudge.metrics.builtin",
     "evaluate": "localjudge.runs.evaluate",
+    "RankOptions": "localjudge.rank.options",
+    "rank_outputs": "localjudge.rank.run",
     "calibrate": "localjudge.calibration.agreement",
     "format_report": "localjudge.calibration.render",
     "assert_passes": "localjudge.testing.assertions",

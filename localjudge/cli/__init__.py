@@ -106,6 +106,7 @@ def _register() -> None:
     from localjudge.cli.demo import demo_cmd
     from localjudge.cli.inspection import inspect_cmd
     from localjudge.cli.models import models_cmd
+    from localjudge.cli.rank import rank_cmd
 
     for cmd in (
         models_cmd,
@@ -113,6 +114,7 @@ def _register() -> None:
         inspect_cmd,
         score_cmd,
         eval_cmd,
+        rank_cmd,
         steps_cmd,
         calibrate,
         generate_cmd,
