@@ -25,6 +25,7 @@ __all__ = [
     "JudgeInfo",
     "LabelDistribution",
     "LocalJudgeError",
+    "PanelOptions",
     "RankOptions",
     "ScoreDistribution",
     "TestCase",
@@ -34,6 +35,7 @@ __all__ = [
     "builtin_metric",
     "calibrate",
     "evaluate",
+    "evaluate_panel",
     "fake_judge",
     "format_report",
     "load_cases",
@@ -54,6 +56,8 @@ if TYPE_CHECKING:
     from localjudge.judges.judge import Judge, JudgeInfo
     from localjudge.judges.loading import load_judge
     from localjudge.metrics.builtin import builtin_metric, resolve_metric
+    from localjudge.panel.options import PanelOptions
+    from localjudge.panel.run import evaluate_panel
     from localjudge.rank.options import RankOptions
     from localjudge.rank.run import rank_outputs
     from localjudge.runs.evaluate import evaluate
@@ -71,6 +75,8 @@ _LAZY = {
     "builtin_metric": "localjudge.metrics.builtin",
     "resolve_metric": "localjudge.metrics.builtin",
     "evaluate": "localjudge.runs.evaluate",
+    "PanelOptions": "localjudge.panel.options",
+    "evaluate_panel": "localjudge.panel.run",
     "RankOptions": "localjudge.rank.options",
     "rank_outputs": "localjudge.rank.run",
     "calibrate": "localjudge.calibration.agreement",

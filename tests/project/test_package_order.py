@@ -23,7 +23,7 @@ LAYERS: list[set[str]] = [
     {"kinds"},  # metric kinds: prompts and scoring of each kind
     {"metrics"},  # metric definitions as users write them
     {"runs"},  # evaluate, generation, inspection, distributed runs
-    {"calibration", "bias", "integrations", "testing", "rank"},  # what is built on runs and records
+    {"calibration", "bias", "integrations", "testing", "rank", "panel"},  # what is built on runs and records
     {"cli"},  # the command line
     {"localjudge", "__main__"},  # the package root (the public API) and `python -m localjudge`
 ]
