@@ -25,6 +25,8 @@ __all__ = [
     "JudgeInfo",
     "LabelDistribution",
     "LocalJudgeError",
+    "PanelOptions",
+    "RankOptions",
     "ScoreDistribution",
     "TestCase",
     "__version__",
@@ -33,10 +35,12 @@ __all__ = [
     "builtin_metric",
     "calibrate",
     "evaluate",
+    "evaluate_panel",
     "fake_judge",
     "format_report",
     "load_cases",
     "load_judge",
+    "rank_outputs",
     "resolve_metric",
 ]
 
@@ -52,6 +56,10 @@ if TYPE_CHECKING:
     from localjudge.judges.judge import Judge, JudgeInfo
     from localjudge.judges.loading import load_judge
     from localjudge.metrics.builtin import builtin_metric, resolve_metric
+    from localjudge.panel.options import PanelOptions
+    from localjudge.panel.run import evaluate_panel
+    from localjudge.rank.options import RankOptions
+    from localjudge.rank.run import rank_outputs
     from localjudge.runs.evaluate import evaluate
     from localjudge.testing.assertions import assert_fails, assert_passes
     from localjudge.testing.fake import fake_judge
@@ -67,6 +75,10 @@ _LAZY = {
     "builtin_metric": "localjudge.metrics.builtin",
     "resolve_metric": "localjudge.metrics.builtin",
     "evaluate": "localjudge.runs.evaluate",
+    "PanelOptions": "localjudge.panel.options",
+    "evaluate_panel": "localjudge.panel.run",
+    "RankOptions": "localjudge.rank.options",
+    "rank_outputs": "localjudge.rank.run",
     "calibrate": "localjudge.calibration.agreement",
     "format_report": "localjudge.calibration.render",
     "assert_passes": "localjudge.testing.assertions",

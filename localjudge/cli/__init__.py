@@ -106,6 +106,7 @@ def _register() -> None:
     from localjudge.cli.demo import demo_cmd
     from localjudge.cli.inspection import inspect_cmd
     from localjudge.cli.models import models_cmd
+    from localjudge.cli.rank import rank_cmd
     from localjudge.cli.serve import serve_cmd
     from localjudge.cli.tune import tune_cmd
 
@@ -115,6 +116,7 @@ def _register() -> None:
         inspect_cmd,
         score_cmd,
         eval_cmd,
+        rank_cmd,
         steps_cmd,
         calibrate,
         tune_cmd,

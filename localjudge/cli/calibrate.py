@@ -90,6 +90,12 @@ def _pick(a: str | None, b: str | None, names: str) -> str | None:
     help="Write the fitted verdict here (.json), for `localjudge eval --metric FILE`.",
 )
 @click.option("--verdict-name", default="verdict", show_default=True, help="Name of the verdict metric in results.")
+@click.option(
+    "--save-panel-weights",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="PATH is a panel results file (eval with several --judge): fit each member's weight on --human (reported "
+    "on the rest of the --split share) and write them here, for `eval --panel FILE`.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
 @click.option(
@@ -123,6 +129,7 @@ def calibrate(
     objective: str,
     save_verdict: Path | None,
     verdict_name: str,
+    save_panel_weights: Path | None,
     as_json: bool,
     out: Path | None,
     plots_dir: Path | None,
@@ -167,6 +174,11 @@ def calibrate(
         ),
         "calibrate",
     )  # fmt: skip
+    if save_panel_weights is not None:
+        from localjudge.cli.panel_fit import fit_panel_cmd
+
+        fit_panel_cmd(path, source.human, source.group, metric, save_panel_weights, settings, as_json)
+        return
     if verdict:
         request = VerdictRequest(verdict, pass_at, objective, save_verdict, verdict_name)
         fit_verdict_cmd(path, source, request, settings, as_json)

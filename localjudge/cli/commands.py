@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import click
@@ -13,15 +12,18 @@ from localjudge.cli.options import (
     judge_inputs,
     judge_options,
     load_from_options,
+    panel_judge_options,
     read_scale,
     run_options,
 )
-from localjudge.cli.output import print_table
+from localjudge.cli.output import finite, print_table
+from localjudge.cli.panel import panel_option, panel_settings, run_panel
 from localjudge.cli.reading import (
     field_label_option,
     labelled_metrics,
     min_valid_mass_option,
     min_valid_mass_or_default,
+    read_distributions,
 )
 
 
@@ -52,9 +54,10 @@ def metrics_cmd() -> None:
 @click.option("--labels", default=None, help="Comma-separated label scale instead of scores, e.g. A,B.")
 @min_valid_mass_option
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
-@judge_options
-def score_cmd(texts, file, low, high, labels, min_valid_mass, no_progress, **judge_kw) -> None:
-    """Print exact score distributions at the end of already-rendered prompts."""
+@panel_option
+@panel_judge_options
+def score_cmd(texts, file, low, high, labels, min_valid_mass, no_progress, panel, judge_names, **judge_kw) -> None:
+    """Print exact score distributions at the end of already-rendered prompts, by one judge or a panel."""
     from localjudge.errors import ConfigError
 
     prompts = list(texts) + (_read_prompts(Path(file)) if file else [])
@@ -65,24 +68,18 @@ def score_cmd(texts, file, low, high, labels, min_valid_mass, no_progress, **jud
         raise ConfigError(f"prompt {empty[0]} is empty; give every prompt some text to score")
     scale = read_scale(low, high, labels)  # every check that needs no model comes before the (slow) load
     threshold = min_valid_mass_or_default(min_valid_mass)
-    judge = load_from_options(**judge_kw, progress=not no_progress)
-    if scale.labels is not None:
-        dists = judge.score_labels(prompts, scale.labels, min_valid_mass=threshold)
-    else:
-        dists = judge.score_texts(prompts, scale.low, scale.high, min_valid_mass=threshold)
-    for p, d in zip(prompts, dists):
+    if panel is not None and len(judge_names) < 2:
+        raise ConfigError("--panel pools several judges; give --judge once per member, twice or more")
+    if len(judge_names) > 1:
+        from localjudge.cli.panel import score_panel
+
+        score_panel(prompts, scale, threshold, judge_names, panel, judge_kw, not no_progress)
+        return
+    judge = load_from_options(judge_names[0] if judge_names else None, **judge_kw, progress=not no_progress)
+    for p, d in zip(prompts, read_distributions(judge, prompts, scale, threshold)):
         # an unscored item's NaN statistics become null (NaN is not JSON); unscored_reason says why
-        record = {"prompt": p[-60:], "min_valid_mass": threshold, **_finite(d.model_dump(mode="json"))}
+        record = {"prompt": p[-60:], "min_valid_mass": threshold, **finite(d.model_dump(mode="json"))}
         click.echo(json.dumps(record, allow_nan=False))
-
-
-def _finite(value):
-    """`value` with every NaN or infinite number in it, at any depth, replaced by None."""
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def _read_prompts(path: Path) -> list[str]:
@@ -181,7 +178,8 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     help="Split the cases over the processes of `torchrun --nproc-per-node N -m localjudge eval ...` (or "
     "`accelerate launch`), one per GPU; rank 0 reports and writes --out.",
 )
-@judge_options
+@panel_option
+@panel_judge_options
 def eval_cmd(
     data,
     metric_names,
@@ -194,9 +192,11 @@ def eval_cmd(
     limit,
     as_json,
     distributed,
+    panel,
+    judge_names,
     **judge_kw,
 ) -> None:
-    """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics."""
+    """Judge the test cases in DATA (.jsonl, .json or .csv) with one or more metrics, by one judge or a panel."""
     from localjudge.cli.summary import print_run
     from localjudge.errors import ConfigError, repeated
     from localjudge.io.cases import load_cases
@@ -206,6 +206,12 @@ def eval_cmd(
     from localjudge.runs.options import ScoringOptions
 
     out = str(run.out) if run.out else None
+    judge_kw["judge_name"] = judge_names[0] if len(judge_names) == 1 else None
+    if panel is not None and len(judge_names) < 2:
+        raise ConfigError("--panel pools several judges; give --judge once per member, twice or more")
+    if len(judge_names) > 1 and distributed:
+        raise ConfigError("--distributed runs one judge; run each panel member's eval on its own instead")
+    settings = panel_settings(panel) if len(judge_names) > 1 else None
     if out:
         refuse_overwriting(
             [out],
@@ -213,6 +219,7 @@ def eval_cmd(
                 ("data file", data),
                 ("style guide", style_guide),
                 *[("metric file", _file_or_none(n)) for n in metric_names],
+                ("panel weights", panel if settings is not None and settings.method == "fitted" else None),
                 *judge_inputs(judge_kw["judge_name"], judge_kw["registry"]),
             ],
         )
@@ -230,6 +237,10 @@ def eval_cmd(
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
     scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
+    if settings is not None:
+        judge_kw.pop("judge_name")
+        run_panel(cases, metrics, judge_names, settings, run, scoring, judge_kw, as_json, out)
+        return
     if distributed:
         from localjudge.runs.distributed import evaluate_distributed, local_device, write_records
 

@@ -233,6 +233,18 @@ def judge_options(fn):
     return _JUDGE(judge_load_options(fn))
 
 
+def panel_judge_options(fn):
+    """`judge_options` with --judge repeatable, passed as `judge_names`: twice or more, the judges form a panel."""
+    fn = judge_load_options(fn)
+    return click.option(
+        "--judge",
+        "judge_names",
+        multiple=True,
+        help="Registry name, model dir, .gguf file or hub id (default: the registry default); repeat it to judge "
+        "as a panel (see --panel).",
+    )(fn)
+
+
 def judge_load_options(fn):
     """The options of `judge_options` but --judge (for a command naming its judge as an argument)."""
     fn = engine_options(fn)  # innermost: listed after the others in --help
@@ -261,7 +273,16 @@ def option_section(name: str) -> str:
     """The --help heading of a command parameter, by its name."""
     if name.startswith(_PARAM):
         return ENGINE_SECTION
-    if name in ("judge_name", "judges", "models", "trust_remote_code", "allow_pickle", "registry", "family_specs"):
+    if name in (
+        "judge_name",
+        "judge_names",
+        "judges",
+        "models",
+        "trust_remote_code",
+        "allow_pickle",
+        "registry",
+        "family_specs",
+    ):
         return MODEL_SECTION
     return "Options"
 

@@ -54,3 +54,10 @@ def labelled_metrics(names: Sequence[str], style_guide: str | None, specs: Seque
                     "(pairwise, reference and hybrid metrics take no labels); drop it or add a metric that reads it"
                 )
     return metrics
+
+
+def read_distributions(judge, prompts: list[str], scale, threshold: float) -> list:
+    """Each prompt's score (or label) distribution under one judge."""
+    if scale.labels is not None:
+        return judge.score_labels(prompts, scale.labels, min_valid_mass=threshold)
+    return judge.score_texts(prompts, scale.low, scale.high, min_valid_mass=threshold)

@@ -23,7 +23,8 @@ LAYERS: list[set[str]] = [
     {"kinds"},  # metric kinds: prompts and scoring of each kind
     {"metrics"},  # metric definitions as users write them
     {"runs"},  # evaluate, generation, inspection, distributed runs
-    {"calibration", "bias", "integrations", "testing", "serve", "tune"},  # what is built on runs and records
+    # what is built on runs and records
+    {"calibration", "bias", "integrations", "testing", "serve", "tune", "rank", "panel"},
     {"cli"},  # the command line
     {"localjudge", "__main__"},  # the package root (the public API) and `python -m localjudge`
 ]

@@ -1,0 +1,155 @@
+"""Judges as a panel on human-labelled pairs and on SummEval, beside each member and the length baseline.
+
+Pairs: `shared/data/mtbench_human_pairs.json` and `llmbar_natural.json` (`{input, output_1, output_2,
+label}`), the first N of each. Every member judges every pair with the builtin `pairwise` metric
+(both presentation orders); the panel pools the members' P(output 1 better) before deciding
+(`localjudge.evaluate_panel`): `mean`, and `agreement` (weights from each member's correlation with
+the other members' mean, no labels). Accuracy = share of pairs where the preferred output is the one
+people chose (an exact draw counts half; a pair a member leaves unscored is unscored for the panel
+too and left out, its count reported). `longer`: no judge, the longer response (characters) wins.
+
+SummEval (`--summeval-docs N`): the builtin G-Eval `consistency` metric on the first N articles'
+summaries, summary-level Spearman ρ per article averaged, for each member and each panel.
+
+Usage (under `nice`; the host may be shared: the results file says so):
+
+    .venv/bin/python -m benchmarks.quality.panel.panel_pairs --judges smollm2-135m gemma3-270m qwen2.5-coder-0.5b \\
+        --pairs 30 --summeval-docs 2
+
+Writes `panel_results.{md,json}` beside this script and the runs' files under `runs/`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from benchmarks.lib.common import SHARED_DATA, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine
+from benchmarks.lib.summeval import agreement
+
+HERE = Path(__file__).resolve().parent
+OUT_MD = HERE / "panel_results.md"
+OUT_JSON = HERE / "panel_results.json"
+SETS = {"mtbench": "mtbench_human_pairs.json", "llmbar_natural": "llmbar_natural.json"}
+
+
+def pair_cases(name: str, n: int):
+    from localjudge.io.cases import TestCase
+
+    rows = json.loads((SHARED_DATA / SETS[name]).read_text(encoding="utf-8"))[:n]
+    return [
+        TestCase(
+            id=f"{name}-{i}",
+            input=r["input"],
+            extra={"output_1": r["output_1"], "output_2": r["output_2"], "label": int(r["label"])},
+        )
+        for i, r in enumerate(rows)
+    ]
+
+
+def accuracy(prefs: list[float | None], labels: list[int]) -> dict:
+    """Share of scored pairs whose preferred output (P(1 better) vs 0.5) is the human's; draws count half."""
+    hits = [
+        (1.0 if (p > 0.5) == (y == 1) else 0.0) if p != 0.5 else 0.5 for p, y in zip(prefs, labels) if p is not None
+    ]
+    return {"accuracy": sum(hits) / len(hits) if hits else None, "scored": len(hits), "n": len(labels)}
+
+
+def run(judge_names: list[str], n_pairs: int, summeval_docs: int, runs: Path) -> dict:
+    from localjudge import PanelOptions, evaluate_panel, load_judge
+    from localjudge.metrics import builtin_metric
+
+    runs.mkdir(parents=True, exist_ok=True)
+    judges = [load_judge(n) for n in judge_names]
+    tag = "+".join(judge_names)
+    out: dict = {"judges": judge_names, "pairs": n_pairs, "summeval_docs": summeval_docs, "sets": {}}
+    for name in SETS:
+        cases = pair_cases(name, n_pairs)
+        labels = [c.extra["label"] for c in cases]
+        rows = {}
+        t0 = time.perf_counter()
+        for method in ("mean", "agreement"):
+            res = evaluate_panel(
+                cases, [builtin_metric("pairwise")], judges, PanelOptions(method=method),
+                out=runs / f"{name}_{tag}.jsonl", resume=True, progress=False,  # members judged once
+            )  # fmt: skip
+            if method == "mean":
+                for member, own in res.members.items():
+                    rows[member] = accuracy([r.score for r in own.records], labels)
+            rows[f"panel ({method})"] = accuracy([r.score for r in res.records], labels)
+            rows[f"panel ({method})"]["weights"] = [m.weight for m in res.summaries[0].members]
+            rows[f"panel ({method})"]["disagreed"] = res.summaries[0].disagreed
+        longer = [1.0 if len(c.extra["output_1"]) > len(c.extra["output_2"]) else 0.0 for c in cases]
+        rows["longer (no judge)"] = accuracy(longer, labels)
+        out["sets"][name] = {"rows": rows, "seconds": time.perf_counter() - t0}
+    if summeval_docs:
+        cases = load_summeval(SUMMEVAL_DATA, summeval_docs)
+        human = [c.extra["human_consistency"] for c in cases]
+        docs = [c.extra["doc_id"] for c in cases]
+        rows = {}
+        for method in ("mean", "agreement"):
+            res = evaluate_panel(
+                cases, [builtin_metric("consistency")], judges, PanelOptions(method=method),
+                out=runs / f"summeval_{tag}.jsonl", resume=True, progress=False,
+            )  # fmt: skip
+            if method == "mean":
+                for member, own in res.members.items():
+                    rows[member] = agreement([r.score for r in own.records], human, docs)
+            rows[f"panel ({method})"] = agreement([r.score for r in res.records], human, docs)
+            rows[f"panel ({method})"]["weights"] = [m.weight for m in res.summaries[0].members]
+        out["summeval"] = rows
+    return out
+
+
+def write(result: dict) -> None:
+    OUT_JSON.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    m = result["machine"]
+    lines = [
+        "# Judges as a panel, beside each member and the length baseline",
+        "",
+        f"Panel {', '.join(f'`{j}`' for j in result['judges'])}; one run of "
+        f"`benchmarks/quality/panel/panel_pairs.py` on {m['cpu']}, {m['cores']} cores, **shared with a training "
+        "job** while measuring (run under `nice -n 19`).",
+        "",
+        f"A SMALL subset: the first {result['pairs']} pairs of each set"
+        + (f", the first {result['summeval_docs']} SummEval dev articles" if result["summeval_docs"] else "")
+        + ". With this few pairs one pair moves accuracy by "
+        f"{100 / max(result['pairs'], 1):.1f} points: differences of a few points are noise.",
+        "",
+        "| set | scorer | accuracy | scored / n | weights | members disagree (spread > 0.3) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, entry in result["sets"].items():
+        for scorer, r in entry["rows"].items():
+            weights = ", ".join(f"{w:.2f}" for w in r.get("weights", [])) or "–"
+            lines.append(
+                f"| {name} | {scorer} | {cell(r['accuracy'])} | {r['scored']} / {r['n']} | {weights} | "
+                f"{r.get('disagreed', '–')} |"
+            )
+    if "summeval" in result:
+        lines += ["", "SummEval consistency (G-Eval), summary-level ρ averaged over articles:", "",
+                  "| scorer | summary ρ | summary τ | weights |", "|---|---|---|---|"]  # fmt: skip
+        for scorer, r in result["summeval"].items():
+            weights = ", ".join(f"{w:.2f}" for w in r.get("weights", [])) or "–"
+            lines.append(f"| {scorer} | {cell(r['spearman'])} | {cell(r['kendall_tau_b'])} | {weights} |")
+    OUT_MD.write_text("\n".join(lines) + "\n" + kept_section(OUT_MD), encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--judges", nargs="+", default=["smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"])
+    parser.add_argument("--pairs", type=int, default=30, help="First N pairs of each set.")
+    parser.add_argument("--summeval-docs", type=int, default=0, help="First N SummEval dev articles (0: none).")
+    args = parser.parse_args()
+    t0 = time.perf_counter()
+    result = run(args.judges, args.pairs, args.summeval_docs, HERE / "runs")
+    result["machine"] = machine("torch_threads")
+    result["total_seconds"] = time.perf_counter() - t0
+    write(result)
+    print(OUT_MD.read_text(encoding="utf-8"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""`localjudge rank`: rank the outputs of each group from pairwise comparisons (see `localjudge.rank`)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from localjudge.cli.options import SectionedCommand, judge_inputs, judge_options, load_from_options, run_options
+from localjudge.cli.output import print_table
+from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
+
+
+@click.command("rank", cls=SectionedCommand)
+@click.argument("cases_file", metavar="CASES", type=click.Path(dir_okay=False))
+@click.option("--metric", "metric_name", required=True, help="A pairwise metric: built-in name or metric file.")
+@click.option("--group", required=True, help="Case field grouping the outputs ranked together (e.g. doc_id).")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Comparisons per output: a group of n gets ceil(budget*n/2) pairs, each judged in both orders.",
+)
+@click.option("--output-field", default="actual_output", show_default=True, help="Case field holding the output.")
+@click.option("--system", default=None, help="Case field naming each output's system: adds a system-level ranking.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first round, intervals, bootstrap.")
+@run_options(
+    "out",
+    "resume",
+    "overwrite",
+    "truncate",
+    "skip_invalid",
+    "progress",
+    out_required=True,
+    out="Write one record per output here; the comparisons go to FILE's stem + .comparisons.jsonl.",
+    resume="Continue the comparisons already made (a larger --budget only adds comparisons).",
+    skip_invalid="Skip malformed rows of CASES, listing each one.",
+)
+@min_valid_mass_option
+@click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
+@judge_options
+def rank_cmd(
+    cases_file, metric_name, group, budget, output_field, system, seed, run, truncate, min_valid_mass, as_json,
+    **judge_kw,
+) -> None:  # fmt: skip
+    """Rank the outputs in CASES within each --group from pairwise comparisons chosen where the ranking is least
+    certain (a Bradley-Terry fit on the judge's probabilities, both presentation orders)."""
+    from localjudge.io.cases import load_cases
+    from localjudge.io.files import is_file, refuse_overwriting
+    from localjudge.metrics import resolve_metric
+    from localjudge.rank.options import RankOptions
+    from localjudge.rank.run import comparisons_path, rank_outputs
+    from localjudge.runs.options import ScoringOptions
+
+    out = str(run.out)
+    refuse_overwriting(
+        [out, str(comparisons_path(out))],
+        [
+            ("data file", cases_file),
+            ("metric file", metric_name if is_file(metric_name) else None),
+            *judge_inputs(judge_kw["judge_name"], judge_kw["registry"]),
+        ],
+    )
+    run.check_output()
+    ranking = RankOptions(group=group, budget=budget, output_field=output_field, system=system, seed=seed)
+    metric = resolve_metric(metric_name)
+    skipped: list[str] | None = [] if run.skip_invalid else None
+    try:
+        cases = load_cases(cases_file, skipped)
+    finally:
+        for msg in skipped or []:
+            click.echo(f"skipped: {msg}", err=True)
+    scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
+    judge = load_from_options(**judge_kw, progress=run.progress)
+    result = rank_outputs(cases, metric, judge, ranking, run=run, scoring=scoring)
+    if as_json:
+        click.echo(json.dumps({"judge": judge.info.model_dump(), "out": out, **result.summary.model_dump()}, indent=1))
+        return
+    s = result.summary
+    click.echo(
+        f"{s.outputs} outputs in {s.groups} groups: {s.scored} ranked; {s.comparisons} comparisons "
+        f"({s.comparisons_unscored} unscored), {s.comparisons_per_output or 0:.2f} per output (budget {s.budget})"
+    )
+    for reason, count in s.unscored_reasons.items():
+        click.echo(f"unscored: {count} outputs: {reason}")
+    if s.systems:
+        click.echo(f"\nSystems by mean within-group score ({ranking.level:.0%} intervals, groups resampled):")
+        rows = [
+            (
+                r.rank,
+                f"{r.rank_low}-{r.rank_high}",
+                r.system,
+                f"{r.mean_score:.3f}",
+                _interval(r.ci_low, r.ci_high),
+                r.outputs,
+            )
+            for r in s.systems
+        ]
+        print_table(["rank", "interval", "system", "score", "interval", "outputs"], rows)
+    click.echo(f"\nranks: {out}\ncomparisons: {comparisons_path(out)}")
+
+
+def _interval(low: float | None, high: float | None) -> str:
+    return "-" if low is None or high is None else f"[{low:.3f}, {high:.3f}]"

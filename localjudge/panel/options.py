@@ -1,0 +1,31 @@
+"""`PanelOptions`: how a panel weighs its members.
+
+Examples:
+    >>> PanelOptions().method
+    'mean'
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field, model_validator
+
+from localjudge.errors import ConfigError
+from localjudge.options import Options
+from localjudge.panel.records import Method, PanelWeights
+
+
+class PanelOptions(Options):
+    """The settings of a panel run (the run's file and the scoring are `RunOptions`, `ScoringOptions`)."""
+
+    label: ClassVar[str] = "panel option"
+
+    method: Method = Field(default="mean", description="mean, agreement (learned without labels) or fitted.")
+    weights: PanelWeights | None = Field(default=None, description="The fitted weights, for method fitted.")
+
+    @model_validator(mode="after")
+    def _weights_with_fitted(self) -> PanelOptions:
+        if (self.method == "fitted") != (self.weights is not None):
+            raise ConfigError("a fitted panel takes its weights (--panel FILE), and only a fitted panel does")
+        return self

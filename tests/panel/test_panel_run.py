@@ -1,0 +1,207 @@
+"""`evaluate_panel` with scripted fake judges: a panel's reading equals its members' readings pooled by hand."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import localjudge
+from localjudge.cli import main
+from localjudge.errors import ConfigError
+from localjudge.io.cases import TestCase
+from localjudge.metrics import builtin_metric
+from localjudge.panel import PanelOptions, PanelWeights, evaluate_panel, load_panel_weights, member_path
+from localjudge.panel.records import PANEL_RECORDS
+from localjudge.runs import evaluate
+from localjudge.testing import fake_judge
+
+
+def cases(n: int = 6) -> list[TestCase]:
+    return [
+        TestCase(
+            id=f"c{i}",
+            input=f"question-{i}",
+            actual_output=f"a{i}",
+            expected_output=f"e{i}",
+            extra={"output_1": f"x{i}", "output_2": f"y{i}", "human": i},
+        )
+        for i in range(n)
+    ]
+
+
+def case_number(prompt: str) -> int:
+    return int(re.search(r"question-(\d)", prompt).group(1))
+
+
+def grader(bias: float, slope: float, name: str):
+    """A fake judge whose 1–5 score follows the case number: P(5) rises with it."""
+
+    def policy(prompt: str) -> dict[str, float]:
+        k = case_number(prompt)
+        p5 = min(max(bias + slope * k, 0.0), 1.0)
+        return {"5": p5, "1": 1 - p5, "A": p5, "B": 1 - p5}
+
+    return fake_judge(policy, name=name)
+
+
+def test_a_panel_reading_is_its_members_readings_pooled_by_hand(tmp_path):
+    judges = [grader(0.1, 0.15, "j1"), grader(0.3, 0.05, "j2"), grader(0.9, -0.1, "j3")]
+    metric = builtin_metric("correctness")
+    out = tmp_path / "panel.jsonl"
+    result = evaluate_panel(cases(), [metric], judges, out=out)
+    alone = [
+        evaluate(cases(), [metric], grader(b, s, n))
+        for b, s, n in ((0.1, 0.15, "j1"), (0.3, 0.05, "j2"), (0.9, -0.1, "j3"))
+    ]
+    for k, rec in enumerate(result.records):
+        member_scores = [a.records[k].score for a in alone]
+        assert rec.score == pytest.approx(np.mean(member_scores))
+        assert rec.raw_score == pytest.approx(np.mean([a.records[k].raw_score for a in alone]))
+        assert [m.score for m in rec.members] == pytest.approx(member_scores)  # every member's reading kept
+        assert rec.spread == pytest.approx(max(member_scores) - min(member_scores))
+        assert rec.distribution["5"] == pytest.approx(np.mean([a.records[k].distribution["5"] for a in alone]))
+    # every member's own records are kept beside the panel's, and the panel file reads back
+    assert all(member_path(out, n).exists() for n in ("j1", "j2", "j3"))
+    assert [r.model_dump() for r in PANEL_RECORDS.read(out)] == [r.model_dump() for r in result.records]
+    summary = result.summaries[0]
+    assert [m.judge for m in summary.members] == ["j1", "j2", "j3"]
+    assert any("j3 does not follow the panel" in n for n in summary.notes)  # it scores the cases backwards
+
+
+def test_agreement_weights_pool_by_hand(tmp_path):
+    judges = [grader(0.1, 0.15, "j1"), grader(0.2, 0.12, "j2"), grader(0.9, -0.1, "j3")]
+    result = evaluate_panel(cases(), [builtin_metric("correctness")], judges, PanelOptions(method="agreement"))
+    w = np.array([m.weight for m in result.summaries[0].members])
+    assert w[2] == 0 and w.sum() == pytest.approx(1)  # the member against the others gets nothing
+    for rec in result.records:
+        assert rec.score == pytest.approx(float(np.array([m.score for m in rec.members]) @ w))
+
+
+def test_a_pairwise_panel_pools_probabilities_before_deciding():
+    # j1 prefers output 1 a little (0.55), j2 prefers output 2 strongly (0.2): pooled 0.375, output 2 wins,
+    # though a vote of the members' decisions would be a draw
+    j1 = fake_judge(
+        lambda p: {"A": 0.55, "B": 0.45} if "x" in p.split("Response A")[1][:40] else {"A": 0.45, "B": 0.55}, name="j1"
+    )
+    j2 = fake_judge(
+        lambda p: {"A": 0.2, "B": 0.8} if "x" in p.split("Response A")[1][:40] else {"A": 0.8, "B": 0.2}, name="j2"
+    )
+    result = evaluate_panel(cases(2), [builtin_metric("pairwise")], [j1, j2])
+    for rec in result.records:
+        assert rec.score == pytest.approx((0.55 + 0.2) / 2)
+        assert rec.distribution == pytest.approx({"output_1": 0.375, "output_2": 0.625})
+        assert rec.mode == "output_2"
+
+
+def test_fitted_weights_from_a_file(tmp_path):
+    judges = [grader(0.1, 0.15, "j1"), grader(0.3, 0.05, "j2")]
+    weights = PanelWeights(
+        members=["j2", "j1"], weights={"correctness": [0.25, 0.75]}, human="human", n_items={"correctness": 6},
+        source="x", localjudge_version="0",
+    )  # fmt: skip
+    result = evaluate_panel(
+        cases(), [builtin_metric("correctness")], judges, PanelOptions(method="fitted", weights=weights)
+    )
+    for rec in result.records:
+        assert rec.score == pytest.approx(0.75 * rec.members[0].score + 0.25 * rec.members[1].score)
+    with pytest.raises(ConfigError, match="not j1, j3"):
+        evaluate_panel(cases(), [builtin_metric("correctness")], [judges[0], grader(0, 0, "j3")],
+                       PanelOptions(method="fitted", weights=weights))  # fmt: skip
+
+
+def test_an_unscored_member_leaves_the_case_unscored_and_says_who():
+    silent = fake_judge(lambda p: {} if "question-1" in p else {"5": 1.0}, name="silent")
+    result = evaluate_panel(cases(3), [builtin_metric("correctness")], [grader(0.1, 0.1, "j1"), silent])
+    lost = result.records[1]
+    assert lost.score is None and lost.unscored_reason.startswith("panel member silent left it unscored")
+    assert lost.members[0].score is not None  # the other member's reading is kept
+    assert result.summaries[0].scored == 2
+
+
+def test_disagreeing_members_are_flagged_in_the_summary():
+    hi = fake_judge(lambda p: {"5": 1.0}, name="hi")
+    lo = fake_judge(lambda p: {"1": 1.0}, name="lo")
+    summary = evaluate_panel(cases(4), [builtin_metric("correctness")], [hi, lo]).summaries[0]
+    assert summary.disagreed == 4 and summary.mean_spread == pytest.approx(1.0)
+    assert any("the members disagree" in n for n in summary.notes)
+
+
+def test_a_panel_needs_two_distinct_judges():
+    with pytest.raises(ConfigError, match="two judges"):
+        evaluate_panel(cases(), [builtin_metric("correctness")], [grader(0, 0, "a")])
+    with pytest.raises(ConfigError, match="given twice"):
+        evaluate_panel(cases(), [builtin_metric("correctness")], [grader(0, 0, "a"), grader(0, 0, "a")])
+    assert localjudge.evaluate_panel is evaluate_panel
+
+
+@pytest.fixture
+def scripted(monkeypatch, tmp_path):
+    """load_judge returns the fake judge registered under the name asked for."""
+    import localjudge.judges.loading
+
+    made = {"j1": (0.1, 0.15), "j2": (0.3, 0.05), "j3": (0.9, -0.1)}
+    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda name=None, **k: grader(*made[name], name))
+
+
+def write_cases(path, rows):
+    lines = [json.dumps(c.model_dump(exclude={"extra"}, exclude_none=True) | c.extra) for c in rows]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_eval_with_several_judges_pools_them(scripted, tmp_path):
+    data = write_cases(tmp_path / "cases.jsonl", cases())
+    out = tmp_path / "panel.jsonl"
+    args = ["eval", data, "--metric", "correctness", "--judge", "j1", "--judge", "j2", "--out", out, "--no-progress"]
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    assert "correctness (mean of 2 judges)" in result.stdout
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    alone = [json.loads(line) for line in member_path(out, "j1").read_text().splitlines()]
+    other = [json.loads(line) for line in member_path(out, "j2").read_text().splitlines()]
+    for r, a, b in zip(records, alone, other, strict=True):
+        assert r["score"] == pytest.approx((a["score"] + b["score"]) / 2)
+        assert [m["judge"] for m in r["members"]] == ["j1", "j2"]
+    # calibrate fits weights on the labels, and eval pools with them
+    weights = tmp_path / "weights.json"
+    cal = CliRunner().invoke(main, ["calibrate", str(out), "--human", "human", "--save-panel-weights", str(weights)])
+    assert cal.exit_code == 0, cal.output
+    saved = load_panel_weights(weights)
+    assert saved.members == ["j1", "j2"] and sum(saved.weights["correctness"]) == pytest.approx(1)
+    fitted_out = tmp_path / "fitted.jsonl"
+    args = [*args[:-3], "--panel", weights, "--out", fitted_out, "--no-progress", "--json"]
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    members = json.loads(result.stdout)["summaries"][0]["members"]
+    assert [m["weight"] for m in members] == pytest.approx(saved.weights["correctness"])
+    first = json.loads(fitted_out.read_text().splitlines()[0])
+    w = saved.weights["correctness"]
+    assert first["score"] == pytest.approx(w[0] * first["members"][0]["score"] + w[1] * first["members"][1]["score"])
+
+
+def test_panel_option_errors(scripted, tmp_path):
+    data = write_cases(tmp_path / "cases.jsonl", cases())
+    one = CliRunner().invoke(main, ["eval", str(data), "--metric", "correctness", "--judge", "j1", "--panel", "mean"])
+    assert one.exit_code == 2 and "twice or more" in one.output
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}", encoding="utf-8")
+    res = CliRunner().invoke(main, ["eval", str(data), "--metric", "correctness", "--judge", "j1", "--judge", "j2",
+                                    "--panel", str(bad)])  # fmt: skip
+    assert res.exit_code == 2 and "not a panel weights file" in res.output
+
+
+def test_score_with_a_panel(scripted):
+    result = CliRunner().invoke(
+        main, ["score", "question-1 Score:", "question-4 Score:", "--low", "1", "--high", "5", "--judge", "j1",
+               "--judge", "j2"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    for row in rows:
+        assert row["score"] == pytest.approx(np.mean([m["normalized"] for m in row["members"]]))
+        assert [m["judge"] for m in row["members"]] == ["j1", "j2"]
