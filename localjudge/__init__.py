@@ -21,11 +21,15 @@ from localjudge.version import __version__
 
 __all__ = [
     "EngineOptions",
+    "EvaluationResult",
     "Judge",
     "JudgeInfo",
     "LabelDistribution",
     "LocalJudgeError",
+    "Metric",
+    "ResultRecord",
     "ScoreDistribution",
+    "ScoringOptions",
     "TestCase",
     "__version__",
     "assert_fails",
@@ -51,8 +55,11 @@ if TYPE_CHECKING:
     from localjudge.io.cases import TestCase, load_cases
     from localjudge.judges.judge import Judge, JudgeInfo
     from localjudge.judges.loading import load_judge
+    from localjudge.kinds import Metric
+    from localjudge.kinds.records import ResultRecord
+    from localjudge.kinds.settings import ScoringOptions
     from localjudge.metrics.builtin import builtin_metric, resolve_metric
-    from localjudge.runs.evaluate import evaluate
+    from localjudge.runs.evaluate import EvaluationResult, evaluate
     from localjudge.testing.assertions import assert_fails, assert_passes
     from localjudge.testing.fake import fake_judge
 
@@ -67,6 +74,10 @@ _LAZY = {
     "builtin_metric": "localjudge.metrics.builtin",
     "resolve_metric": "localjudge.metrics.builtin",
     "evaluate": "localjudge.runs.evaluate",
+    "EvaluationResult": "localjudge.runs.evaluate",
+    "Metric": "localjudge.kinds",
+    "ResultRecord": "localjudge.kinds.records",
+    "ScoringOptions": "localjudge.kinds.settings",
     "calibrate": "localjudge.calibration.agreement",
     "format_report": "localjudge.calibration.render",
     "assert_passes": "localjudge.testing.assertions",
