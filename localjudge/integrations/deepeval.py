@@ -55,7 +55,7 @@ os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 
 TESTED_DEEPEVAL = "4.3.1"
 """The deepeval release the adapter is tested with (the Makefile and the README install it)."""
-INSTALL_DEEPEVAL = f"pip install 'localjudge[deepeval]' && pip install --no-deps deepeval=={TESTED_DEEPEVAL}"
+INSTALL_DEEPEVAL = f"pip install 'localjudge-offline[deepeval]' && pip install --no-deps deepeval=={TESTED_DEEPEVAL}"
 """How to install it: deepeval's caps on click and rich conflict with transformers' (pyproject.toml, deepeval extra)."""
 
 

@@ -65,7 +65,7 @@ def test_deepeval_still_cannot_be_a_dependency():
 def test_the_tested_deepeval_is_the_one_installed_and_documented():
     assert importlib.metadata.version("deepeval") == TESTED_DEEPEVAL
     command = f"pip install --no-deps deepeval=={TESTED_DEEPEVAL}"
-    assert command in INSTALL_DEEPEVAL and "localjudge[deepeval]" in INSTALL_DEEPEVAL
+    assert command in INSTALL_DEEPEVAL and "localjudge-offline[deepeval]" in INSTALL_DEEPEVAL
     assert command in (ROOT / "README.md").read_text(encoding="utf-8"), "the README's DeepEval install"
     assert f"--no-deps deepeval=={TESTED_DEEPEVAL}" in (ROOT / "Makefile").read_text(encoding="utf-8")
 
