@@ -230,6 +230,7 @@ def eval_cmd(
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
     scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
+    judge_kw = {**judge_kw, "judge_name": _judge_for(metrics, judge_kw["judge_name"], judge_kw["registry"])}
     if distributed:
         from localjudge.runs.distributed import evaluate_distributed, local_device, write_records
 
@@ -262,9 +263,30 @@ def eval_cmd(
             )
         )
         return
-    print_run(result)
+    print_run(result, judge.info.name)
     if out:
         click.echo(f"\nresults: {out}")
+
+
+def _judge_for(metrics, named: str | None, registry: str | None) -> str | None:
+    """The judge `eval` loads: the one named, else one able to judge these metrics' kinds (runs/judge_choice.py)."""
+    from localjudge.errors import LocalJudgeError
+    from localjudge.judges.registry import REGISTRY_PATH, availability, load_registry
+    from localjudge.runs.judge_choice import choose_judge
+
+    path = Path(registry) if registry else REGISTRY_PATH
+    reg = load_registry(path)
+
+    def installed(name: str) -> bool:
+        try:
+            return availability(reg.get(name), path).startswith("yes")
+        except LocalJudgeError:  # not in this registry
+            return False
+
+    choice = choose_judge([m.kind for m in metrics], installed, named, reg.default)
+    if choice.notice:
+        click.echo(choice.notice, err=True)
+    return choice.name
 
 
 def _file_or_none(path: str) -> str | None:
