@@ -32,7 +32,6 @@ Examples:
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import Any
 
 from localjudge.errors import ConfigError, LocalJudgeError, clip
 from localjudge.integrations.readout import breakdown, log, reason
+from localjudge.integrations.shared import shared_judge
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric, kind_of, missing_fields
@@ -89,20 +89,6 @@ DEEPEVAL_LABELS = {
 
 class MissingFieldsError(MissingTestCaseParamsError, LocalJudgeError):
     """A test case lacks a field the metric reads (DeepEval skips it under `deepeval test run -s`)."""
-
-
-@functools.cache
-def shared_judge(name: str | None = None, device: str | None = None, dtype: str | None = None) -> Judge:
-    """The judge of that name, loaded once per process and shared by every metric that names it.
-
-    Args:
-        name: a registry name, model directory, .gguf file or hub id; None: the registry default.
-        device: "cpu", "cuda"...; default CUDA when available.
-        dtype: "float32", "bfloat16"...; default the registry entry's, else per device.
-    """
-    from localjudge.judges import loading
-
-    return loading.load_judge(name, device=device, dtype=dtype, progress=False)
 
 
 def to_test_case(test_case: LLMTestCase) -> TestCase:
