@@ -174,6 +174,12 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
 @min_valid_mass_option
 @field_label_option
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Cases per scoring call; the engine batches within a call [default: 256 on CUDA, 16 on the CPU].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @click.option(
     "--distributed",
@@ -192,6 +198,7 @@ def eval_cmd(
     min_valid_mass,
     field_labels,
     limit,
+    chunk_size,
     as_json,
     distributed,
     **judge_kw,
@@ -229,7 +236,9 @@ def eval_cmd(
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
-    scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
+    scoring = ScoringOptions(
+        truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass), chunk_size=chunk_size
+    )
     judge_kw = {**judge_kw, "judge_name": _judge_for(metrics, judge_kw["judge_name"], judge_kw["registry"])}
     if distributed:
         from localjudge.runs.distributed import evaluate_distributed, local_device, write_records
