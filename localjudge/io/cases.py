@@ -59,7 +59,7 @@ def case_from_row(row: Any, where: str, index: int) -> TestCase:
     """Validates one raw record into a `TestCase`; `where` is "file:line" for messages."""
     if not isinstance(row, dict):
         raise DataError(f"{where}: expected an object with fields, got {type(row).__name__}")
-    row = _ragas_renamed(dict(row), where)
+    row, given = _ragas_renamed(dict(row), where)
     raw_id = row.pop("id", None)
     if raw_id is None or raw_id == "":
         case_id = f"case-{index + 1}"
@@ -71,20 +71,24 @@ def case_from_row(row: Any, where: str, index: int) -> TestCase:
     for field in TEXT_FIELDS:
         value = row.pop(field, None)
         if value is not None and not isinstance(value, str):
-            raise DataError(f"{where}: field {field!r} must be a string, got {type(value).__name__}")
+            raise DataError(f"{where}: field {given.get(field, field)!r} must be a string, got {type(value).__name__}")
         known[field] = value
     for field in LIST_FIELDS:
         value = row.pop(field, None)
         if isinstance(value, str):
             value = [value] if value.strip() else None  # an empty CSV cell is no context, not [""]
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise DataError(f"{where}: field {field!r} must be a list of strings or a string")
+            raise DataError(f"{where}: field {given.get(field, field)!r} must be a list of strings or a string")
         known[field] = value
     return TestCase(id=case_id, extra=row, **known)
 
 
-def _ragas_renamed(row: dict[str, Any], where: str) -> dict[str, Any]:
-    """`row` with Ragas's column names as the fields they are; both names of one field is an error."""
+def _ragas_renamed(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """`row` with Ragas's column names as the fields they are, and field -> the name the row gave it.
+
+    Both names of one field is an error.
+    """
+    given: dict[str, str] = {}
     for theirs, ours in RAGAS_FIELDS.items():
         if theirs in row:
             if ours in row:
@@ -92,7 +96,8 @@ def _ragas_renamed(row: dict[str, Any], where: str) -> dict[str, Any]:
                     f"{where}: fields {theirs!r} (Ragas's name) and {ours!r} both given for one field; keep one"
                 )
             row[ours] = row.pop(theirs)
-    return row
+            given[ours] = theirs
+    return row, given
 
 
 def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestCase]:

@@ -47,3 +47,10 @@ def test_ragas_columns_are_the_fields_they_name(tmp_path, suffix):
 def test_a_field_under_both_names_is_an_error_naming_both(tmp_path):
     with pytest.raises(DataError, match=r"cases.jsonl:1: fields 'response' \(Ragas's name\) and 'actual_output'"):
         _read(tmp_path, ".jsonl", [{**RAGAS_ROW, "actual_output": "In 1933."}])
+
+
+def test_a_wrong_type_is_reported_under_the_name_the_file_gives(tmp_path):
+    with pytest.raises(DataError, match=r"cases.jsonl:1: field 'reference' must be a string, got int"):
+        _read(tmp_path, ".jsonl", [{**RAGAS_ROW, "reference": 1932}])
+    with pytest.raises(DataError, match=r"field 'retrieved_contexts' must be a list of strings"):
+        _read(tmp_path, ".jsonl", [{**RAGAS_ROW, "retrieved_contexts": [1, 2]}])
