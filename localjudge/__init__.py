@@ -21,13 +21,17 @@ from localjudge.version import __version__
 
 __all__ = [
     "EngineOptions",
+    "EvaluationResult",
     "Judge",
     "JudgeInfo",
     "LabelDistribution",
     "LocalJudgeError",
+    "Metric",
     "PanelOptions",
     "RankOptions",
+    "ResultRecord",
     "ScoreDistribution",
+    "ScoringOptions",
     "TestCase",
     "__version__",
     "assert_fails",
@@ -55,12 +59,15 @@ if TYPE_CHECKING:
     from localjudge.io.cases import TestCase, load_cases
     from localjudge.judges.judge import Judge, JudgeInfo
     from localjudge.judges.loading import load_judge
+    from localjudge.kinds import Metric
+    from localjudge.kinds.records import ResultRecord
+    from localjudge.kinds.settings import ScoringOptions
     from localjudge.metrics.builtin import builtin_metric, resolve_metric
     from localjudge.panel.options import PanelOptions
     from localjudge.panel.run import evaluate_panel
     from localjudge.rank.options import RankOptions
     from localjudge.rank.run import rank_outputs
-    from localjudge.runs.evaluate import evaluate
+    from localjudge.runs.evaluate import EvaluationResult, evaluate
     from localjudge.testing.assertions import assert_fails, assert_passes
     from localjudge.testing.fake import fake_judge
 
@@ -79,6 +86,10 @@ _LAZY = {
     "evaluate_panel": "localjudge.panel.run",
     "RankOptions": "localjudge.rank.options",
     "rank_outputs": "localjudge.rank.run",
+    "EvaluationResult": "localjudge.runs.evaluate",
+    "Metric": "localjudge.kinds",
+    "ResultRecord": "localjudge.kinds.records",
+    "ScoringOptions": "localjudge.kinds.settings",
     "calibrate": "localjudge.calibration.agreement",
     "format_report": "localjudge.calibration.render",
     "assert_passes": "localjudge.testing.assertions",

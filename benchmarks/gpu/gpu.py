@@ -1,8 +1,9 @@
 """The GPU check: throughput, MFU, token budgets, out-of-memory halving and bitwise batch invariance.
 
-One script, no network, about 5 minutes on one H200. For each registry judge's real architecture
-(Llama-3.1-8B, Qwen2.5-7B, Gemma-2-9B by default; `gpu_configs.json`) a random-weight bf16 model
-is built on the GPU (fp32 on a CPU) and wrapped with the public `Judge.from_model` (see `_gpu_workload.py`):
+One script, no network; never run on a GPU yet, so its run time there is not measured. For each
+registry judge's real architecture (Llama-3.1-8B, Qwen2.5-7B, Gemma-2-9B by default; `gpu_configs.json`)
+a random-weight bf16 model is built on the GPU (fp32 on a CPU) and wrapped with the public
+`Judge.from_model` (see `_gpu_workload.py`):
 
 - throughput: G-Eval-shaped scoring (1-10 scale; three shared 300-token instructions, 150-450-token
   cases) and SummEval-shaped likelihood (400-token articles, four 40-80-token summaries each),

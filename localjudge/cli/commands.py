@@ -171,6 +171,12 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
 @min_valid_mass_option
 @field_label_option
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
+@click.option(
+    "--chunk-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Cases per scoring call; the engine batches within a call [default: 256 on CUDA, 16 on the CPU].",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @click.option(
     "--distributed",
@@ -190,6 +196,7 @@ def eval_cmd(
     min_valid_mass,
     field_labels,
     limit,
+    chunk_size,
     as_json,
     distributed,
     panel,
@@ -236,11 +243,14 @@ def eval_cmd(
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
-    scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
+    scoring = ScoringOptions(
+        truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass), chunk_size=chunk_size
+    )
     if settings is not None:
         judge_kw.pop("judge_name")
         run_panel(cases, metrics, judge_names, settings, run, scoring, judge_kw, as_json, out)
         return
+    judge_kw = {**judge_kw, "judge_name": _judge_for(metrics, judge_kw["judge_name"], judge_kw["registry"])}
     if distributed:
         from localjudge.runs.distributed import evaluate_distributed, local_device, write_records
 
@@ -273,9 +283,30 @@ def eval_cmd(
             )
         )
         return
-    print_run(result)
+    print_run(result, judge.info.name)
     if out:
         click.echo(f"\nresults: {out}")
+
+
+def _judge_for(metrics, named: str | None, registry: str | None) -> str | None:
+    """The judge `eval` loads: the one named, else one able to judge these metrics' kinds (runs/judge_choice.py)."""
+    from localjudge.errors import LocalJudgeError
+    from localjudge.judges.registry import REGISTRY_PATH, availability, load_registry
+    from localjudge.runs.judge_choice import choose_judge
+
+    path = Path(registry) if registry else REGISTRY_PATH
+    reg = load_registry(path)
+
+    def installed(name: str) -> bool:
+        try:
+            return availability(reg.get(name), path).startswith("yes")
+        except LocalJudgeError:  # not in this registry
+            return False
+
+    choice = choose_judge([m.kind for m in metrics], installed, named, reg.default)
+    if choice.notice:
+        click.echo(choice.notice, err=True)
+    return choice.name
 
 
 def _file_or_none(path: str) -> str | None:

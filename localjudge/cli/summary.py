@@ -17,15 +17,15 @@ from localjudge.runs.evaluate import EvaluationResult
 from localjudge.runs.summary import MetricSummary
 
 
-def print_run(result: EvaluationResult) -> None:
-    """The records table, the summary table, then per metric: comparison, unscored reasons, notes."""
+def print_run(result: EvaluationResult, judge: str) -> None:
+    """The records table, the summary table naming `judge`, then per metric: comparison, unscored reasons, notes."""
     rows = []
     for r in result.records:
         score = "unscored" if r.score is None else f"{r.score:.3f}"
         raw = "" if r.raw_score is None else f"{r.raw_score:.2f}"
         rows.append((r.case_id, r.metric, score, raw, verdict(r), (r.unscored_reason or "")[:60]))
     print_table(["case", "metric", "score", "raw", "verdict", "note"], rows)
-    click.echo("")
+    click.echo(f"\njudge: {judge}")
     print_table(
         ["metric", "n", "mean score", "pass rate", "unscored", "valid mass"],
         [

@@ -1,12 +1,15 @@
 """localjudge metrics inside other evaluation frameworks.
 
 `localjudge.integrations.deepeval` makes any localjudge metric a DeepEval metric (install the
-`deepeval` extra, then deepeval itself with `--no-deps`: README, DeepEval).
+`deepeval` extra, then deepeval itself with `--no-deps`: README, DeepEval);
+`localjudge.integrations.inspect_ai` makes one an inspect_ai scorer (`localjudge_scorer`, the
+`inspect` extra). `shared_judge` loads a judge once per name and process for both.
 `localjudge.integrations.readout` turns a result record into the reason, score breakdown and log
 such frameworks show; it needs no framework.
 
-Names load on first use: `import localjudge.integrations` works without deepeval installed, and
-only a DeepEval name (`GEval`, `LocalJudgeMetric`, ...) imports it.
+Names load on first use: `import localjudge.integrations` works without deepeval or inspect_ai
+installed; only a DeepEval name (`GEval`, `LocalJudgeMetric`, ...) imports deepeval, and only
+`localjudge_scorer` imports inspect_ai.
 
 Examples:
     >>> from localjudge.integrations import GEval  # doctest: +SKIP
@@ -27,10 +30,11 @@ if TYPE_CHECKING:
         GEval,
         LocalJudgeMetric,
         MissingFieldsError,
-        shared_judge,
         to_test_case,
     )
+    from localjudge.integrations.inspect_ai import localjudge_scorer
     from localjudge.integrations.readout import breakdown, log, reason
+    from localjudge.integrations.shared import shared_judge
 
 __all__ = [
     "INSTALL_DEEPEVAL",
@@ -40,13 +44,14 @@ __all__ = [
     "LocalJudgeMetric",
     "MissingFieldsError",
     "breakdown",
+    "localjudge_scorer",
     "log",
     "reason",
     "shared_judge",
     "to_test_case",
 ]
 
-# name -> the module that defines it, imported on first access (deepeval is an optional dependency)
+# name -> the module that defines it, imported on first access (deepeval and inspect_ai are optional)
 _LAZY = {
     "INSTALL_DEEPEVAL": "localjudge.integrations.deepeval",
     "TESTED_DEEPEVAL": "localjudge.integrations.deepeval",
@@ -54,7 +59,8 @@ _LAZY = {
     "GEval": "localjudge.integrations.deepeval",
     "LocalJudgeMetric": "localjudge.integrations.deepeval",
     "MissingFieldsError": "localjudge.integrations.deepeval",
-    "shared_judge": "localjudge.integrations.deepeval",
+    "shared_judge": "localjudge.integrations.shared",
+    "localjudge_scorer": "localjudge.integrations.inspect_ai",
     "to_test_case": "localjudge.integrations.deepeval",
     "breakdown": "localjudge.integrations.readout",
     "log": "localjudge.integrations.readout",

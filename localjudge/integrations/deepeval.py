@@ -3,9 +3,11 @@
 `LocalJudgeMetric` wraps a built-in metric name, a metric file or a `Metric` object (G-Eval,
 likelihood, reference-overlap or hybrid) as a subclass of DeepEval's `BaseMetric`, so that
 `assert_test`, `evaluate` and `deepeval test run` use it like one of DeepEval's own. `GEval`
-builds one from DeepEval's GEval arguments (name, criteria, evaluation_steps, evaluation_params,
-rubric, threshold). An `LLMTestCase`'s input, actual_output, expected_output, context and
-retrieval_context become the same fields of a localjudge `TestCase`.
+builds one from DeepEval's GEval arguments, in DeepEval's order (name, evaluation_params, criteria,
+evaluation_steps, rubric, model, threshold, top_logprobs, async_mode, strict_mode, verbose_mode), with
+`judge` in place of `model`; `model` and `strict_mode=True` are refused, each saying why. An
+`LLMTestCase`'s input, actual_output, expected_output, context and retrieval_context become the
+same fields of a localjudge `TestCase`.
 
 After `measure`: `score` is the record's 0-1 score (G-Eval: (expected - low) / (high - low), the
 expected score over the judge's full distribution on the scale; likelihood: exp(mean log-prob)
@@ -30,7 +32,6 @@ Examples:
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import Any
 
 from localjudge.errors import ConfigError, LocalJudgeError, clip
 from localjudge.integrations.readout import breakdown, log, reason
+from localjudge.integrations.shared import shared_judge
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric, kind_of, missing_fields
@@ -55,7 +57,7 @@ os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 
 TESTED_DEEPEVAL = "4.3.1"
 """The deepeval release the adapter is tested with (the Makefile and the README install it)."""
-INSTALL_DEEPEVAL = f"pip install 'localjudge[deepeval]' && pip install --no-deps deepeval=={TESTED_DEEPEVAL}"
+INSTALL_DEEPEVAL = f"pip install 'localjudge-offline[deepeval]' && pip install --no-deps deepeval=={TESTED_DEEPEVAL}"
 """How to install it: deepeval's caps on click and rich conflict with transformers' (pyproject.toml, deepeval extra)."""
 
 
@@ -89,20 +91,6 @@ class MissingFieldsError(MissingTestCaseParamsError, LocalJudgeError):
     """A test case lacks a field the metric reads (DeepEval skips it under `deepeval test run -s`)."""
 
 
-@functools.cache
-def shared_judge(name: str | None = None, device: str | None = None, dtype: str | None = None) -> Judge:
-    """The judge of that name, loaded once per process and shared by every metric that names it.
-
-    Args:
-        name: a registry name, model directory, .gguf file or hub id; None: the registry default.
-        device: "cpu", "cuda"...; default CUDA when available.
-        dtype: "float32", "bfloat16"...; default the registry entry's, else per device.
-    """
-    from localjudge.judges import loading
-
-    return loading.load_judge(name, device=device, dtype=dtype, progress=False)
-
-
 def to_test_case(test_case: LLMTestCase) -> TestCase:
     """A DeepEval `LLMTestCase` as a localjudge `TestCase` (its name, if any, becomes the id)."""
     if test_case.multimodal:
@@ -134,6 +122,8 @@ class LocalJudgeMetric(BaseMetric):
         threshold: pass mark on the 0-1 score; default the metric's own (likelihood metrics have
             none: they rank cases, so `assert_test` needs one given here).
         steps_cache: directory for generated evaluation steps (default ~/.cache/localjudge).
+        async_mode: DeepEval's: its runners call `a_measure` (True) or `measure`; either judges in this thread.
+        verbose_mode: DeepEval's: print `verbose_logs` (judge, steps, distribution, reason) after each case.
 
     Attributes:
         score: the 0-1 score, None when unscored.
@@ -149,6 +139,9 @@ class LocalJudgeMetric(BaseMetric):
         judge: Judge | str | None = None,
         threshold: float | None = None,
         steps_cache: str | Path | None = None,
+        *,
+        async_mode: bool = True,
+        verbose_mode: bool = False,
     ):
         m = resolve_metric(metric) if isinstance(metric, str) else metric
         if kind_of(m).compares_outputs:
@@ -166,6 +159,8 @@ class LocalJudgeMetric(BaseMetric):
         self.steps_cache = steps_cache
         self.evaluation_model = f"{self.judge.info.name} (localjudge)"
         self.strict_mode = False
+        self.async_mode = async_mode
+        self.verbose_mode = verbose_mode
         self.record: ResultRecord | None = None
 
     @property
@@ -197,6 +192,8 @@ class LocalJudgeMetric(BaseMetric):
         self.reason = reason(record)
         self.score_breakdown = breakdown(record)
         self.verbose_logs = log(record)
+        if self.verbose_mode:
+            print(self.verbose_logs)
         # unscored is an error state, never a score: DeepEval then fails the case and shows why
         self.error = None if record.score is not None else self.reason
         self.success = self.is_successful()
@@ -220,17 +217,22 @@ class LocalJudgeMetric(BaseMetric):
 # named like the DeepEval class it replaces, so that porting a metric is an import change
 def GEval(
     name: str,
+    evaluation_params: Sequence[Any] | None = None,
     criteria: str | None = None,
     evaluation_steps: Sequence[str] | None = None,
-    evaluation_params: Sequence[Any] | None = None,
     rubric: Sequence[Any] | None = None,
+    model: Any = None,
     threshold: float = 0.5,
+    top_logprobs: int = 20,
+    async_mode: bool = True,
+    strict_mode: bool = False,
+    verbose_mode: bool = False,
     *,
     judge: Judge | str | None = None,
     reasoning: str = "none",
     steps_cache: str | Path | None = None,
 ) -> LocalJudgeMetric:
-    """A G-Eval metric from DeepEval's GEval arguments, scored by a local judge.
+    """A G-Eval metric from DeepEval's GEval arguments, in DeepEval's order, scored by a local judge.
 
     The scale is DeepEval's: 0..10, or the span of the rubric's ranges. Without
     `evaluation_steps`, the judge writes them once from the criteria and they are cached per
@@ -238,12 +240,18 @@ def GEval(
 
     Args:
         name: metric name.
-        criteria: what the judge assesses; may be omitted when evaluation_steps are given.
-        evaluation_steps: the steps the judge follows.
         evaluation_params: the fields shown (`SingleTurnParams` or their names); default input
             and actual_output.
+        criteria: what the judge assesses; may be omitted when evaluation_steps are given.
+        evaluation_steps: the steps the judge follows.
         rubric: DeepEval `Rubric`s (score_range, expected_outcome) or localjudge `RubricRange`s.
+        model: refused unless None: DeepEval's API model; the local judge is `judge`.
         threshold: pass mark on the 0-1 score.
+        top_logprobs: accepted and unused: the whole distribution over the scale is read, not the top k.
+        async_mode: as DeepEval's (`LocalJudgeMetric`).
+        strict_mode: refused unless False: DeepEval's passes only the top score, which an expected
+            score over a distribution reaches only with all the probability on it.
+        verbose_mode: as DeepEval's: print each case's log.
         judge: a loaded `Judge`, or a judge name (see `shared_judge`).
         reasoning: "none" (score only), "before" or "after": the judge also writes its reasoning.
         steps_cache: directory for generated evaluation steps.
@@ -255,6 +263,17 @@ def GEval(
         >>> (m.metric.low, m.metric.high, m.metric.fields)
         (0, 10, ['input', 'actual_output'])
     """
+    if model is not None:
+        raise ConfigError(
+            f"GEval {clip(name)}: model={clip(model)} is DeepEval's API model; a local judge scores this "
+            "metric: pass judge=NAME (see `localjudge models`) instead of model="
+        )
+    if strict_mode:
+        raise ConfigError(
+            f"GEval {clip(name)}: strict_mode=True passes only the top score, and localjudge's score is the "
+            "expected score over the judge's distribution, which reaches the top only with all the probability "
+            "on it: set threshold= to the pass mark you want instead"
+        )
     if criteria is None and not evaluation_steps:
         raise ConfigError(f"GEval {clip(name)}: give criteria, evaluation_steps or both")
     fields = [_field(p) for p in (evaluation_params or ("input", "actual_output"))]
@@ -279,7 +298,9 @@ def GEval(
         f"GEval {name!r}",
     )
     assert isinstance(metric, GEvalMetric)  # no `kind`: a G-Eval metric
-    return LocalJudgeMetric(metric, judge=judge, steps_cache=steps_cache)
+    return LocalJudgeMetric(
+        metric, judge=judge, steps_cache=steps_cache, async_mode=async_mode, verbose_mode=verbose_mode
+    )
 
 
 def _field(param: Any) -> FieldName:

@@ -1,8 +1,10 @@
 """Test cases and the data files they come from (JSONL, a JSON list, CSV).
 
 Field names follow DeepEval: `input`, `actual_output`, `expected_output`, `context`,
-`retrieval_context`, plus `id`. Any other field is kept in `extra` and copied to the results
-(human scores, document ids...). Errors name the file, the line and the field.
+`retrieval_context`, plus `id`. Ragas's names are read as they are: `user_input`, `response`,
+`reference`, `retrieved_contexts`, `reference_contexts` (`RAGAS_FIELDS`). Any other field is kept in
+`extra` and copied to the results (human scores, document ids...). Errors name the file, the line
+and the field.
 """
 
 from __future__ import annotations
@@ -23,6 +25,14 @@ from localjudge.io.jsonl import numbered_lines
 TEXT_FIELDS = ("input", "actual_output", "expected_output")
 LIST_FIELDS = ("context", "retrieval_context")
 CASE_FIELDS = TEXT_FIELDS + LIST_FIELDS
+RAGAS_FIELDS = {
+    "user_input": "input",
+    "response": "actual_output",
+    "reference": "expected_output",
+    "retrieved_contexts": "retrieval_context",
+    "reference_contexts": "context",
+}
+"""Ragas's column names (its `SingleTurnSample`) -> the field each is read as."""
 
 
 class TestCase(BaseModel):
@@ -49,7 +59,7 @@ def case_from_row(row: Any, where: str, index: int) -> TestCase:
     """Validates one raw record into a `TestCase`; `where` is "file:line" for messages."""
     if not isinstance(row, dict):
         raise DataError(f"{where}: expected an object with fields, got {type(row).__name__}")
-    row = dict(row)
+    row, given = _ragas_renamed(dict(row), where)
     raw_id = row.pop("id", None)
     if raw_id is None or raw_id == "":
         case_id = f"case-{index + 1}"
@@ -61,16 +71,33 @@ def case_from_row(row: Any, where: str, index: int) -> TestCase:
     for field in TEXT_FIELDS:
         value = row.pop(field, None)
         if value is not None and not isinstance(value, str):
-            raise DataError(f"{where}: field {field!r} must be a string, got {type(value).__name__}")
+            raise DataError(f"{where}: field {given.get(field, field)!r} must be a string, got {type(value).__name__}")
         known[field] = value
     for field in LIST_FIELDS:
         value = row.pop(field, None)
         if isinstance(value, str):
             value = [value] if value.strip() else None  # an empty CSV cell is no context, not [""]
         if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise DataError(f"{where}: field {field!r} must be a list of strings or a string")
+            raise DataError(f"{where}: field {given.get(field, field)!r} must be a list of strings or a string")
         known[field] = value
     return TestCase(id=case_id, extra=row, **known)
+
+
+def _ragas_renamed(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, str]]:
+    """`row` with Ragas's column names as the fields they are, and field -> the name the row gave it.
+
+    Both names of one field is an error.
+    """
+    given: dict[str, str] = {}
+    for theirs, ours in RAGAS_FIELDS.items():
+        if theirs in row:
+            if ours in row:
+                raise DataError(
+                    f"{where}: fields {theirs!r} (Ragas's name) and {ours!r} both given for one field; keep one"
+                )
+            row[ours] = row.pop(theirs)
+            given[ours] = theirs
+    return row, given
 
 
 def load_cases(path: str | Path, skipped: list[str] | None = None) -> list[TestCase]:
@@ -165,12 +192,12 @@ def _csv_rows(text: str, path: Path) -> Iterable[tuple[int, Any]]:
 
 def _csv_value(key: str, value: str) -> Any:
     """CSV cells are text; list fields may hold a JSON array; numbers in extra fields are parsed."""
-    if key in LIST_FIELDS and value.startswith("["):
+    if (key in LIST_FIELDS or RAGAS_FIELDS.get(key) in LIST_FIELDS) and value.startswith("["):
         try:
             return json.loads(value)
         except (ValueError, RecursionError):  # not JSON, or a number too long: keep the text
             return value
-    if key not in CASE_FIELDS and key != "id":
+    if key not in CASE_FIELDS and key not in RAGAS_FIELDS and key != "id":
         try:
             return float(value) if any(c in value for c in ".eE") else int(value)
         except ValueError:

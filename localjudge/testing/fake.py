@@ -28,7 +28,9 @@ from localjudge.scoring.trie import TokenTree
 
 Policy = Callable[[str], dict[str, float]]
 LM = Callable[[str, str], Sequence[float]]
-_VOCAB = [chr(c) for c in range(32, 127)] + ["\n", "<other>"]
+# the last token stands for every other character, one character wide (U+FFFD), so that decoding keeps
+# a text's length and the fake lm gets one character per token of a continuation with non-ASCII text
+_VOCAB = [chr(c) for c in range(32, 127)] + ["\n", "\ufffd"]
 _OTHER = len(_VOCAB) - 1
 
 

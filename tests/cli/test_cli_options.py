@@ -165,3 +165,21 @@ def test_tsv_tables_are_tab_separated_whatever_the_case(tmp_path, name):
     path.write_text("judge\thuman\n1.5\t2\n3.5\t4\n", encoding="utf-8")
     pairs = load_pairs(path)
     assert pairs.judge.tolist() == [1.5, 3.5] and pairs.human.tolist() == [2.0, 4.0]
+
+
+def test_chunk_size_changes_the_calls_not_the_records(fake, tmp_path):
+    import json
+
+    (tmp_path / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": f"c{i}", "input": f"q{i}", "actual_output": f"a{i}"}) + "\n" for i in range(5)),
+        encoding="utf-8",
+    )
+    fake["policy"] = lambda p: {"1": 1.0} if "a3" in p else {"4": 1.0}
+    out = {}
+    for size in ("1", "16"):
+        result = run("eval", "cases.jsonl", "--metric", "completeness", "--chunk-size", size, "--out", f"r{size}.jsonl")
+        assert result.exit_code == 0, result.output
+        records = [json.loads(line) for line in (tmp_path / f"r{size}.jsonl").read_text().splitlines()]
+        out[size] = [(r["case_id"], r["score"]) for r in records]
+    assert out["1"] == out["16"] and len(out["1"]) == 5 and out["1"][3][1] != out["1"][0][1]
+    assert run("eval", "cases.jsonl", "--metric", "completeness", "--chunk-size", "0").exit_code == 2

@@ -239,6 +239,48 @@ def test_geval_refuses_what_it_cannot_port(kwargs, message):
         GEval("m", judge=fake_judge(by_answer), **kwargs)
 
 
+def test_geval_takes_deepevals_arguments_in_deepevals_order():
+    import inspect as pyinspect
+
+    from deepeval.metrics import GEval as DeepEvalGEval
+
+    theirs = [p for p in pyinspect.signature(DeepEvalGEval.__init__).parameters if p != "self"]
+    ours = list(pyinspect.signature(GEval).parameters)
+    shared = [p for p in theirs if p in ours]
+    assert shared == ours[: len(shared)], "the positional order is DeepEval's"
+    assert {"strict_mode", "async_mode", "verbose_mode", "top_logprobs", "model"} <= set(shared)
+    judge = fake_judge(lambda prompt: {"8": 1.0})
+    # DeepEval's positional call: name, evaluation_params, criteria, evaluation_steps
+    metric = GEval("Clear", [SingleTurnParams.ACTUAL_OUTPUT], "Is it clear?", ["Read it."], judge=judge)
+    assert metric.metric.fields == ["actual_output"] and metric.metric.criteria == "Is it clear?"
+    assert metric.metric.steps == ["Read it."]
+
+
+def test_geval_keywords_of_deepeval_that_it_honours(capsys):
+    judge = fake_judge(lambda prompt: {"8": 1.0})
+    metric = GEval(
+        "Clear", criteria="Is it clear?", evaluation_steps=["Read."], judge=judge,
+        top_logprobs=5, async_mode=False, verbose_mode=True,
+    )  # fmt: skip
+    assert metric.async_mode is False and metric.verbose_mode is True
+    assert metric.measure(RIGHT) == pytest.approx(0.8)  # the whole distribution, top_logprobs or not
+    assert "Distribution:" in capsys.readouterr().out  # verbose_mode prints the case's log
+    (copy,) = copy_metrics([metric])  # DeepEval's per-case copy keeps them
+    assert copy.async_mode is False and copy.verbose_mode is True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"model": "gpt-4o"}, r"model='gpt-4o' is DeepEval's API model.*pass judge=NAME"),
+        ({"strict_mode": True}, r"strict_mode=True passes only the top score.*set threshold="),
+    ],
+)
+def test_geval_refuses_deepeval_keywords_it_cannot_honour_saying_why(kwargs, message):
+    with pytest.raises(ConfigError, match=message):
+        GEval("m", criteria="x", judge=fake_judge(by_answer), **kwargs)
+
+
 def test_pairwise_metric_is_refused_with_the_way_out():
     with pytest.raises(ConfigError, match=r"pairwise.*localjudge eval"):
         LocalJudgeMetric("pairwise", judge=fake_judge(by_answer))

@@ -65,7 +65,7 @@ def test_deepeval_still_cannot_be_a_dependency():
 def test_the_tested_deepeval_is_the_one_installed_and_documented():
     assert importlib.metadata.version("deepeval") == TESTED_DEEPEVAL
     command = f"pip install --no-deps deepeval=={TESTED_DEEPEVAL}"
-    assert command in INSTALL_DEEPEVAL and "localjudge[deepeval]" in INSTALL_DEEPEVAL
+    assert command in INSTALL_DEEPEVAL and "localjudge-offline[deepeval]" in INSTALL_DEEPEVAL
     assert command in (ROOT / "README.md").read_text(encoding="utf-8"), "the README's DeepEval install"
     assert f"--no-deps deepeval=={TESTED_DEEPEVAL}" in (ROOT / "Makefile").read_text(encoding="utf-8")
 
@@ -114,7 +114,9 @@ def test_the_classifiers_say_what_pyproject_does():
 def test_the_readme_installs_this_versions_wheel():
     from localjudge.version import __version__
 
-    assert f"pip install ./localjudge-{__version__}-py3-none-any.whl" in (ROOT / "README.md").read_text(
+    # the distribution's name: PyPI's `localjudge` is an unrelated 2019 package (pyproject.toml)
+    assert _project()["name"] == "localjudge-offline"
+    assert f"pip install dist/localjudge_offline-{__version__}-py3-none-any.whl" in (ROOT / "README.md").read_text(
         encoding="utf-8"
     )
 
@@ -135,7 +137,7 @@ def test_the_built_wheel_holds_the_package_its_data_and_the_licence(tmp_path):
         shutil.copy(ROOT / name, tree / name)
     command = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", "dist", "."]
     subprocess.run(command, cwd=tree, check=True, capture_output=True, timeout=300)
-    (wheel,) = (tree / "dist").glob("localjudge-*.whl")
+    (wheel,) = (tree / "dist").glob("localjudge_offline-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     sources = {
         "localjudge/" + p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts

@@ -80,18 +80,21 @@ def test_every_package_name_resolves_to_the_name_not_a_module_and_the_packages_l
     # imported (which binds each on its package), each public name is still the function or class
     code = f"""
 import importlib, pkgutil, sys, types
+OPTIONAL = (
+    "localjudge.integrations.deepeval", "localjudge.integrations.inspect_ai", "localjudge.testing.pytest_plugin"
+)
 packages = [importlib.import_module("localjudge." + p) for p in {PACKAGES!r}]
 heavy = [m for m in ("torch", "transformers") if m in sys.modules]
 assert not heavy, heavy
 for package in packages:
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        if info.name not in ("localjudge.integrations.deepeval", "localjudge.testing.pytest_plugin"):
+        if info.name not in OPTIONAL:
             importlib.import_module(info.name)
 wrong = []
 for package in packages:
     for name in package.__all__:
-        if package.__name__ == "localjudge.integrations" and package._LAZY.get(name, "").endswith("deepeval"):
-            continue  # the optional extra
+        if package.__name__ == "localjudge.integrations" and package._LAZY.get(name, "") in OPTIONAL:
+            continue  # the optional extras
         if isinstance(getattr(package, name), types.ModuleType):
             wrong.append(package.__name__ + "." + name)
 assert not wrong, wrong
