@@ -8,9 +8,9 @@ resident set (`VmHWM` of /proc/self/status, which counts the file pages a memory
 after the imports, after the load and at the end. The weights are the judge's parameters in the
 dtype it runs (4 bytes each in fp32, 2 in bf16); the target is a peak of at most twice that.
 
-Per judge, a `cold` run comes first, on an empty cache folder (it parses the GGUF and writes the
-prepared copy), then a `warm` run per dtype (the copy is there; a dtype whose copy is not yet
-there gets a cold run of its own first). The prepared copies' bytes on disk are listed beside.
+Per judge and dtype, a `cold` run comes first, the load alone (a dtype whose prepared copy is not
+in the study's cache folder yet parses the GGUF and writes it: the row is kept only then), then a
+`warm` run, the load (from the copy) and the workload. The copies' bytes on disk are listed beside.
 
 dtypes: `float32`; `bf16-mixed` (bf16 linear layers, the rest in fp32: the CPU default for bf16);
 `bf16-full` (every op in bf16, `mixed_precision=False`).
@@ -77,17 +77,27 @@ def _held_bytes(model) -> int:
     return sum(p.numel() * p.element_size() for p in model.parameters())
 
 
-def _dump(result, logprobs) -> dict:
+def _dump(result, logprobs, model) -> dict:
     """What the workload computed (every record but the judge's description, and the token
-    log-probabilities of `loglikelihood`), with nothing that varies between runs."""
+    log-probabilities of `loglikelihood`), and the model it ran (the SHA-256 of every parameter and
+    buffer, with its dtype and shape), with nothing that varies between runs."""
+    import hashlib
+
+    import torch
+
+    tensors = {}
+    for name, t in [*model.named_parameters(), *model.named_buffers()]:
+        data = t.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+        tensors[name] = f"{str(t.dtype).removeprefix('torch.')} {tuple(t.shape)} {hashlib.sha256(data).hexdigest()}"
     return {
         "records": [r.model_dump(mode="json", exclude={"judge"}) for r in result.records],
         "loglikelihood": [[repr(x) for x in item.logprobs] for item in logprobs],
+        "tensors": tensors,
     }
 
 
 def child(judge_name: str, dtype: str, cache: str, cases: int, dump: str | None) -> None:
-    """One measurement in this (fresh) process; prints it as JSON."""
+    """One measurement in this (fresh) process; prints it as JSON. `cases` 0: the load alone."""
     try:  # on a shared machine short of memory, the kernel ends this process before anyone else's
         Path("/proc/self/oom_score_adj").write_text("1000")
     except OSError:
@@ -102,12 +112,29 @@ def child(judge_name: str, dtype: str, cache: str, cases: int, dump: str | None)
     judge = load_judge(judge_name, options=_options(dtype), cache=cache, progress=False)
     loaded, t_load = _vm("VmHWM"), time.perf_counter() - t0
     model = judge.backend.model
+    if cases == 0:
+        print(
+            json.dumps(
+                {
+                    "imported": imported,
+                    "loaded": loaded,
+                    "peak": loaded,
+                    "weights": _weights_bytes(model, dtype),
+                    "held": _held_bytes(model),
+                    "seconds": round(t_load, 1),
+                    "load_seconds": round(t_load, 1),
+                }
+            )
+        )
+        return
     chosen = load_cases(DEMO)[:cases]
     result = evaluate(chosen, [builtin_metric(m) for m in METRICS], judge, progress=False)
     logprobs = judge.loglikelihood([f"Question: {c.input}\nAnswer:" for c in chosen], [c.actual_output for c in chosen])
     peak = _vm("VmHWM")
     if dump:
-        Path(dump).write_text(json.dumps(_dump(result, logprobs), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        Path(dump).write_text(
+            json.dumps(_dump(result, logprobs, model), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
     print(
         json.dumps(
             {
@@ -151,7 +178,7 @@ def measure(judges, dtypes, cases: int, dump_dir: Path | None) -> list[dict]:
             cache = Path(tmp)
             for dtype in dtypes:
                 before = set(_copies(cache))
-                cold = _run_child(judge, dtype, cache, cases, None)
+                cold = _run_child(judge, dtype, cache, 0, None)
                 built = sorted(set(_copies(cache)) - before)
                 if built:  # this dtype's copy was written by that run: it was a cold one
                     rows.append({"judge": judge, "dtype": dtype, "phase": "cold", **cold})
@@ -179,8 +206,9 @@ def report(data: dict) -> str:
         "# Peak resident memory of a run, against the judge's weights",
         "",
         "Written by `python -m benchmarks.memory.memory` (see its docstring). Each row is a fresh process: "
-        "import, `load_judge`, then G-Eval `correctness` and `faithfulness_pmi` on the first "
-        "cases of the bundled RAG demo. *peak*: VmHWM of the process (GiB); *weights*: the judge's "
+        "import, `load_judge`, then (warm rows) G-Eval `correctness`, `faithfulness_pmi` and the "
+        "log-likelihood of the answer on the first case of the bundled RAG demo; cold rows: the load alone, "
+        "parsing the GGUF and writing the prepared copy. *peak*: VmHWM of the process (GiB); *weights*: the judge's "
         "parameters at the bytes of the dtype it runs; *ratio*: peak / weights (target: at most 2); "
         "*imports*: the peak after importing torch, transformers and localjudge, before the load; "
         "*copies*: the prepared copies on disk (GiB). The host was shared with a training job on "
@@ -246,7 +274,7 @@ def main() -> None:
     parser.add_argument("--dump-to", help=argparse.SUPPRESS)
     parser.add_argument("--judges", nargs="+", default=list(JUDGES))
     parser.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=DTYPES)
-    parser.add_argument("--cases", type=int, default=2, help="RAG demo cases in the workload")
+    parser.add_argument("--cases", type=int, default=1, help="RAG demo cases in the workload")
     parser.add_argument("--label", help="name of this set of runs in the results (e.g. before, after)")
     parser.add_argument("--note", default="", help="what the code measured was (a commit, a change)")
     parser.add_argument("--dump", type=Path, help="folder for each warm run's scores and likelihoods (JSON)")
