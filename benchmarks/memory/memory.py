@@ -19,6 +19,10 @@ dtypes: `float32`; `bf16-mixed` (bf16 linear layers, the rest in fp32: the CPU d
 score and token log-probabilities, as JSON) from the warm run, so that two versions of the code
 can be compared byte for byte (`cmp`).
 
+`--cases 0` measures the load alone (rows `warm-load`); `--seed DIR` starts each cache folder from
+the copies in DIR (hard links), e.g. one `_seed.py` made from fp32 copies, so no row waits on a parse.
+Rows are saved as they are measured: a run cut short keeps what it has.
+
 Usage: `python -m benchmarks.memory.memory --label before [--judges smollm2-135m] [--dtypes float32]`
 writes `memory_results.json` (the runs under the label) and rewrites `memory_results.md`;
 `--report` rewrites the markdown alone; `--publish LABEL` writes the label's warm peaks to
@@ -30,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -171,23 +176,30 @@ def _run_child(judge: str, dtype: str, cache: Path, cases: int, dump: str | None
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def measure(judges, dtypes, cases: int, dump_dir: Path | None) -> list[dict]:
-    rows = []
+def measure(judges, dtypes, cases: int, dump_dir: Path | None, seed: Path | None, save) -> list[dict]:
+    """Every row (`save(rows)` after each, so a run cut short keeps what it measured)."""
+    rows: list[dict] = []
     for judge in judges:
         with tempfile.TemporaryDirectory(prefix="lj-memory-") as tmp:
             cache = Path(tmp)
+            if seed is not None:  # hard links of a seed folder's copies (`_seed.py`): no parse where they serve
+                for part in ("weights", "hashes", "gguf"):
+                    if (seed / part).is_dir():
+                        shutil.copytree(seed / part, cache / part, copy_function=os.link)
             for dtype in dtypes:
                 before = set(_copies(cache))
                 cold = _run_child(judge, dtype, cache, 0, None)
                 built = sorted(set(_copies(cache)) - before)
                 if built:  # this dtype's copy was written by that run: it was a cold one
                     rows.append({"judge": judge, "dtype": dtype, "phase": "cold", **cold})
+                    save(rows)
                     print(f"{judge} {dtype} cold: peak {cold['peak'] / 2**30:.2f} GiB", flush=True)
                 dump = str(dump_dir / f"{judge}-{dtype}.json") if dump_dir else None
                 warm = _run_child(judge, dtype, cache, cases, dump)
                 copies = _copies(cache)
                 warm["copies"] = copies
-                rows.append({"judge": judge, "dtype": dtype, "phase": "warm", **warm})
+                rows.append({"judge": judge, "dtype": dtype, "phase": "warm" if cases else "warm-load", **warm})
+                save(rows)
                 print(
                     f"{judge} {dtype} warm: peak {warm['peak'] / 2**30:.2f} GiB, weights "
                     f"{warm['weights'] / 2**30:.2f} GiB, ratio {warm['peak'] / warm['weights']:.2f}",
@@ -235,16 +247,18 @@ def report(data: dict) -> str:
         lines += [
             f"## Side by side: warm peaks, {first} and {last}",
             "",
-            f"| judge | dtype | weights | peak {first} | ratio | peak {last} | ratio |",
-            "|---|---|---|---|---|---|---|",
+            "*warm*: load and workload; *warm-load*: the load alone (a fresh process, the copy in place).",
+            "",
+            f"| judge | dtype | phase | weights | peak {first} | ratio | peak {last} | ratio |",
+            "|---|---|---|---|---|---|---|---|",
         ]
-        old = {(r["judge"], r["dtype"]): r for r in data["labels"][first]["rows"] if r["phase"] == "warm"}
+        old = {(r["judge"], r["dtype"], r["phase"]): r for r in data["labels"][first]["rows"]}
         for r in data["labels"][last]["rows"]:
-            o = old.get((r["judge"], r["dtype"]))
-            if r["phase"] != "warm" or o is None:
+            o = old.get((r["judge"], r["dtype"], r["phase"]))
+            if r["phase"] == "cold" or o is None:
                 continue
             lines.append(
-                f"| {r['judge']} | {r['dtype']} | {_gib(r['weights'])} | {_gib(o['peak'])} | "
+                f"| {r['judge']} | {r['dtype']} | {r['phase']} | {_gib(r['weights'])} | {_gib(o['peak'])} | "
                 f"{o['peak'] / o['weights']:.2f} | {_gib(r['peak'])} | {r['peak'] / r['weights']:.2f} |"
             )
         lines.append("")
@@ -278,6 +292,7 @@ def main() -> None:
     parser.add_argument("--label", help="name of this set of runs in the results (e.g. before, after)")
     parser.add_argument("--note", default="", help="what the code measured was (a commit, a change)")
     parser.add_argument("--dump", type=Path, help="folder for each warm run's scores and likelihoods (JSON)")
+    parser.add_argument("--seed", type=Path, help="start each cache folder from this one's copies (`_seed.py`)")
     parser.add_argument("--report", action="store_true", help="rewrite the markdown from the JSON")
     parser.add_argument("--publish", metavar="LABEL", help="write LABEL's warm peaks for `localjudge models`")
     args = parser.parse_args()
@@ -294,12 +309,16 @@ def main() -> None:
             parser.error("--label names the runs (e.g. --label before)")
         if args.dump:
             args.dump.mkdir(parents=True, exist_ok=True)
-        rows = measure(args.judges, args.dtypes, args.cases, args.dump)
         entry = data["labels"].setdefault(args.label, {"note": args.note, "rows": []})
         entry.update(note=args.note or entry["note"], machine=machine(*MACHINE), cases=args.cases)
-        keep = [r for r in entry["rows"] if (r["judge"], r["dtype"]) not in {(x["judge"], x["dtype"]) for x in rows}]
-        entry["rows"] = keep + rows
-        RESULTS_JSON.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        earlier = list(entry["rows"])
+
+        def save(rows: list[dict]) -> None:
+            new = {(x["judge"], x["dtype"], x["phase"]) for x in rows}
+            entry["rows"] = [r for r in earlier if (r["judge"], r["dtype"], r["phase"]) not in new] + rows
+            RESULTS_JSON.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+        measure(args.judges, args.dtypes, args.cases, args.dump, args.seed, save)
     RESULTS_MD.write_text(report(data), encoding="utf-8")
 
 
