@@ -227,7 +227,7 @@ def load_prepared(folder: Path, layout: str) -> tuple[Any, Any]:
         return model, load_tokenizer(folder)
     plain = _model_class(folder)
     stored = _stored_dtypes(folder)
-    reading = type(plain.__name__, (plain,), {"_get_dtype_plan": lambda self, dtype: stored})
+    reading: Any = type(plain.__name__, (plain,), {"_get_dtype_plan": lambda self, dtype: stored})
     model = reading.from_pretrained(folder, dtype=torch.float32, **kwargs)
     model.__class__ = plain  # the class transformers would have built; the plan was for this load only
     return model, load_tokenizer(folder)
