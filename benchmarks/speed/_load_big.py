@@ -48,7 +48,6 @@ def gguf_path(judge: str, cache: str) -> Path:
 
 def parts(judge: str, dtype: str, cache: str) -> dict:
     """A warm load's own parts, timed one by one in this process ([wall, CPU] seconds)."""
-    import torch
     import transformers
 
     from localjudge.judges.cache import CacheKey, prepared
@@ -64,12 +63,13 @@ def parts(judge: str, dtype: str, cache: str) -> dict:
 
     path = gguf_path(judge, cache)
     lap("parts found, joined GGUF checked")
-    key = CacheKey(remembered_sha256(path, root), transformers.__version__)
+    layout = {"bfloat16": "bfloat16-mixed", "bfloat16-full": "bfloat16"}.get(dtype, dtype)  # the copy this dtype reads
+    key = CacheKey(remembered_sha256(path, root), transformers.__version__, layout)
     lap("GGUF sha256 (remembered)")
     with prepared(key, root) as folder:
         assert folder is not None, "parts run after a warm load"
         lap("copy verified (xxh3-128)")
-        load_prepared(folder, getattr(torch, "float32" if dtype != "bfloat16-full" else "bfloat16"))
+        load_prepared(folder, layout)
         lap("model + tokenizer from the copy")
         load_tokenizer(folder)
         lap("of which the tokenizer (again)")

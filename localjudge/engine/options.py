@@ -149,6 +149,16 @@ class EngineOptions(Options):
         assert self.dtype is not None and self.dtype != "auto", "resolve the options first"
         return "float32" if self.mixed_precision else self.dtype
 
+    @property
+    def weights_layout(self) -> str:
+        """How the weights are read at load: the dtype, or "<dtype>-mixed" (the linear layers in it, the rest fp32).
+
+        A GGUF judge's prepared copy is stored in this layout (`judges.cache.LAYOUTS`), so its load
+        makes no fp32 copy of weights that run in bf16.
+        """
+        assert self.dtype is not None and self.dtype != "auto", "resolve the options first"
+        return f"{self.dtype}-mixed" if self.mixed_precision else self.dtype
+
     def replace(self, **changes: Any) -> EngineOptions:
         """A copy with some fields changed, validated like a new one."""
         return EngineOptions(**{**self.model_dump(), **changes})

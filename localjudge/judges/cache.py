@@ -2,12 +2,15 @@
 
 Parsing and dequantising a GGUF takes tens of seconds (96 s for the 1.5B Qwen judge); the same
 weights as safetensors (with the config and tokenizer files `save_pretrained` writes) load in
-about a second. A copy is keyed by the GGUF's sha256 and the transformers version, and holds the
-weights in fp32, the dtype transformers dequantises GGUF blocks to: a bf16 or fp16 judge casts
-them at load exactly as a load from the GGUF casts its fp32 blocks, so one copy serves every
-dtype. It carries a manifest with the size and hash of every file, and is used only when the
-manifest matches the key, every file hashes to it, and the folder holds nothing else; anything
-less is moved aside and rebuilt. A copy is hashed in full when it is written and on the first
+about a second. A copy is keyed by the GGUF's sha256, the transformers version and its layout,
+the dtypes its weights are stored in (`LAYOUTS`): the layout of the run that reads it, so a load
+reads the weights as they run and makes no fp32 model on the way. fp32 holds the values
+transformers dequantises GGUF blocks to; bf16 and fp16 hold them cast as a load from the GGUF
+casts them; "bfloat16-mixed" (and fp16's) holds the weights of the linear layers that mixed
+precision lowers (`engine.mixed`) cast, and every other tensor in fp32. A copy carries a
+manifest with the size and hash of every file, and is used only when the manifest matches the
+key, every file hashes to it, and the folder holds nothing else; anything less is moved aside
+and rebuilt. A copy is hashed in full when it is written and on the first
 load that finds it unseen; later loads trust files whose device, inode, size, mtime and ctime are
 those of the version that hashed right (`verified`), so a warm load reads no byte before the
 model does.
@@ -71,8 +74,11 @@ log = logging.getLogger("localjudge")
 
 FORMAT = 2
 """Layout of a prepared copy: 2 hashes files with xxh3-128; 1 (sha256) is upgraded on its next load."""
-STORED_DTYPE = "float32"
-"""The dtype of every copy's weights; other dtypes are cast from it at load."""
+LAYOUTS = ("float32", "bfloat16", "float16", "bfloat16-mixed", "float16-mixed")
+"""How a copy's weights are stored: all in one dtype, or "<dtype>-mixed": the linear layers mixed
+precision lowers in that dtype, every other tensor in fp32."""
+FIRST_LAYOUT_DTYPE = "float32"
+"""The one layout of copies of the first format (sha256 manifests) that this version reads."""
 MANIFEST = "manifest.json"
 _SLICE = 64 << 20  # bytes of a memory map hashed per call
 
@@ -125,16 +131,17 @@ def xxh3_file(path: Path) -> str:
 
 @dataclass(frozen=True)
 class CacheKey:
-    """What a prepared copy depends on (its weights are always `STORED_DTYPE`)."""
+    """What a prepared copy depends on, and how its weights are stored (one of `LAYOUTS`)."""
 
     gguf_sha256: str
     transformers: str
+    layout: str = "float32"
 
     @property
     def name(self) -> str:
         """The copy's folder name (the manifest holds the full hash)."""
         version = re.sub(r"[^A-Za-z0-9.]+", "_", self.transformers)
-        return f"{self.gguf_sha256[:16]}-{STORED_DTYPE}-transformers{version}"
+        return f"{self.gguf_sha256[:16]}-{self.layout}-transformers{version}"
 
 
 class FileEntry(BaseModel):
@@ -156,17 +163,27 @@ class Manifest(BaseModel):
     gguf_sha256: str = Field(description="SHA-256 of the GGUF the copy was prepared from.")
     gguf_file: str = Field(description="Name of that GGUF file, for listings.")
     transformers: str = Field(description="transformers version that parsed the GGUF and wrote the copy.")
-    dtype: str = Field(description="dtype of the weights (`STORED_DTYPE`; layout 1 kept one copy per dtype).")
+    dtype: str = Field(description="How the weights are stored (`LAYOUTS`); of layout 1, fp32 copies only are read.")
     created: str = Field(description="When the copy was written (ISO 8601, UTC).")
     files: dict[str, FileEntry] = Field(description="Every other file of the copy by name.")
 
     def describes(self, key: CacheKey) -> bool:
         """Whether this is a copy for `key` that this version of localjudge loads."""
         return (
-            self.format in (1, FORMAT)
-            and self.dtype == STORED_DTYPE
+            readable_layout(self)
+            and self.dtype == key.layout
             and (self.gguf_sha256, self.transformers) == (key.gguf_sha256, key.transformers)
         )
+
+
+def readable_layout(manifest: Manifest) -> bool:
+    """Whether this version of localjudge reads a copy of this format and layout.
+
+    Copies of the first format held one copy per dtype, and only their fp32 ones were read since.
+    """
+    if manifest.format == FORMAT:
+        return manifest.dtype in LAYOUTS
+    return manifest.format == 1 and manifest.dtype == FIRST_LAYOUT_DTYPE
 
 
 def read_manifest(folder: Path) -> Manifest:
@@ -326,7 +343,7 @@ def store_prepared(
             gguf_sha256=key.gguf_sha256,
             gguf_file=gguf_file,
             transformers=key.transformers,
-            dtype=STORED_DTYPE,
+            dtype=key.layout,
             created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             files=files,
         )

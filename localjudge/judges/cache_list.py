@@ -35,11 +35,11 @@ from typing import Literal
 
 from localjudge.errors import CacheError, ConfigError, clip
 from localjudge.judges.cache import (
-    STORED_DTYPE,
     Manifest,
     cache_error,
     cache_root,
     read_manifest,
+    readable_layout,
     weights_dir,
 )
 from localjudge.judges.cache_fs import TMP_PREFIX, TRASH_PREFIX, remove_unheld
@@ -171,7 +171,7 @@ def _read_copy_entry(path: Path) -> CacheEntry:
         last = max((p.stat().st_mtime for p in files), default=path.stat().st_mtime)
         return CacheEntry(path, "copy", "incomplete", size, last, None)
     last = (path / "manifest.json").stat().st_mtime
-    if manifest.dtype != STORED_DTYPE:
+    if not readable_layout(manifest):
         return CacheEntry(path, "copy", "unused", size, last, manifest)
     sizes_ok = all((path / n).is_file() and (path / n).stat().st_size == e.size for n, e in manifest.files.items())
     return CacheEntry(path, "copy", "ok" if sizes_ok else "damaged", size, last, manifest)

@@ -3,10 +3,13 @@
 transformers reads a GGUF three times per load (the tokenizer's config, the model's config, the
 weights), and each read parses every metadata field again, the vocabulary included: 3 x 5-40 s
 for the embedded judges. `_parse_once` lets the three reads share one parse of the file, and the
-two metadata-only reads share one result (1.4 s of the 0.5B Qwen judge's cold load). The parsed model is
-then saved in fp32 as safetensors with its config and tokenizer (`cache.store_prepared`), and
-later loads read that copy instead (about a second), after verifying it; a bf16 or fp16 judge
-reads the same copy, cast at load.
+two metadata-only reads share one result (1.4 s of the 0.5B Qwen judge's cold load). The parsed model
+(fp32, the dtype transformers dequantises to) is then cast, tensor by tensor and in place, to the
+layout the run reads (`cache.LAYOUTS`: fp32, bf16, or bf16 linear layers beside fp32 for mixed
+precision) and saved as safetensors with its config and tokenizer (`cache.store_prepared`); later
+loads read that copy instead (about a second), after verifying it. A load reads every tensor in the
+dtype it is stored in: a bf16 judge never holds an fp32 model, and a run's peak memory stays near
+its weights in the dtype it runs (`benchmarks/memory/memory_results.md`).
 
 The cache is an optimisation: when its folder cannot hold the copy (disk full, read-only, or a
 copy larger than its size limit), the load goes on from the GGUF with a one-line warning rather
@@ -29,7 +32,7 @@ from typing import Any
 
 from localjudge.errors import CacheError, ModelUnavailableError
 from localjudge.judges.cache import (
-    STORED_DTYPE,
+    LAYOUTS,
     CacheKey,
     cache_root,
     discard,
@@ -47,12 +50,14 @@ log = logging.getLogger("localjudge")
 _PATCHING = threading.Lock()  # `_parse_once` swaps module attributes of `gguf` for the whole process
 
 
-def load_gguf(path: Path, dtype_name: str, cache: bool | str | Path = True) -> tuple[Any, Any, str]:
+def load_gguf(path: Path, layout: str, cache: bool | str | Path = True) -> tuple[Any, Any, str]:
     """Model, tokenizer and provenance ("sha256:<hex>" of the GGUF, however it was loaded).
 
     Args:
         path: The GGUF file.
-        dtype_name: "float32", "bfloat16" or "float16".
+        layout: How the weights are read (`cache.LAYOUTS`): "float32", "bfloat16" or "float16", or
+            "bfloat16-mixed" / "float16-mixed" (mixed precision: the linear layers `engine.mixed`
+            lowers in that dtype, the rest in fp32; without a copy, parsed in fp32 and lowered later).
         cache: True: keep a prepared copy in `cache_root()`; a folder: keep it there instead;
             False: parse the GGUF on every load.
 
@@ -60,26 +65,25 @@ def load_gguf(path: Path, dtype_name: str, cache: bool | str | Path = True) -> t
         ModelUnavailableError: transformers cannot load this GGUF.
         ConfigError: $LOCALJUDGE_CACHE_LIMIT is not a size.
     """
-    import torch
     import transformers
 
-    dtype = getattr(torch, dtype_name)
+    assert layout in LAYOUTS, layout
     if cache is False:
-        return (*parse_gguf(path, dtype), f"sha256:{fresh_sha256(path)}")
+        return (*parse_gguf(path, _parse_dtype(layout)), f"sha256:{fresh_sha256(path)}")
     root = cache_root(None if cache is True else cache)
     limit = cache_limit()  # a bad value fails now, not after a parse
     with held(path):  # a joined GGUF being read is not evicted
         sha = remembered_sha256(path, root)
-        key = CacheKey(sha, transformers.__version__)
-        loaded = _from_copy(key, root, dtype, path.name)
+        key = CacheKey(sha, transformers.__version__, layout)
+        loaded = _from_copy(key, root, path.name)
         if loaded is None:
             fresh = remembered_sha256(path, root, rehash=True)  # a parse reads the GGUF: hashed from its bytes
             if fresh != sha:
                 log.warning("%s changed without its size, mtime or ctime changing; its sha256 is now %s", path, fresh)
-                key = CacheKey(fresh, transformers.__version__)
-                loaded = _from_copy(key, root, dtype, path.name)
+                key = CacheKey(fresh, transformers.__version__, layout)
+                loaded = _from_copy(key, root, path.name)
         if loaded is None:
-            loaded = _prepare(path, dtype_name, key, root, limit)
+            loaded = _prepare(path, key, root, limit)
     try:
         for entry in evict(root, limit.bytes, keep=(weights_dir(root) / key.name, path)):
             log.info(
@@ -90,14 +94,21 @@ def load_gguf(path: Path, dtype_name: str, cache: bool | str | Path = True) -> t
     return (*loaded, f"sha256:{key.gguf_sha256}")
 
 
-def _from_copy(key: CacheKey, root: Path, dtype, gguf_file: str) -> tuple[Any, Any] | None:
+def _parse_dtype(layout: str):
+    """The torch dtype a GGUF is parsed in for `layout`: fp32 under mixed precision (lowered later)."""
+    import torch
+
+    return getattr(torch, "float32" if layout.endswith("-mixed") else layout)
+
+
+def _from_copy(key: CacheKey, root: Path, gguf_file: str) -> tuple[Any, Any] | None:
     """Model and tokenizer from the verified copy for `key`, or None (no copy, or it does not load: discarded)."""
     try:
         with prepared(key, root) as folder:
             if folder is None:
                 return None
             try:
-                model, tokenizer = load_prepared(folder, dtype)
+                model, tokenizer = load_prepared(folder, key.layout)
             except Exception as exc:  # verified bytes that still do not load: never used, rebuilt
                 log.warning("prepared copy %s does not load (%s); rebuilding it from the GGUF", folder, exc)
             else:
@@ -110,14 +121,16 @@ def _from_copy(key: CacheKey, root: Path, dtype, gguf_file: str) -> tuple[Any, A
     return None
 
 
-def _prepare(path: Path, dtype_name: str, key: CacheKey, root: Path, limit: CacheLimit) -> tuple[Any, Any]:
-    """Parses the GGUF in fp32, writes its copy, and returns the judge in `dtype_name` (cast from the copy)."""
+def _prepare(path: Path, key: CacheKey, root: Path, limit: CacheLimit) -> tuple[Any, Any]:
+    """Parses the GGUF in fp32, casts it in place to the key's layout, writes the copy, and returns
+    the judge as the copy loads it."""
     import torch
 
-    dtype = getattr(torch, dtype_name)
-    model, tokenizer = parse_gguf(path, getattr(torch, STORED_DTYPE))
+    layout = key.layout
+    model, tokenizer = parse_gguf(path, torch.float32)
     if not _plain_weights(model):  # blocks kept packed for GGUF kernels: no copy, and they follow the dtype
-        return (model, tokenizer) if dtype_name == STORED_DTYPE else parse_gguf(path, dtype)
+        return (model, tokenizer) if layout == "float32" else parse_gguf(path, _parse_dtype(layout))
+    to_layout(model, layout)
     size = sum(p.numel() * p.element_size() for p in model.parameters())
     try:
         error = too_big(size, limit)
@@ -126,20 +139,44 @@ def _prepare(path: Path, dtype_name: str, key: CacheKey, root: Path, limit: Cach
         evict(root, limit.bytes, incoming=size)
         where = store_prepared(key, path.name, partial(_save, model, tokenizer), root, size)
     except CacheError as exc:
-        if dtype_name == STORED_DTYPE:
+        if layout == "float32":
             log.warning("%s (loaded from the GGUF this time)", exc)
             return model, tokenizer
-        log.warning("%s (loaded from the GGUF this time, parsed again in %s)", exc, dtype_name)
+        # a model cast in place is not one loaded in that dtype (transformers builds the latter's
+        # buffers in it too): parsed again as a load without a cache parses it
+        log.warning("%s (loaded from the GGUF this time, parsed again for %s)", exc, layout)
         del model
         gc.collect()
-        return parse_gguf(path, dtype)
+        return parse_gguf(path, _parse_dtype(layout))
     log.info("prepared copy of %s written to %s", path.name, where)
-    if dtype_name == STORED_DTYPE:
+    if layout == "float32":
         return model, tokenizer
-    del model  # the judge in another dtype is what every later load reads: the copy, cast
+    del model  # the judge in another layout is what every later load reads: the copy
     gc.collect()
     with held(where):
-        return load_prepared(where, dtype)
+        return load_prepared(where, layout)
+
+
+def to_layout(model, layout: str) -> None:
+    """Casts a parsed fp32 model's parameters in place to `layout` (`cache.LAYOUTS`), one tensor at a time.
+
+    "bfloat16" / "float16": every floating parameter; "<dtype>-mixed": the weights mixed precision
+    lowers (`engine.mixed.lowered_weights`), the rest kept fp32. Each cast is the one a load in that
+    dtype (or `lower_linears`) makes of the fp32 values, so the copy holds the numbers the run uses.
+    """
+    import torch
+
+    from localjudge.engine.mixed import lowered_weights
+
+    if layout == "float32":
+        return
+    dtype = getattr(torch, layout.removesuffix("-mixed"))
+    if layout.endswith("-mixed"):
+        params = list(lowered_weights(model, model.get_output_embeddings()).values())
+    else:
+        params = [p for p in model.parameters() if p.is_floating_point()]
+    for param in params:
+        param.data = param.data.to(dtype)
 
 
 def parse_gguf(path: Path, dtype) -> tuple[Any, Any]:
@@ -174,12 +211,54 @@ def _save(model, tokenizer, folder: Path) -> None:
     tokenizer.save_pretrained(folder)
 
 
-def load_prepared(folder: Path, dtype) -> tuple[Any, Any]:
-    """Model and tokenizer from a prepared copy (safetensors and tokenizer files, as `_save` writes them)."""
+def load_prepared(folder: Path, layout: str) -> tuple[Any, Any]:
+    """Model and tokenizer from a prepared copy (safetensors and tokenizer files, as `_save` writes them).
+
+    "float32", "bfloat16", "float16": the model built in that dtype, as the copy stores it. A mixed
+    layout: built in fp32 with every tensor read in the dtype the copy stores it in, so the linear
+    weights arrive low, never widened (transformers' per-tensor dtype plan, `_stored_dtypes`).
+    """
+    import torch
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(folder, local_files_only=True, use_safetensors=True, dtype=dtype)
+    kwargs: dict[str, Any] = {"local_files_only": True, "use_safetensors": True}
+    if not layout.endswith("-mixed"):
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=getattr(torch, layout), **kwargs)
+        return model, load_tokenizer(folder)
+    plain = _model_class(folder)
+    stored = _stored_dtypes(folder)
+    reading: Any = type(plain.__name__, (plain,), {"_get_dtype_plan": lambda self, dtype: stored})
+    model = reading.from_pretrained(folder, dtype=torch.float32, **kwargs)
+    model.__class__ = plain  # the class transformers would have built; the plan was for this load only
     return model, load_tokenizer(folder)
+
+
+def _model_class(folder: Path):
+    """The causal-LM class `AutoModelForCausalLM` builds for the copy's config."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers.models.auto.auto_factory import _get_model_class
+
+    config = AutoConfig.from_pretrained(folder, local_files_only=True)
+    return _get_model_class(config, AutoModelForCausalLM._model_mapping)
+
+
+def _stored_dtypes(folder: Path) -> dict[str, Any]:
+    """Each tensor of the copy stored in another dtype than fp32, as transformers' dtype plan keys it
+    (a regular expression matching the whole name; read from the files' headers, not their data)."""
+    import re
+
+    import torch
+    from safetensors import safe_open
+
+    names = {"BF16": torch.bfloat16, "F16": torch.float16}
+    plan: dict[str, Any] = {}
+    for file in sorted(folder.glob("*.safetensors")):
+        with safe_open(file, framework="pt") as f:
+            for name in f.keys():
+                dtype = names.get(f.get_slice(name).get_dtype())
+                if dtype is not None:
+                    plan[f"^{re.escape(name)}$"] = dtype
+    return plan
 
 
 def load_tokenizer(folder: Path):

@@ -114,7 +114,7 @@ def load_judge(
     assert run.device is not None and run.dtype is not None  # resolved
     trust = entry.trust_remote_code if trust_remote_code is None else trust_remote_code
     with _loader_bars(progress and _stderr_is_terminal()):
-        model, tokenizer, provenance = _load_weights(entry, run.weights_dtype, trust, allow_pickle, cache)
+        model, tokenizer, provenance = _load_weights(entry, run.weights_layout, trust, allow_pickle, cache)
     if tuned is not None:
         provenance = merge_adapter(model, folder, manifest, provenance)
     model.to(run.device).eval()
@@ -264,29 +264,34 @@ def _model_context(model) -> int:
     return int(getattr(config, "max_position_embeddings", None) or 8192)
 
 
-def _load_weights(entry: JudgeEntry, dtype_name: str, trust: bool, allow_pickle: bool, cache: bool | str | Path):
-    """Loads model and tokenizer; returns them with a provenance string (file hash or revision)."""
+def _load_weights(entry: JudgeEntry, layout: str, trust: bool, allow_pickle: bool, cache: bool | str | Path):
+    """Loads model and tokenizer; returns them with a provenance string (file hash or revision).
+
+    `layout` is `EngineOptions.weights_layout`: a GGUF judge reads its prepared copy stored that way;
+    a model directory or hub model loads in fp32 under mixed precision (lowered later), else in the dtype.
+    """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     src = entry.source
+    dtype_name = "float32" if layout.endswith("-mixed") else layout
     kw = {"dtype": getattr(torch, dtype_name), "trust_remote_code": trust}
     if isinstance(src, PackageChunksSource):
         if cache is False:  # nothing written to the cache: its joined file read if there, else joined for this load
             ready = joined_if_present(src, entry.name, cache_root())
             if ready is not None:
-                return load_gguf(ready, dtype_name, False)
+                return load_gguf(ready, layout, False)
             with tempfile.TemporaryDirectory(prefix="localjudge-") as tmp:
-                return load_gguf(joined_gguf(src, entry.name, Path(tmp)), dtype_name, False)
-        return load_gguf(joined_gguf(src, entry.name, cache_root(None if cache is True else cache)), dtype_name, cache)
+                return load_gguf(joined_gguf(src, entry.name, Path(tmp)), layout, False)
+        return load_gguf(joined_gguf(src, entry.name, cache_root(None if cache is True else cache)), layout, cache)
     if isinstance(src, PackageGGUFSource):
         path, _ = package_weights(entry)  # size and SHA-256 checked when the registry gives them
-        return load_gguf(path, dtype_name, cache)
+        return load_gguf(path, layout, cache)
     if isinstance(src, GGUFFileSource):
         path = Path(src.path)
         if not path.is_file():
             raise ModelUnavailableError(f"GGUF file {path} is missing; check the path")
-        return load_gguf(path, dtype_name, cache)
+        return load_gguf(path, layout, cache)
     where: Path | str
     if isinstance(src, LocalDirSource):
         where, revision = Path(src.path), None

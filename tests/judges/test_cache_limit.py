@@ -117,7 +117,9 @@ def test_copies_being_written_are_counted_never_evicted(tmp_path):
 def test_unused_and_damaged_copies_go_before_any_in_use(tmp_path):
     recent_unused = copy_of(tmp_path, 1, MiB, 9000.0)
     manifest = (recent_unused / MANIFEST).read_text()
-    (recent_unused / MANIFEST).write_text(manifest.replace('"dtype": "float32"', '"dtype": "bfloat16"'))
+    # a per-dtype copy of the first layout: only its fp32 ones are read
+    unused = manifest.replace('"dtype": "float32"', '"dtype": "bfloat16"').replace('"format": 2', '"format": 1')
+    (recent_unused / MANIFEST).write_text(unused)
     recent_damaged = copy_of(tmp_path, 2, MiB, 8000.0)
     os.truncate(recent_damaged / "model.safetensors", 10)
     oldest_ok = copy_of(tmp_path, 3, MiB, 1000.0)

@@ -99,7 +99,7 @@ def test_a_cold_load_parses_the_gguf_once(gguf_path, tmp_path, monkeypatch):
     assert parses == []  # warm: the GGUF is hashed, not parsed
 
 
-def test_copy_is_keyed_by_gguf_hash_and_transformers_version_and_holds_fp32(gguf_path, tmp_path):
+def test_copy_is_keyed_by_gguf_hash_transformers_version_and_layout_and_holds_fp32(gguf_path, tmp_path):
     import transformers
     import xxhash
 
@@ -121,24 +121,125 @@ def full(dtype: str) -> EngineOptions:
     return EngineOptions(device="cpu", dtype=dtype, mixed_precision=False)
 
 
-@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_every_dtype_loads_the_one_fp32_copy_bitwise_as_from_the_gguf(gguf_path, tmp_path, caplog, dtype):
-    """A bf16/fp16 judge casts the fp32 copy as a load from the GGUF casts its dequantised fp32 blocks."""
-    caplog.set_level(logging.INFO, logger="localjudge")
-    alone = fingerprint(load_judge(str(gguf_path), options=full(dtype), cache=False, progress=False))
-    import torch
+def mixed(dtype: str) -> EngineOptions:
+    """Mixed precision: the linear layers in `dtype`, the rest in fp32."""
+    return EngineOptions(device="cpu", dtype=dtype, mixed_precision=True)
 
-    cold = load_judge(str(gguf_path), options=full(dtype), cache=tmp_path, progress=False)
-    assert cold.backend.model.dtype == getattr(torch, dtype)
+
+@pytest.mark.parametrize(
+    ("options", "layout"),
+    [
+        (full("bfloat16"), "bfloat16"),
+        (full("float16"), "float16"),
+        (mixed("bfloat16"), "bfloat16-mixed"),
+    ],
+    ids=["bf16", "fp16", "bf16-mixed"],
+)
+def test_each_layout_has_its_copy_and_loads_bitwise_as_from_the_gguf(gguf_path, tmp_path, caplog, options, layout):
+    """A bf16/fp16 judge reads a copy stored as it runs, giving the numbers a load from the GGUF gives."""
+    caplog.set_level(logging.INFO, logger="localjudge")
+    alone = fingerprint(load_judge(str(gguf_path), options=options, cache=False, progress=False))
+    cold = load_judge(str(gguf_path), options=options, cache=tmp_path, progress=False)
     assert "prepared copy of tiny.gguf written" in caplog.text
     caplog.clear()
-    warm = fingerprint(load_judge(str(gguf_path), options=full(dtype), cache=tmp_path, progress=False))
-    fp32 = fingerprint(load(gguf_path, tmp_path))
+    warm = fingerprint(load_judge(str(gguf_path), options=options, cache=tmp_path, progress=False))
     assert "loaded the prepared copy" in caplog.text and "written" not in caplog.text
-    assert len(copies(tmp_path)) == 1  # one copy for fp32 and this dtype
+    fp32 = fingerprint(load(gguf_path, tmp_path))
+    (folder,) = [c for c in copies(tmp_path) if f"-{layout}-" in c.name]
+    assert json.loads((folder / MANIFEST).read_text())["dtype"] == layout
+    assert len(copies(tmp_path)) == 2  # this layout's and fp32's
     assert_same(fingerprint(cold), alone)
     assert_same(warm, alone)
     assert not np.array_equal(fp32["probs"], alone["probs"])  # the dtype does reach the numbers
+
+
+def _stored(folder: Path) -> dict:
+    """Each tensor of a copy's safetensors files: its name -> dtype as stored."""
+    from safetensors import safe_open
+
+    out = {}
+    for file in folder.glob("*.safetensors"):
+        with safe_open(file, framework="pt") as f:
+            out |= {name: f.get_slice(name).get_dtype() for name in f.keys()}
+    return out
+
+
+def test_a_copy_stores_its_weights_in_the_dtypes_the_run_reads(gguf_path, tmp_path):
+    """bf16: every tensor bf16 (half the fp32 copy's bytes); mixed: the lowered linear weights bf16, the rest fp32."""
+    import torch
+
+    from localjudge.engine.mixed import lowered_weights
+    from localjudge.judges.gguf_weights import load_prepared
+
+    load(gguf_path, tmp_path)
+    load_judge(str(gguf_path), options=full("bfloat16"), cache=tmp_path, progress=False)
+    load_judge(str(gguf_path), options=mixed("bfloat16"), cache=tmp_path, progress=False)
+    by_layout = {c.name.split("-", 1)[1].split("-transformers")[0]: c for c in copies(tmp_path)}
+    assert set(by_layout) == {"float32", "bfloat16", "bfloat16-mixed"}
+    fp32, bf16, mix = (_stored(by_layout[k]) for k in ("float32", "bfloat16", "bfloat16-mixed"))
+    assert set(fp32) == set(bf16) == set(mix)
+    assert set(fp32.values()) == {"F32"} and set(bf16.values()) == {"BF16"}
+    size = {k: (c / "model.safetensors").stat().st_size for k, c in by_layout.items()}
+    assert size["bfloat16"] < 0.51 * size["float32"]
+    model, _ = load_prepared(by_layout["float32"], "float32")  # as transformers builds it: plain linear layers
+    lowered = set(lowered_weights(model, model.get_output_embeddings()))
+    assert lowered and lowered < set(mix)
+    assert {n for n, d in mix.items() if d == "BF16"} == lowered
+    assert torch.float32 == model.get_output_embeddings().weight.dtype
+
+
+def test_a_mixed_load_reads_linear_weights_low_and_makes_no_fp32_copy_of_them(gguf_path, tmp_path, monkeypatch):
+    """From the copy to the running judge, no weight of a lowered layer is ever an fp32 tensor."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from localjudge.engine.mixed import MixedLinear
+    from localjudge.judges.gguf_weights import load_prepared
+
+    load_judge(str(gguf_path), options=mixed("bfloat16"), cache=tmp_path, progress=False)  # writes the copy
+    (folder,) = copies(tmp_path)
+    low_shapes = {tuple(shape) for shape in _shapes(folder, "BF16")}
+    fp32_shapes = {tuple(shape) for shape in _shapes(folder, "F32")}
+    assert low_shapes and not low_shapes & fp32_shapes  # so a shape names a lowered weight
+    model, _ = load_prepared(folder, "bfloat16-mixed")  # as transformers gives it, before any lowering
+    dtypes = {tuple(p.shape): p.dtype for p in model.parameters()}
+    assert {dtypes[s] for s in low_shapes} == {torch.bfloat16} and {dtypes[s] for s in fp32_shapes} == {torch.float32}
+    monkeypatch.setenv("HF_DEACTIVATE_ASYNC_LOAD", "1")  # tensors read on this thread, where the mode sees them
+
+    class Widened(TorchDispatchMode):
+        """Records every cast or copy that makes an fp32 tensor of a lowered weight's shape (not on meta:
+        transformers builds the model there first)."""
+
+        def __init__(self):
+            super().__init__()
+            self.seen = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func.__name__.split(".")[0] in ("_to_copy", "copy_", "clone", "to"):
+                for t in out if isinstance(out, (tuple, list)) else [out]:
+                    if isinstance(t, torch.Tensor) and t.dtype == torch.float32 and not t.is_meta:
+                        if tuple(t.shape) in low_shapes:
+                            self.seen.append((str(func), tuple(t.shape)))
+            return out
+
+    with Widened() as mode:
+        judge = load_judge(str(gguf_path), options=mixed("bfloat16"), cache=tmp_path, progress=False)
+    assert mode.seen == []
+    layers = [m for m in judge.backend.model.modules() if isinstance(m, MixedLinear) or hasattr(m, "lowers_in_place")]
+    assert layers and all(m.weight.dtype == torch.bfloat16 for m in layers if m.weight.shape in low_shapes)
+    kept = [p for p in judge.backend.model.parameters() if tuple(p.shape) in fp32_shapes]
+    assert kept and all(p.dtype == torch.float32 for p in kept)
+
+
+def _shapes(folder: Path, dtype: str) -> list:
+    from safetensors import safe_open
+
+    out = []
+    for file in folder.glob("*.safetensors"):
+        with safe_open(file, framework="pt") as f:
+            out += [f.get_slice(n).get_shape() for n in f.keys() if f.get_slice(n).get_dtype() == dtype]
+    return out
 
 
 TOKENIZER_TEXTS = ["Score: 10", "  the answer is\tgood\n\nRating 7/10", "héllo wörld", "", "<|endoftext|>yes"]
@@ -459,10 +560,10 @@ def run(*args):
 
 
 def _older_bf16_copy(folder: Path) -> Path:
-    """A per-dtype copy as localjudge wrote them before one fp32 copy served every dtype."""
+    """A per-dtype copy of the first layout (sha256 manifests), of which only the fp32 ones are read."""
     old = folder.with_name(folder.name.replace("float32", "bfloat16"))
     shutil.copytree(folder, old)
-    _edit_manifest(old, dtype="bfloat16")
+    _edit_manifest(old, dtype="bfloat16", format=1)
     return old
 
 

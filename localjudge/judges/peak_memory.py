@@ -1,0 +1,43 @@
+"""Measured peak resident memory of a run, per embedded judge and dtype, for `localjudge models`.
+
+The figures live in `peak_memory.json` beside this module, written by the benchmark that measures
+them (`python -m benchmarks.memory.memory --publish LABEL`, results in
+`benchmarks/memory/memory_results.md`): a fresh process that loads the judge from its prepared
+copy and scores a few cases of the bundled RAG demo. Nothing here measures.
+
+Examples:
+    >>> peaks = measured_peaks()
+    >>> sorted(peaks.dtypes)
+    ['bf16-full', 'bf16-mixed', 'float32']
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PEAKS_PATH = Path(__file__).resolve().parent / "peak_memory.json"
+
+
+class MeasuredPeaks(BaseModel):
+    """Peak resident memory of a short run, per judge and dtype, as one benchmark run measured it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str = Field(description="The results file the figures come from.")
+    label: str = Field(description="The name of the benchmark run in that file.")
+    machine: str = Field(description="The machine they were measured on.")
+    dtypes: tuple[str, ...] = Field(description="The dtypes measured: float32, bf16-mixed, bf16-full.")
+    peak_rss_bytes: dict[str, dict[str, int]] = Field(description="Judge name -> dtype -> peak resident bytes.")
+
+    def peak(self, judge: str, dtype: str) -> int | None:
+        """The measured peak of `judge` run in `dtype` (bytes), or None when not measured."""
+        return self.peak_rss_bytes.get(judge, {}).get(dtype)
+
+
+@lru_cache(maxsize=1)
+def measured_peaks() -> MeasuredPeaks:
+    """The published figures (`peak_memory.json`)."""
+    return MeasuredPeaks.model_validate_json(PEAKS_PATH.read_bytes())

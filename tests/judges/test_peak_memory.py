@@ -1,0 +1,50 @@
+"""The measured peak memory `localjudge models` shows: read from the file the memory benchmark
+publishes, the same figures as that benchmark's results, one per embedded judge and dtype."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from localjudge.cli import main
+from localjudge.judges.peak_memory import PEAKS_PATH, measured_peaks
+from localjudge.judges.registry import PackageChunksSource, PackageGGUFSource, load_registry
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = REPO / "benchmarks" / "memory" / "memory_results.json"
+
+
+def test_the_published_peaks_are_the_benchmarks_warm_runs_of_their_label():
+    peaks = measured_peaks()
+    assert (REPO / peaks.source).is_file()
+    run = json.loads(RESULTS.read_text(encoding="utf-8"))["labels"][peaks.label]
+    warm = {(r["judge"], r["dtype"]): r["peak"] for r in run["rows"] if r["phase"] == "warm"}
+    published = {(j, d): b for j, by in peaks.peak_rss_bytes.items() for d, b in by.items()}
+    assert published == warm
+    assert str(run["machine"]["cores"]) in peaks.machine
+
+
+def test_only_embedded_judges_are_measured_and_each_in_every_dtype_of_the_file():
+    peaks = measured_peaks()
+    embedded = {
+        j.name for j in load_registry().judges if isinstance(j.source, (PackageGGUFSource, PackageChunksSource))
+    }
+    assert set(peaks.peak_rss_bytes) <= embedded
+    assert all(set(by) <= set(peaks.dtypes) for by in peaks.peak_rss_bytes.values())
+
+
+def test_models_shows_each_measured_peak_and_a_dash_where_none_was_measured():
+    result = CliRunner().invoke(main, ["models"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0].lstrip("*"): line for line in result.stdout.splitlines()[2:] if line.strip()}
+    peaks = measured_peaks()
+    for name in peaks.peak_rss_bytes:
+        shown = [
+            "-" if b is None else f"{b / 2**30:.1f}" for b in (peaks.peak(name, d) for d in ("float32", "bf16-mixed"))
+        ]
+        assert f"{shown[0]} / {shown[1]} GiB" in rows[name]
+    unmeasured = [n for n in rows if n in {j.name for j in load_registry().judges} and n not in peaks.peak_rss_bytes]
+    assert unmeasured and all(" - " in rows[n] for n in unmeasured)
+    assert "peak memory" in result.stdout and PEAKS_PATH.name not in result.stdout
