@@ -25,7 +25,8 @@ def cache_group() -> None:
     A copy is keyed by the GGUF's sha256, the transformers version and the dtypes it holds the
     weights in: those of the run that reads it (fp32; bf16; bf16 linear layers beside fp32 for mixed
     precision), so each dtype a judge runs in has its own copy. Its files are hashed (xxh3-128) when
-    written and when a load finds them changed since (device, inode, size, mtime or ctime); a damaged copy is rebuilt, and
+    written and when a load finds them changed since (device, inode, size, mtime or ctime); a damaged
+    copy is rebuilt, and
     `cache verify` hashes every byte now. Judges shipped in chunk packages are joined into one GGUF here too.
     Copies and joined GGUFs together are kept within $LOCALJUDGE_CACHE_LIMIT (default 20GiB), the
     least recently used removed first. Deleting them is always safe: the next load of that judge
