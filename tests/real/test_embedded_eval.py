@@ -88,6 +88,8 @@ def _cli(data: Path, out: Path, *extra: str) -> list[str]:
         "correctness",
         "--metric",
         "faithfulness",
+        "--judge",  # named: without it, G-Eval metrics pick a larger judge when one is installed
+        "smollm2-135m",
         "--out",
         str(out),
         "--no-progress",

@@ -180,7 +180,7 @@ def test_engine_reads_what_the_trainer_read_and_is_bitwise_under_batching(tuned,
 
 @pytest.mark.slow  # a tune in a subprocess, killed, then resumed
 def test_a_killed_tune_resumes_to_the_same_adapter_bytes(files):
-    args = ["--epochs", "8", "--patience", "8"]
+    args = ["--epochs", "6", "--patience", "6"]
     whole = files / "whole"
     assert CliRunner().invoke(main, _tune_cli(files, whole, *args)).exit_code == 0
     killed = files / "killed"

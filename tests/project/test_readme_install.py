@@ -27,7 +27,9 @@ SUPPORT = ROOT / "tests" / "support"
 
 
 def _install_lines() -> list[str]:
-    (block,) = [b for b in blocks((ROOT / "README.md").read_text(encoding="utf-8")) if "test_install.py" in b.reason]
+    (block,) = [
+        b for b in blocks((ROOT / "README.md").read_text(encoding="utf-8")) if "test_readme_install.py" in b.reason
+    ]
     return [line.split("  #")[0].strip() for line in block.code.splitlines() if line.strip()]
 
 
