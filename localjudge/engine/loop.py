@@ -3,7 +3,8 @@
 An operation (tree scoring, generation, log-likelihoods) plans its batches (`engine.batching`,
 `engine.prefix`) and supplies only how to run one batch. `run_batches` runs them in the plan's
 order: a prefix the batch's rows share (cut to the runner's grid) is prefilled once and kept while
-the next batches share it (one cache alive at a time); a batch that runs out of memory is halved
+the next batches share it (the runner's `PrefixStore`: one cache alive at a time, or its latest few
+kept across calls when a server asks for that); a batch that runs out of memory is halved
 and retried (`engine.oom`); after each planned batch, `progress` gets its size. Results come back
 indexed like the planned items, whatever the batches.
 """
@@ -17,7 +18,6 @@ from typing import Any, NamedTuple, TypeVar
 from localjudge.engine.batching import BatchPlan
 from localjudge.engine.oom import run_with_backoff
 from localjudge.engine.options import EngineOptions
-from localjudge.engine.prefix import shared_prefix_len
 from localjudge.engine.runner import Runner
 from localjudge.engine.stats import Counters
 
@@ -56,22 +56,6 @@ class Batch(NamedTuple):
     """Tokens of that prefix (0: none); each row runs from there."""
 
 
-class PrefixMemo:
-    """The KV cache of the latest shared prefix, computed again only when the prefix changes."""
-
-    def __init__(self, runner: Runner) -> None:
-        self.runner = runner
-        self.memo: dict[tuple[int, ...], Any] = {}
-
-    def get(self, prefix: Sequence[int]) -> Any:
-        """The KV cache of `prefix` (one alive at a time)."""
-        key = tuple(prefix)
-        if key not in self.memo:
-            self.memo.clear()
-            self.memo[key] = self.runner.prefill(list(key))
-        return self.memo[key]
-
-
 def run_batches(
     plan: BatchPlan,
     run: Callable[[Batch], list[T]],
@@ -91,17 +75,20 @@ def run_batches(
             `shared` tokens are those the rows start with); None computes every row whole.
         progress: called with each planned batch's size once it has run.
     """
-    memo = PrefixMemo(runner)
+    store = runner.prefixes
 
     def one(items: Sequence[int]) -> list[T]:
-        shared = shared_prefix_len([prefixes[i] for i in items], runner.grid) if prefixes is not None else 0
-        cache = memo.get(prefixes[items[0]][:shared]) if prefixes is not None and shared else None
+        shared = store.span([prefixes[i] for i in items], runner.grid) if prefixes is not None else 0
+        cache = store.get(prefixes[items[0]][:shared], runner.prefill) if prefixes is not None and shared else None
         return run(Batch(items, cache, shared))
 
     out: list[Any] = [None] * n
-    for batch in plan.batches:
-        for i, result in zip(batch, run_with_backoff(batch, one)):
-            out[i] = result
-        if progress:
-            progress(len(batch))
+    try:
+        for batch in plan.batches:
+            for i, result in zip(batch, run_with_backoff(batch, one)):
+                out[i] = result
+            if progress:
+                progress(len(batch))
+    finally:
+        store.trim(store.keep)
     return out

@@ -7,13 +7,20 @@ whose rows share a prefix computes that prefix once (KV cache) and only the suff
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import OrderedDict, deque
+from collections.abc import Callable, Sequence
 from itertools import pairwise
+from typing import Any
+
+import numpy as np
 
 from localjudge.engine.batching import BatchPlan
 
 MIN_PREFIX = 16
 """Shorter shared prefixes are not worth a separate prefill."""
+MIN_EXTENSION = 128
+"""A lone row runs after a new prefix (`PrefixStore`) only when it is this many tokens longer than a kept one:
+rows that share an article share it from the first, and a few words more are not worth a prefill."""
 
 
 def common_prefix_len(rows: Sequence[Sequence[int]]) -> int:
@@ -152,3 +159,57 @@ def expand_cache(cache, batch: int):
     for i, layer in enumerate(cache.layers):
         out.update(layer.keys.expand(batch, -1, -1, -1), layer.values.expand(batch, -1, -1, -1), i)
     return out
+
+
+class PrefixStore:
+    """KV caches of shared prefixes, by their token ids.
+
+    Within an engine call the latest prefix is kept for the batches after it (`engine.loop`). A
+    runner whose store keeps `keep` > 0 also keeps the `keep` latest across calls, and lets a row
+    that comes alone run after the prefix it shares with a recent row: a server's requests come one
+    or a few at a time, and the summaries of one article then compute the article once, as they do
+    in one offline call. The bits do not change: a row's results are the same after any cached
+    prefix cut to the grid as computed whole (`engine.runner`).
+    """
+
+    def __init__(self, keep: int = 0, recent: int = 16) -> None:
+        self.keep = keep
+        """Prefixes kept between calls (0: none; the latest is kept within a call)."""
+        self.caches: OrderedDict[tuple[int, ...], Any] = OrderedDict()
+        self.recent: deque[np.ndarray] = deque(maxlen=recent)
+        """Token ids of rows that came alone, for the prefix a later lone row shares with one of them."""
+
+    def span(self, rows: Sequence[Sequence[int]], grid: int) -> int:
+        """Tokens of the cached prefix a batch of rows runs after (0: none)."""
+        shared = shared_prefix_len(rows, grid)
+        if not self.keep or len(rows) > 1:  # several rows: their common prefix is the longest possible
+            return shared
+        row = np.asarray(rows[0])
+        for key in self.caches:  # a kept prefix it starts with
+            if shared < len(key) < len(row) and tuple(rows[0][: len(key)]) == key:
+                shared = len(key)
+        kept = shared
+        for past in self.recent:  # or a longer one it shares with a recent row, worth a prefill
+            n = min(len(row), len(past))
+            same = row[:n] == past[:n]
+            common = n if same.all() else int(np.argmin(same))
+            longer = _cut(min(common, len(row) - 1), grid)
+            if longer >= kept + MIN_EXTENSION:
+                shared = max(shared, longer)
+        self.recent.append(row)
+        return shared
+
+    def get(self, prefix: Sequence[int], prefill: Callable[[list[int]], Any]) -> Any:
+        """The KV cache of `prefix`, computed by `prefill` unless kept."""
+        key = tuple(prefix)
+        if key in self.caches:
+            self.caches.move_to_end(key)
+        else:
+            self.caches[key] = prefill(list(key))
+            self.trim(max(1, self.keep))
+        return self.caches[key]
+
+    def trim(self, keep: int) -> None:
+        """Drops all but the `keep` latest prefixes."""
+        while len(self.caches) > keep:
+            self.caches.popitem(last=False)

@@ -30,7 +30,7 @@ import torch
 from localjudge.engine import masks
 from localjudge.engine.observe import ForwardCall, Observers
 from localjudge.engine.packing import Packing, plan_forward, plan_step, round_up
-from localjudge.engine.prefix import expand_cache
+from localjudge.engine.prefix import PrefixStore, expand_cache
 
 ROW_BYTES = 8 * 2**20
 """Logit rows computed at once are capped near this many bytes (rows × V × 4) when rows run in no fixed
@@ -153,11 +153,13 @@ class Runner:
         self.cache_kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
         self.observers = Observers()
         """Called on every pass, before the model runs (`engine.observe`)."""
+        self.prefixes = PrefixStore()
+        """KV caches of shared prefixes (`engine.loop`); none kept between calls unless its `keep` says."""
 
     def copy(self) -> Runner:
-        """The same runner (model, layers, settings) with no observers of its own."""
+        """The same runner (model, layers, settings) with no observers or kept prefixes of its own."""
         out = copy.copy(self)
-        out.observers = Observers()
+        out.observers, out.prefixes = Observers(), PrefixStore()
         return out
 
     # -- the pass ----------------------------------------------------------------------------------

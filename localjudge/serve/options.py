@@ -49,6 +49,11 @@ class ServeOptions(Options):
     batch_items: int = Field(
         default=256, gt=0, description="Most items (cases, prompts) the worker takes into one engine call."
     )
+    kept_prefixes: int = Field(
+        default=8,
+        ge=0,
+        description="Shared-prefix KV caches the engine keeps between calls (requests on one source reuse them).",
+    )
     max_tokens: int = Field(default=512, ge=0, description="Most tokens a completion may ask to generate.")
 
     @model_validator(mode="after")

@@ -36,6 +36,9 @@ class JudgeServer:
         from localjudge.serve.app import build_app
 
         self.options = options
+        keep = getattr(judge.backend, "keep_prefixes", None)  # the engine's backend; a fake judge has none
+        if keep is not None:
+            keep(options.kept_prefixes)
         worker = Worker(
             judge,
             max_queue=options.max_queue,
