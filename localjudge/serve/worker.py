@@ -2,7 +2,8 @@
 
 Requests become `Job`s: an `Operation` (what to compute; jobs whose operations have equal keys run in
 one engine call) and its items (cases, prompts). The worker waits for a first job, gathers others for
-`batch_window_ms` or until `batch_items` items are waiting, then takes items of the jobs sharing the
+`batch_window_ms` after the latest arrival (at most `GATHER_CAP` windows in all) or until `batch_items`
+items are waiting, then takes items of the jobs sharing the
 first job's key, oldest first, and runs them in one call: the engine's token-budget batches and its
 shared-prefix reuse then span requests. A job larger than `batch_items` is taken in slices, so a
 cancelled job (its client gone) stops after the slice that is running.
@@ -26,6 +27,9 @@ from localjudge.errors import LocalJudgeError
 from localjudge.judges.judge import Judge
 
 log = logging.getLogger("localjudge.serve")
+
+GATHER_CAP = 10
+"""Most windows one gathering lasts while requests keep arriving (clients answered together send together)."""
 
 
 class Overloaded(LocalJudgeError):
@@ -118,12 +122,17 @@ class Worker:
                     self._cond.wait()
                 if not self._pending:
                     return  # stopping, and nothing left to finish
-                deadline = time.monotonic() + self.window
-                while not self._stopping and self._waiting_items() < self.batch_items:
+                # gather while requests keep coming: each arrival extends the window, up to GATHER_CAP windows
+                start = time.monotonic()
+                deadline, seen = start + self.window, self._waiting_items()
+                while not self._stopping and seen < self.batch_items:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
                     self._cond.wait(left)
+                    if self._waiting_items() > seen:
+                        seen = self._waiting_items()
+                        deadline = min(start + GATHER_CAP * self.window, time.monotonic() + self.window)
                 parts = self._take()
             if parts:
                 self._run(parts)

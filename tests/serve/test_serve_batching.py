@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -65,6 +66,21 @@ def test_a_large_job_is_taken_in_slices_and_other_keys_wait_their_turn():
     worker.stop()
     assert worker.calls == 3  # a, b | c | d (another scale: another call)
     assert got["big"] == judge.score_texts(["a", "b", "c"], 1, 5) and done == ["big", "other"]
+
+
+def test_requests_arriving_in_a_stream_are_gathered_while_they_keep_coming():
+    # six requests 80 ms apart, each well within the 300 ms window of the one before: one call, though the
+    # stream lasts longer than one window (clients answered together send their next requests together)
+    judge = fake_judge(policy)
+    worker = Worker(judge, max_queue=10, batch_window_ms=300, batch_items=100)
+    op = Score(1, 5, None, 0.1)
+    got: dict = {}
+    worker.start()
+    for k in range(6):
+        worker.submit(Job(op, [f"{k} Score:"], collect(got, str(k)), on_error=pytest.fail, on_done=lambda: None))
+        time.sleep(0.08)
+    worker.stop()
+    assert worker.calls == 1 and len(got) == 6
 
 
 def test_past_the_queue_bound_submit_refuses_at_once():
