@@ -27,7 +27,7 @@ from localjudge.cli.options import SectionedCommand, judge_options, load_from_op
     "--batch-window-ms",
     type=click.FloatRange(0, 1000),
     default=None,
-    help="How long the worker gathers concurrent requests into one engine call. [default: 5]",
+    help="How long the worker waits after the latest request before one engine call runs them. [default: 5]",
 )
 @click.option("--no-progress", is_flag=True, help="Hide the loader's progress bars.")
 @judge_options

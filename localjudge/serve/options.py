@@ -44,7 +44,7 @@ class ServeOptions(Options):
         default=64, gt=0, description="Requests waiting or running at once; past it: 503 with Retry-After."
     )
     batch_window_ms: float = Field(
-        default=5.0, ge=0, le=1000, description="How long the worker gathers requests into one engine call."
+        default=5.0, ge=0, le=1000, description="How long the worker waits after the latest request before a call."
     )
     batch_items: int = Field(
         default=256, gt=0, description="Most items (cases, prompts) the worker takes into one engine call."
