@@ -125,10 +125,10 @@ def offline():
 def test_sixteen_concurrent_clients_get_exactly_the_offline_records(offline):
     rng = random.Random(7)
     requests = []
-    for _ in range(64):  # 1-4 cases each, in shuffled orders (benchmarks/serve sends hundreds)
+    for _ in range(256):  # 1-4 cases each, in shuffled orders
         rows = rng.sample(ROWS, rng.randint(1, 4))
         requests.append(rows)
-    with running(fake_judge(policy), batch_window_ms=20, max_queue=64) as server:
+    with running(fake_judge(policy), batch_window_ms=5, max_queue=256) as server:
 
         def send(rows):
             answer = post(server.url, "/v1/evaluate", {"cases": rows, "metrics": ["fluency", "coherence"]})
