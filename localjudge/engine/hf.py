@@ -233,13 +233,14 @@ class HFBackend:
         """Output-layer rows computed so far and the latest batch plan, as they are now (a snapshot)."""
         return self._counters.snapshot()
 
-    def keep_prefixes(self, n: int) -> None:
-        """Keeps the `n` latest shared-prefix KV caches between calls (`engine.prefix.PrefixStore`).
+    def keep_prefixes(self, n: int) -> int:
+        """Keeps the `n` latest shared-prefix KV caches between calls (`engine.prefix.PrefixStore`); the count before.
 
         Results are the same bits; memory holds up to `n` prefixes' keys and values after a call.
         """
-        self.runner.prefixes.keep = n
+        before, self.runner.prefixes.keep = self.runner.prefixes.keep, n
         self.runner.prefixes.trim(n)
+        return before
 
     def observe_forwards(self, fn: Observer | None = None) -> AbstractContextManager[list[ForwardCall]]:
         """Records every forward pass this backend makes inside the block, calling `fn` on each first.

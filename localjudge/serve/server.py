@@ -36,9 +36,7 @@ class JudgeServer:
         from localjudge.serve.app import build_app
 
         self.options = options
-        keep = getattr(judge.backend, "keep_prefixes", None)  # the engine's backend; a fake judge has none
-        if keep is not None:
-            keep(options.kept_prefixes)
+        self._judge = judge
         worker = Worker(
             judge,
             max_queue=options.max_queue,
@@ -60,8 +58,18 @@ class JudgeServer:
         return self.served.worker
 
     def run(self) -> None:
-        """Serves until Ctrl-C or SIGTERM, then drains (see the class docstring)."""
-        self._uvicorn.run(sockets=[self._socket])
+        """Serves until Ctrl-C or SIGTERM, then drains (see the class docstring).
+
+        While it serves, the judge's engine keeps `kept_prefixes` shared prefixes between calls; the judge
+        keeps what it kept before once the server stops.
+        """
+        keep = getattr(self._judge.backend, "keep_prefixes", None)  # the engine's backend; a fake judge has none
+        before = keep(self.options.kept_prefixes) if keep is not None else None
+        try:
+            self._uvicorn.run(sockets=[self._socket])
+        finally:
+            if keep is not None:
+                keep(before)
 
     def start(self) -> None:
         """Serves on a thread; returns once the server accepts connections."""

@@ -162,9 +162,12 @@ def test_concurrent_clients_get_bitwise_the_offline_records(smollm_judge):
 
         with ThreadPoolExecutor(16) as pool:
             answers = list(pool.map(send, requests))
-        calls = server.worker.calls
+        calls, kept = server.worker.calls, smollm_judge.backend.runner.prefixes.keep
     for chosen, got in zip(requests, answers):
         assert got == [offline[r["id"]] for r in chosen]
     assert calls < len(requests)
+    # the engine kept prefixes between calls while serving, and keeps none again once the server stopped
+    assert kept == 8 and smollm_judge.backend.runner.prefixes.keep == 0
+    assert not smollm_judge.backend.runner.prefixes.caches
     assert os.cpu_count()  # (the records name the engine: batch-invariant, bitwise on this CPU)
     assert json.loads(answers[0][0])["judge"]["bitwise"] is True
