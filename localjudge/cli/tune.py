@@ -11,9 +11,21 @@ from localjudge.errors import ConfigError
 
 @click.command("tune")
 @click.argument("cases", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--metric", required=True, metavar="NAME", help="Metric to tune for: built-in name or .yaml file.")
+@click.option(
+    "--metric",
+    "metrics",
+    required=True,
+    multiple=True,
+    metavar="NAME",
+    help="Metric to tune for: built-in name or .yaml file; repeat it to tune one adapter for several.",
+)
 @click.option("--judge", required=True, metavar="NAME", help="Base judge: registry name, model folder or GGUF.")
-@click.option("--human", required=True, metavar="FIELD", help="Case field with the human label.")
+@click.option(
+    "--human",
+    required=True,
+    metavar="FIELD",
+    help="Case field with the human label; with several metrics a name with {metric} in it, e.g. 'human_{metric}'.",
+)
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Folder to write the tuned judge to.")
 @click.option("--group", metavar="FIELD", help="Field grouping cases (e.g. doc_id); default: the input text.")
 @click.option("--human-scale", type=(float, float), metavar="LOW HIGH", help="Scale of the labels [default: metric's].")
@@ -43,7 +55,7 @@ from localjudge.errors import ConfigError
 @click.option("--min-valid-mass", type=float, default=0.5, show_default=True, help="Guard: fail below this mass.")
 def tune_cmd(
     cases: Path,
-    metric: str,
+    metrics: tuple[str, ...],
     judge: str,
     human: str,
     out: Path,
@@ -57,13 +69,15 @@ def tune_cmd(
     never_shown,
     **tuning,
 ) -> None:
-    """Tune JUDGE to the human labels in CASES for one metric (LoRA through the exact score distribution).
+    """Tune JUDGE to the human labels in CASES for one metric or several (LoRA through the exact score distribution).
 
     \b
     Example:
       localjudge tune summeval.jsonl --metric consistency --judge qwen2.5-coder-0.5b \\
           --human human_consistency --group doc_id --out tuned-consistency
       localjudge eval new.jsonl --metric consistency --judge tuned-consistency
+      localjudge tune summeval.jsonl --metric coherence --metric consistency --metric fluency \\
+          --metric relevance --judge qwen2.5-coder-0.5b --human 'human_{metric}' --group doc_id --out tuned
     """
     from localjudge.io.cases import load_cases
     from localjudge.judges.adapters import file_sha256
@@ -88,7 +102,8 @@ def tune_cmd(
         data_name=cases.name,
         never_shown=never_shown,
     )
-    manifest = tune(load_cases(cases), resolve_metric(metric), job, settings)
+    chosen = [resolve_metric(m) for m in metrics]
+    manifest = tune(load_cases(cases), chosen[0] if len(chosen) == 1 else chosen, job, settings)
     click.echo(f"tuned judge {manifest.name}: {out}")
     click.echo(f"  base {manifest.base} ({manifest.base_provenance}); adapter sha256:{manifest.adapter_sha256[:16]}…")
     click.echo(f"  validation ({manifest.agreement_name}):")
@@ -96,7 +111,12 @@ def tune_cmd(
         mark = "  <- kept" if h.epoch == manifest.best_epoch else ""
         agree = "n/a" if h.agreement is None else f"{h.agreement:+.3f}"
         loss = "" if h.train_loss is None else f"  loss {h.train_loss:.3f}"
-        click.echo(f"    epoch {h.epoch}: agreement {agree}  valid mass {h.valid_mass:.3f}{loss}{mark}")
+        each = "".join(f"  {k} {_fmt(v)}" for k, v in h.per_metric.items())
+        click.echo(f"    epoch {h.epoch}: agreement {agree}{each}  valid mass {h.valid_mass:.3f}{loss}{mark}")
     cost = f"{manifest.wall_seconds:.0f} s, {manifest.tokens_per_second:.0f} tokens/s tuned"
     click.echo(f"  {cost}, peak {manifest.peak_memory_gib:.1f} GiB")
-    click.echo(f"use it: localjudge eval CASES --metric {metric} --judge {out}")
+    click.echo(f"use it: localjudge eval CASES --metric {metrics[0]} --judge {out}")
+
+
+def _fmt(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:+.3f}"

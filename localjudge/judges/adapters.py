@@ -29,7 +29,10 @@ class TuneFigures(BaseModel):
     epoch: int = Field(description="Epoch after which they were read; 0 before any training.")
     train_loss: float | None = Field(description="Mean training loss over the epoch; None for epoch 0.")
     agreement: float | None = Field(description="Validation agreement with the human labels (see `agreement_name`).")
-    valid_mass: float = Field(description="Mean valid mass on the validation cases.")
+    valid_mass: float = Field(description="Mean valid mass on the validation cases (the least over several metrics).")
+    per_metric: dict[str, float | None] = Field(
+        default_factory=dict, description="With several metrics, each one's agreement (`agreement` is their mean)."
+    )
 
 
 class TuneManifest(BaseModel):

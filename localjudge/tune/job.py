@@ -21,7 +21,10 @@ class TuneJob(Options):
     label: ClassVar[str] = "tune option"
 
     judge: str = Field(description="The base judge: a registry name, model directory, GGUF file or hub id.")
-    human: str = Field(description="The case field holding each case's human label.")
+    human: str = Field(
+        description="The case field holding each case's human label; with several metrics, a name with {metric} "
+        "in it (human_{metric}: human_coherence, human_consistency...)."
+    )
     out: Path = Field(description="Folder the tuned judge is written to (adapter, manifest).")
     group: str | None = Field(default=None, description="Case field grouping cases (a document); default the input.")
     human_scale: tuple[float, float] | None = Field(
@@ -72,6 +75,21 @@ class TuneJob(Options):
         if any(out.iterdir()):
             raise ConfigError(f"--out {out} holds other files, not a tune; choose an empty or new folder")
         return False
+
+    def human_field(self, metric: str, several: bool) -> str:
+        """The field holding the labels for `metric` (`human` with {metric} filled in).
+
+        Raises:
+            ConfigError: several metrics but one field for all of them.
+        """
+        if "{metric}" in self.human:
+            return self.human.replace("{metric}", metric)
+        if several:
+            raise ConfigError(
+                f"--human {clip(self.human)} names one field for several metrics; name each metric's with "
+                "{metric} in it, e.g. --human 'human_{metric}'"
+            )
+        return self.human
 
     def base_name(self) -> str:
         """The base judge as the manifest records it: a registry name, or an absolute path."""

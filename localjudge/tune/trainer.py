@@ -14,13 +14,14 @@ import resource
 import shutil
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
-from localjudge.errors import LocalJudgeError
+from localjudge.errors import ConfigError, LocalJudgeError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.adapters import ADAPTER, MANIFEST, TuneFigures, TuneManifest, file_sha256
 from localjudge.kinds import Metric
@@ -43,8 +44,26 @@ class TuneFailedError(LocalJudgeError):
     """The tune ran but produced no judge worth keeping (it stopped answering with a score)."""
 
 
-def tune(cases: Sequence[TestCase], metric: Metric, job: TuneJob, settings: TuneSettings) -> TuneManifest:
-    """Tunes `job.judge` to the human labels of `cases` for `metric`; writes and returns the tuned judge's manifest.
+@dataclass
+class _Task:
+    """One metric's part of a tune: its examples, their reading, packs and cached features."""
+
+    data: TuneData
+    index: TreeIndex
+    train_packs: list[Pack]
+    val_packs: list[Pack]
+    train_feats: list[torch.Tensor] = field(default_factory=list)
+    val_feats: list[torch.Tensor] = field(default_factory=list)
+
+
+def tune(
+    cases: Sequence[TestCase], metric: Metric | Sequence[Metric], job: TuneJob, settings: TuneSettings
+) -> TuneManifest:
+    """Tunes `job.judge` to the human labels of `cases` for one metric or several; writes and returns its manifest.
+
+    Several metrics (e.g. SummEval's four G-Eval dimensions) train one adapter: each epoch runs every
+    metric's packs in one seeded order, and validation agreement is the metrics' mean (each one's in
+    `per_metric`), the valid-mass guard holding for each.
 
     Raises:
         ConfigError, DataError: bad input, before any weight loads.
@@ -56,33 +75,44 @@ def tune(cases: Sequence[TestCase], metric: Metric, job: TuneJob, settings: Tune
     """
     started = time.time()
     out = job.out
+    metrics: list[Metric] = list(metric) if isinstance(metric, (list, tuple)) else [metric]  # type: ignore[list-item]
+    names = [m.name for m in metrics]
+    if len(set(names)) < len(names):
+        raise ConfigError(f"metric {clip(names[0])} is given twice; name each metric once")
     if job.prepare_out():
         return TuneManifest.model_validate_json((out / MANIFEST).read_text())
-    human = read_labels(metric, cases, job.human, job.human_scale)
+    humans = [read_labels(m, cases, job.human_field(m.name, len(metrics) > 1), job.human_scale) for m in metrics]
     groups = group_names(cases, job.group)
     from localjudge.tune.split import grouped_split
 
     split = grouped_split(groups, settings.validation_share, settings.seed)
     judge = job.load()
-    data = build_data(judge, metric, cases, human, groups)
     split_model = SplitJudgeModel(judge.backend.model, settings.layers)
-    train_packs = packs_of(data, split.train, settings)
-    val_packs = packs_of(data, split.validation, settings)
-    weights = judge.info.provenance
-    with job.bar(len(train_packs) + len(val_packs), "features") as bar:
-        feats = load_features(
-            split_model, train_packs + val_packs, job.features_folder, weights, settings.layers, bar.update
+    tasks = []
+    for m, human in zip(metrics, humans):
+        data = build_data(judge, m, cases, human, groups)
+        index = TreeIndex.of(data.tree, split_model.vocab)
+        tasks.append(
+            _Task(data, index, packs_of(data, split.train, settings), packs_of(data, split.validation, settings))
         )
-    train_feats, val_feats = feats[: len(train_packs)], feats[len(train_packs) :]
-    index = TreeIndex.of(data.tree, split_model.vocab)
+    weights = judge.info.provenance
+    every = [p for t in tasks for p in (*t.train_packs, *t.val_packs)]
+    with job.bar(len(every), "features") as bar:
+        feats = iter(load_features(split_model, every, job.features_folder, weights, settings.layers, bar.update))
+    for t in tasks:
+        t.train_feats = [next(feats) for _ in t.train_packs]
+        t.val_feats = [next(feats) for _ in t.val_packs]
+    steps = [(k, j) for k, t in enumerate(tasks) for j in range(len(t.train_packs))]  # (task, pack) pairs
     peft_model = split_model.add_lora(settings.rank, settings.alpha, settings.seed)
     params = [p for p in peft_model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=settings.learning_rate, weight_decay=0.0)
     expect = {"settings": settings.model_dump(mode="json"), "data": job.data_sha256, "weights": weights}
+    if len(tasks) > 1:
+        expect["metrics"] = names
     if (out / checkpoint.FOLDER / "state.json").is_file():
         state, best = checkpoint.restore(out, peft_model, optimizer, expect)
     else:
-        figures = _validate(split_model, index, data, val_packs, val_feats, split.validation, 0, None)
+        figures = _validate_all(split_model, tasks, split.validation, 0, None)
         state = {
             **expect,
             "epoch": 1,
@@ -95,16 +125,18 @@ def tune(cases: Sequence[TestCase], metric: Metric, job: TuneJob, settings: Tune
         }
         best = {}
     history = [TuneFigures(**h) for h in state["history"]]
-    total = settings.epochs * len(train_packs)
-    done = (state["epoch"] - 1) * len(train_packs) + state["step"]
+    total = settings.epochs * len(steps)
+    done = (state["epoch"] - 1) * len(steps) + state["step"]
     with job.bar(total, "tuning", initial=done) as bar:
         while state["epoch"] <= settings.epochs and not _stop(history, state["best"], settings.patience):
             epoch = state["epoch"]
-            order = np.random.default_rng([settings.seed, epoch]).permutation(len(train_packs))
-            for k in range(state["step"], len(train_packs)):
+            order = np.random.default_rng([settings.seed, epoch]).permutation(len(steps))
+            for k in range(state["step"], len(steps)):
                 t0 = time.time()
-                pack, feat = train_packs[order[k]], train_feats[order[k]]
-                loss = _loss(split_model, index, data, pack, feat, settings)
+                task_k, j = steps[order[k]]
+                task = tasks[task_k]
+                pack, feat = task.train_packs[j], task.train_feats[j]
+                loss = _loss(split_model, task.index, task.data, pack, feat, settings)
                 loss.backward()
                 optimizer.step()
                 optimizer.zero_grad()
@@ -116,11 +148,9 @@ def tune(cases: Sequence[TestCase], metric: Metric, job: TuneJob, settings: Tune
                 )
                 bar.update(1)
                 bar.set_postfix(loss=f"{np.mean(state['losses']):.3f}", val=_fmt(history[-1].agreement))
-                if (k + 1) % CHECKPOINT_STEPS == 0 and k + 1 < len(train_packs):
+                if (k + 1) % CHECKPOINT_STEPS == 0 and k + 1 < len(steps):
                     checkpoint.save(out, peft_model, optimizer, best, state)
-            figures = _validate(
-                split_model, index, data, val_packs, val_feats, split.validation, epoch, float(np.mean(state["losses"]))
-            )
+            figures = _validate_all(split_model, tasks, split.validation, epoch, float(np.mean(state["losses"])))
             history.append(figures)
             if _better(figures, history[state["best"]], settings.min_valid_mass):
                 state["best"], best = epoch, checkpoint.adapter_tensors(peft_model)
@@ -139,7 +169,7 @@ def tune(cases: Sequence[TestCase], metric: Metric, job: TuneJob, settings: Tune
             f"the tune of {judge.info.name} kept no adapter: {why} (history in {where}); "
             "try a lower --learning-rate, more labels, or --mass-weight"
         )
-    manifest = _write(out, best, judge, data, split, settings, history, state, job, started)
+    manifest = _write(out, best, judge, [t.data for t in tasks], split, settings, history, state, job, started)
     shutil.rmtree(out / checkpoint.FOLDER, ignore_errors=True)
     if job.features is None:
         shutil.rmtree(job.features_folder, ignore_errors=True)
@@ -220,6 +250,21 @@ def _validate(
     )
 
 
+def _validate_all(model, tasks: list[_Task], cases: list[int], epoch: int, loss: float | None) -> TuneFigures:
+    """One epoch's figures: a single metric's own, or several metrics' mean agreement and least valid mass."""
+    each = [_validate(model, t.index, t.data, t.val_packs, t.val_feats, cases, epoch, loss) for t in tasks]
+    if len(each) == 1:
+        return each[0]
+    known = [f.agreement for f in each if f.agreement is not None]
+    return TuneFigures(
+        epoch=epoch,
+        train_loss=loss,
+        agreement=float(np.mean(known)) if len(known) == len(each) else None,
+        valid_mass=min(f.valid_mass for f in each),
+        per_metric={t.data.metric.name: f.agreement for t, f in zip(tasks, each)},
+    )
+
+
 def _better(new: TuneFigures, old: TuneFigures, guard: float) -> bool:
     if new.valid_mass < guard or new.agreement is None:
         return False
@@ -238,7 +283,7 @@ def _write(
     out: Path,
     best: dict,
     judge: Any,
-    data: TuneData,
+    data: list[TuneData],
     split,
     settings: TuneSettings,
     history,
@@ -264,7 +309,7 @@ def _write(
         alpha=settings.alpha,
         layers=layers,
         targets=sorted({m.rsplit(".", 1)[-1] for m in modules}),
-        metrics=[data.metric.model_dump(mode="json")],
+        metrics=[d.metric.model_dump(mode="json") for d in data],
         human_field=job.human,
         human_scale=list(job.human_scale) if job.human_scale else None,
         data_sha256=job.data_sha256,
@@ -274,7 +319,9 @@ def _write(
         validation_cases=len(split.validation),
         groups=[split.train_groups, split.validation_groups],
         settings=settings.model_dump(mode="json"),
-        agreement_name=agreement_name(data),
+        agreement_name=agreement_name(data[0])
+        if len(data) == 1
+        else f"mean over {', '.join(d.metric.name for d in data)} of: {agreement_name(data[0])}",
         history=history,
         best_epoch=state["best"],
         wall_seconds=round(time.time() - started, 1),

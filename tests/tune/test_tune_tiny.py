@@ -251,3 +251,37 @@ def test_tuned_judge_loads_by_registry_name_and_refuses_another_base(tuned, file
     (tmp_path / "adapters" / "tiny-tuned" / MANIFEST).write_text(json.dumps(manifest))
     with pytest.raises(ConfigError, match="was tuned on"):
         load_judge("tiny-tuned", registry_path=registry)
+
+
+def test_one_adapter_tunes_several_metrics_each_read_on_its_own_labels(files, tmp_path):
+    # "goodness" on 1..5 and "brief" on 1..3 (1 + half the good words: soft targets), each read on its
+    # own score tree from its own prompt, one adapter for both
+    brief = {**METRIC, "name": "brief", "criteria": "How good, in three steps.", "high": 3}
+    (tmp_path / "brief.json").write_text(json.dumps(brief))
+    rows = [json.loads(line) for line in (files / "cases.jsonl").read_text().splitlines()]
+    with open(tmp_path / "cases.jsonl", "w") as f:
+        for row in rows:
+            good = row["human"] - 1
+            f.write(json.dumps({**row, "human_goodness": 1 + good, "human_brief": 1 + good / 2}) + "\n")
+    args = _tune_cli(files, tmp_path / "both", "--epochs", "6", "--patience", "6")
+    args[1] = str(tmp_path / "cases.jsonl")
+    args[args.index("--human") + 1] = "human_{metric}"
+    at = args.index("--metric") + 2
+    args[at:at] = ["--metric", str(tmp_path / "brief.json")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    m = TuneManifest.model_validate_json((tmp_path / "both" / MANIFEST).read_text())
+    assert [spec["name"] for spec in m.metrics] == ["goodness", "brief"]
+    kept, before = m.history[m.best_epoch], m.history[0]
+    assert set(kept.per_metric) == {"goodness", "brief"}
+    assert kept.agreement == pytest.approx(np.mean(list(kept.per_metric.values())))
+    assert all(kept.per_metric[k] > before.per_metric[k] + 0.2 for k in kept.per_metric), m.history
+    assert "goodness" in result.output and "brief" in result.output  # per-metric figures shown
+    # one field for two metrics is refused before any weight loads
+    with pytest.raises(ConfigError, match=r"\{metric\}"):
+        tune(
+            load_cases(tmp_path / "cases.jsonl"),
+            [metric_from_dict(METRIC), metric_from_dict(brief)],
+            TuneJob(judge="no-such-judge", human="human", group="doc", out=tmp_path / "x"),
+            TuneSettings(),
+        )
