@@ -185,15 +185,18 @@ class PrefixStore:
         if not self.keep or len(rows) > 1:  # several rows: their common prefix is the longest possible
             return shared
         row = np.asarray(rows[0])
+        # negative ids stand for a call's own tokens (`engine.likelihood`'s placeholders): never shared
+        fake = np.flatnonzero(row < 0)
+        real = min(int(fake[0]) if len(fake) else len(row), len(row) - 1)
         for key in self.caches:  # a kept prefix it starts with
-            if shared < len(key) < len(row) and tuple(rows[0][: len(key)]) == key:
+            if shared < len(key) <= real and tuple(rows[0][: len(key)]) == key:
                 shared = len(key)
         kept = shared
         for past in self.recent:  # or a longer one it shares with a recent row, worth a prefill
-            n = min(len(row), len(past))
+            n = min(real, len(past))
             same = row[:n] == past[:n]
             common = n if same.all() else int(np.argmin(same))
-            longer = _cut(min(common, len(row) - 1), grid)
+            longer = _cut(common, grid)
             if longer >= kept + MIN_EXTENSION:
                 shared = max(shared, longer)
         self.recent.append(row)

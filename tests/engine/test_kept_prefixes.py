@@ -8,6 +8,7 @@ random Llama and Gemma 3 models (sliding windows crossing the prefix).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from localjudge import Judge
@@ -45,6 +46,25 @@ def test_kept_prefixes_change_no_bit_and_save_the_article(build, tiny_tokenizer)
     firsts = list(dict.fromkeys(r.shared for r in rows[1:] if r.shared))
     assert [c.lengths[0] for c in calls if c.kind == "prefill"] == firsts and len(firsts) >= 2
     assert len(kept.backend.runner.prefixes.caches) == len(firsts)
+
+
+def test_likelihoods_one_call_at_a_time_never_share_a_calls_placeholders(tiny_tokenizer):
+    # token_logprobs marks each item's continuation with placeholder ids of its own call (-1, -2...):
+    # the same prompt in the next call must not reuse them as a prefix
+    model = tiny_llama(tiny_tokenizer)
+    plain, kept = _judge(model, tiny_tokenizer, 0), _judge(model, tiny_tokenizer, 4)
+    grid = plain.backend.runner.grid
+    words = f"{HEAD}{ARTICLES[0]}".split()
+    # a prompt whose real tokens (all but its last) end just before a grid line: the placeholders cross it
+    prompt = next(
+        p
+        for k in range(len(words), 0, -1)
+        if (len(p := plain.backend.encode(" ".join(words[:k]) + " Summary:")) - 1) % grid == grid - 1
+    )
+    conts = [plain.backend.encode_continuation(" " + s) for s in SUMMARIES]
+    for c in conts:  # one request after another, each the call's item 0
+        a, b = plain.backend.token_logprobs([prompt], [c])[0], kept.backend.token_logprobs([prompt], [c])[0]
+        assert np.array_equal(a, b)
 
 
 def test_a_judge_keeps_nothing_by_default(tiny_tokenizer):
