@@ -39,6 +39,7 @@ def main() -> None:
     ap.add_argument("--per-request", type=int, default=1, help="Cases per request.")
     ap.add_argument("--cases", type=int, default=48, help="First N cases of the demo file.")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--batch-window-ms", type=float, default=None, help="The server's; default its own.")
     ap.add_argument("--note", default="", help="Said in the results file (e.g. 'host shared with a training job').")
     args = ap.parse_args()
 
@@ -49,7 +50,7 @@ def main() -> None:
 
     cases = load_cases(DATA)[: args.cases]
     rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines()[: args.cases]]
-    server, url = _start_server(args.judge, args.device)
+    server, url = _start_server(args.judge, args.device, args.batch_window_ms)
     try:
         judge = load_judge(args.judge, device=args.device, dtype="float32")
         evaluate(cases[:2], [builtin_metric(args.metric)], judge, progress=False)  # warm-up
@@ -93,8 +94,9 @@ def main() -> None:
     (HERE / "serve_results.md").write_text(_markdown(result), encoding="utf-8")
 
 
-def _start_server(judge: str, device: str) -> tuple[subprocess.Popen, str]:
+def _start_server(judge: str, device: str, window_ms: float | None = None) -> tuple[subprocess.Popen, str]:
     cmd = [sys.executable, "-m", "localjudge", "serve", "--judge", judge, "--device", device, "--dtype", "float32"]
+    cmd += [] if window_ms is None else ["--batch-window-ms", str(window_ms)]
     proc = subprocess.Popen(
         [*cmd, "--port", "0", "--no-progress", "--max-queue", "256"],
         stdout=subprocess.PIPE,
