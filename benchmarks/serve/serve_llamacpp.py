@@ -33,9 +33,8 @@ import time
 from pathlib import Path
 
 from benchmarks.lib.common import machine
+from benchmarks.lib.llamacpp import INSTALL, gguf_path, require_llama_cpp
 from benchmarks.serve.serve_load import DATA, HERE, _quantile, _start_server
-from benchmarks.speed._llamacpp import INSTALL, require_llama_cpp
-from benchmarks.speed.llamacpp import gguf_path
 
 TOP = 20
 

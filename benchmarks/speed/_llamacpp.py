@@ -24,29 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lib.llamacpp import require_llama_cpp
 from benchmarks.speed._logprobs import target_logprobs
-
-INSTALL = (
-    'CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 '
-    ".venv/bin/python -m pip install --no-binary llama-cpp-python llama-cpp-python==0.3.36"
-)
-"""How this benchmark's llama.cpp was built: from the PyPI source distribution, for this CPU."""
-
-
-class LlamaCppMissing(SystemExit):
-    """llama-cpp-python is not installed (the benchmark exits with this message)."""
-
-
-def require_llama_cpp():
-    """The `llama_cpp` module, or an exit that tells how to build it."""
-    try:
-        import llama_cpp
-    except ImportError:
-        raise LlamaCppMissing(
-            "llama-cpp-python is not installed (it is not a localjudge dependency); build it from its PyPI "
-            f"source distribution for this CPU (many minutes on 2 cores):\n  {INSTALL}"
-        ) from None
-    return llama_cpp
 
 
 class LlamaCpp:

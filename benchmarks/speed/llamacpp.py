@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from benchmarks.lib.common import EMBEDDED_JUDGES, kept_section, machine
+from benchmarks.lib.llamacpp import gguf_path
 from benchmarks.speed._logprobs import common_prefix_len, compare_logprobs, tokenisation_agreement
 
 HERE = Path(__file__).resolve().parent
@@ -177,18 +178,6 @@ def measure(fns: dict, articles: list[Article], warm: Article, reps: int) -> tup
     return wall, cpu, logps
 
 
-def gguf_path(name: str):
-    """The GGUF file of an embedded judge: inside its package, or joined from its chunk packages in the cache."""
-    from localjudge.judges.cache import cache_root
-    from localjudge.judges.chunks import joined_gguf
-    from localjudge.judges.registry import PackageChunksSource, load_registry, package_gguf_path
-
-    src = load_registry().get(name).source
-    if isinstance(src, PackageChunksSource):
-        return joined_gguf(src, name, cache_root())
-    return package_gguf_path(src)  # type: ignore[arg-type]
-
-
 def run_judge(name: str, args) -> dict:
     """Everything measured for one embedded judge."""
     import torch
@@ -286,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = ap.parse_args(argv)
 
-    from benchmarks.speed._llamacpp import INSTALL, require_llama_cpp
+    from benchmarks.lib.llamacpp import INSTALL, require_llama_cpp
 
     llama_cpp = require_llama_cpp()  # before minutes of judge loading
     import torch
