@@ -34,7 +34,7 @@ from pathlib import Path
 
 from benchmarks.lib.common import machine
 from benchmarks.lib.llamacpp import INSTALL, gguf_path, require_llama_cpp
-from benchmarks.serve.serve_load import DATA, HERE, _quantile, _start_server
+from benchmarks.serve.serve_load import DATA, HERE, _quantile, _send, _start_server
 
 TOP = 20
 
@@ -163,44 +163,6 @@ def _under_load(url: str, path: str, bodies: list[dict], args) -> tuple[list[dic
         )
         print(path, runs[-1], flush=True)
     return runs, first or []
-
-
-def _send(url: str, path: str, bodies: list[dict], clients: int):
-    """(wall seconds, latencies, JSON answers in body order), `clients` threads sharing the bodies."""
-    import http.client
-    import threading
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    answers: list = [None] * len(bodies)
-    latencies: list[float] = []
-    todo = list(range(len(bodies)))
-    lock = threading.Lock()
-
-    def client() -> None:
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=3600)
-        while True:
-            with lock:
-                if not todo:
-                    break
-                k = todo.pop(0)
-            t = time.perf_counter()
-            conn.request("POST", path, body=json.dumps(bodies[k]), headers={"Content-Type": "application/json"})
-            resp = conn.getresponse()
-            text = resp.read().decode()
-            assert resp.status == 200, text
-            with lock:
-                latencies.append(time.perf_counter() - t)
-            answers[k] = json.loads(text)
-        conn.close()
-
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return time.perf_counter() - start, latencies, answers
 
 
 def _top(answer: dict, scores: list[str]) -> dict[str, float]:

@@ -59,12 +59,13 @@ def main() -> None:
         offline_s = time.perf_counter() - start
         del judge
         want = {r.case_id: json.dumps(r.model_dump(mode="json"), ensure_ascii=False) for r in offline.records}
-        _send(url, [rows[:2]], 1, args.metric)  # warm-up
+        _send(url, "/v1/evaluate", [{"cases": rows[:2], "metrics": [args.metric]}], 1)  # warm-up
         runs = []
         for c in args.clients:
             batches = [rows[k : k + args.per_request] for k in range(0, len(rows), args.per_request)]
-            wall, latencies, answers = _send(url, batches, c, args.metric)
-            same = all(got == [want[r["id"]] for r in b] for b, got in zip(batches, answers))
+            bodies = [{"cases": b, "metrics": [args.metric]} for b in batches]
+            wall, latencies, answers = _send(url, "/v1/evaluate", bodies, c)
+            same = all(_lines(got) == [want[r["id"]] for r in b] for b, got in zip(batches, answers))
             runs.append(
                 {
                     "clients": c,
@@ -112,12 +113,12 @@ def _start_server(judge: str, device: str, window_ms: float | None = None) -> tu
     return proc, line.split(" at ")[1].split(" ")[0].rstrip(",")
 
 
-def _send(url: str, batches: list[list[dict]], clients: int, metric: str):
-    """Every batch sent by `clients` threads; (wall seconds, latencies, answers in batch order)."""
+def _send(url: str, path: str, bodies: list[dict], clients: int):
+    """Every body POSTed to `path` by `clients` threads; (wall seconds, latencies, JSON answers in body order)."""
     parts = urlsplit(url)
-    answers: list = [None] * len(batches)
+    answers: list = [None] * len(bodies)
     latencies: list[float] = []
-    todo = list(range(len(batches)))
+    todo = list(range(len(bodies)))
     lock = threading.Lock()
 
     def client() -> None:
@@ -127,15 +128,14 @@ def _send(url: str, batches: list[list[dict]], clients: int, metric: str):
                 if not todo:
                     break
                 k = todo.pop(0)
-            body = json.dumps({"cases": batches[k], "metrics": [metric]})
             t = time.perf_counter()
-            conn.request("POST", "/v1/evaluate", body=body, headers={"Content-Type": "application/json"})
+            conn.request("POST", path, body=json.dumps(bodies[k]), headers={"Content-Type": "application/json"})
             resp = conn.getresponse()
             text = resp.read().decode()
             assert resp.status == 200, text
             with lock:
                 latencies.append(time.perf_counter() - t)
-            answers[k] = [json.dumps(r, ensure_ascii=False) for r in json.loads(text)["records"]]
+            answers[k] = json.loads(text)
         conn.close()
 
     threads = [threading.Thread(target=client) for _ in range(clients)]
@@ -145,6 +145,11 @@ def _send(url: str, batches: list[list[dict]], clients: int, metric: str):
     for t in threads:
         t.join()
     return time.perf_counter() - start, latencies, answers
+
+
+def _lines(answer: dict) -> list[str]:
+    """An /v1/evaluate answer's records as the lines `eval` writes."""
+    return [json.dumps(r, ensure_ascii=False) for r in answer["records"]]
 
 
 def _quantile(xs: list[float], q: float) -> float:
