@@ -36,7 +36,6 @@ class JudgeServer:
         from localjudge.serve.app import build_app
 
         self.options = options
-        self._judge = judge
         worker = Worker(
             judge,
             max_queue=options.max_queue,
@@ -63,7 +62,7 @@ class JudgeServer:
         While it serves, the judge's engine keeps `kept_prefixes` shared prefixes between calls; the judge
         keeps what it kept before once the server stops.
         """
-        keep = getattr(self._judge.backend, "keep_prefixes", None)  # the engine's backend; a fake judge has none
+        keep = getattr(self.served.judge.backend, "keep_prefixes", None)  # the engine's backend; a fake judge has none
         before = keep(self.options.kept_prefixes) if keep is not None else None
         try:
             self._uvicorn.run(sockets=[self._socket])
