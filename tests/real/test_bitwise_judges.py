@@ -5,11 +5,10 @@ The real architectures, vocabularies and weights: scores, likelihoods and greedy
 each item alone against the same items shuffled in batches, two token budgets, prefix reuse on
 and off, compared with `np.array_equal` / `==`. bf16 copies of the session's fp32 models keep the
 load count down (a mixed-precision copy shares their fp32 tensors; each check asserts that its
-GEMMs run in the dtype it checks); bf16 matmuls are slow on CPUs without native bf16, so the bf16
-set is small.
-Gemma-3-270M (262k vocabulary, sliding-window layers) runs a smaller set, in fp32 and, where the CPU
-has native bf16 kernels, in bf16. SmolLM2 also runs mixed precision (bf16 linear layers, fp32
-between them: the CPU's bf16 default).
+GEMMs run in the dtype it checks). The bf16 checks (bf16, and mixed precision: bf16 linear layers,
+fp32 between them, the CPU's bf16 default) run where the CPU has native bf16 kernels; without them
+every bf16 GEMM is emulated and the tiny models (tests/engine/test_bitwise.py) keep bf16 covered.
+Gemma-3-270M (262k vocabulary, sliding-window layers) runs a smaller set.
 """
 
 from __future__ import annotations
@@ -76,7 +75,14 @@ def _as(model: torch.nn.Module, dtype: str) -> torch.nn.Module:
     return _COPIES[key]
 
 
-def check_bitwise(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int = 6, mixed: bool = False) -> None:
+def check_bitwise(
+    judge: Judge,
+    dtype: str,
+    budgets: tuple[int, ...],
+    texts: int = 6,
+    mixed: bool = False,
+    reuse: tuple[bool, ...] = (True, False),
+) -> None:
     base = _rebuild(judge, dtype, mixed)
     assert base.info.mixed_precision is (mixed if dtype != "float32" else None)
     assert base.info.bitwise, base.info
@@ -91,14 +97,14 @@ def check_bitwise(judge: Judge, dtype: str, budgets: tuple[int, ...], texts: int
     ll_alone = [backend.token_logprobs([p], [c])[0] for p, c in zip(prompts, conts)]
     rng = random.Random(0)
     for budget in budgets:
-        for reuse in (True, False):
-            other = _rebuild(judge, dtype, mixed, token_budget=budget, reuse_prefix=reuse)
+        for share in reuse:
+            other = _rebuild(judge, dtype, mixed, token_budget=budget, reuse_prefix=share)
             order = rng.sample(range(len(texts)), len(texts))
             got = other.score_texts([texts[i] for i in order], 1, 10)
             for i, g in zip(order, got):
-                assert g.probs == alone[i].probs and g.valid_mass == alone[i].valid_mass, (budget, reuse, i)
+                assert g.probs == alone[i].probs and g.valid_mass == alone[i].valid_mass, (budget, share, i)
             lls = other.backend.token_logprobs(prompts[::-1], conts[::-1])[::-1]
-            assert all(np.array_equal(a, b) for a, b in zip(ll_alone, lls)), (budget, reuse)
+            assert all(np.array_equal(a, b) for a, b in zip(ll_alone, lls)), (budget, share)
     # generation: two prompts of different lengths, alone and batched in reverse order
     gen_alone = [backend.generate([t], 5)[0] for t in texts[:2]]
     assert backend.generate(texts[:2][::-1], 5, share_prefix=True)[::-1] == gen_alone
@@ -125,42 +131,39 @@ def check_head_rows(judge: Judge, dtype: str, mixed: bool = False) -> None:
         runner.head_rows = rows
 
 
+def _skip_emulated_bf16() -> None:
+    """Skips a real-weight bf16 check where the CPU has no native bf16 kernels.
+
+    There every bf16 GEMM is emulated (4-5x the fp32 time: SmolLM2's mixed checks took 56 s of a
+    2-core AVX2 run, Gemma's bf16 two minutes) in a configuration the judge warns against; the tiny
+    models (tests/engine/test_bitwise.py) run every op in bf16 and mixed precision on every CPU, and
+    CPUs with native bf16 (AVX-512 BF16, AMX) run these checks on the real weights.
+    """
+    if not can_prepack(torch.zeros(8, 8, dtype=torch.bfloat16)):
+        pytest.skip("bf16 has no native kernels on this CPU")
+
+
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_gemma3_bitwise(gemma_judge, dtype):
     # 3 texts: a summary after the article, the Yes/No and the short rating
-    if dtype == "bfloat16" and not can_prepack(torch.zeros(8, 8, dtype=torch.bfloat16)):
-        # two minutes on a 2-core AVX2 machine, a configuration the judge warns against there;
-        # SmolLM2 in bf16 and the tiny models (tests/engine/test_bitwise.py) keep bf16 covered on every CPU
-        pytest.skip("bf16 has no native kernels on this CPU")
+    if dtype == "bfloat16":
+        _skip_emulated_bf16()
     check_bitwise(gemma_judge, dtype, (1024,), texts=3)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_smollm2_bitwise(smollm_judge, dtype):
-    if dtype == "bfloat16" and not can_prepack(torch.zeros(8, 8, dtype=torch.bfloat16)):
-        # 75 s of emulated GEMMs on 2 AVX2 cores; mixed precision (the CPU's bf16 default, the next test)
-        # runs the same bf16 linear layers here, and the tiny models (tests/engine/test_bitwise.py) run
-        # every op in bf16 on every CPU
-        pytest.skip("bf16 has no native kernels on this CPU")
-    # fp32: 6 texts under a 512-token budget (two batches; one batch of everything is the bf16 and
-    # mixed checks' 8192, Qwen's and Gemma's 1024); bf16 runs 4-5x slower than fp32 on CPUs without
-    # native bf16: fewer texts there (`_bf16_texts`)
-    check_bitwise(
-        smollm_judge, dtype, (512,) if dtype == "float32" else (8192,), texts=6 if dtype == "float32" else _bf16_texts()
-    )
-
-
-def _bf16_texts() -> int:
-    """Texts a bf16 check scores: 4 (2 summaries of the article), or 2 short ones on CPUs without native bf16.
-
-    There the GEMMs are emulated, 4-5x the fp32 time; the article's summaries still run through the
-    likelihood and generation parts of `check_bitwise`.
-    """
-    return 4 if can_prepack(torch.zeros(8, 8, dtype=torch.bfloat16)) else 2
+    if dtype == "bfloat16":
+        _skip_emulated_bf16()
+    # fp32: 6 texts under a 512-token budget (two batches); bf16: 4 (2 summaries of the article) in one
+    # batch of everything, the mixed check's 8192 (Qwen's and Gemma's 1024)
+    check_bitwise(smollm_judge, dtype, (512,) if dtype == "float32" else (8192,), texts=6 if dtype == "float32" else 4)
 
 
 @pytest.mark.parametrize("mixed", [False, True])
 def test_smollm2_output_layer_chunks(smollm_judge, mixed):
+    if mixed:
+        _skip_emulated_bf16()
     check_head_rows(smollm_judge, "bfloat16" if mixed else "float32", mixed)
 
 
@@ -170,8 +173,9 @@ def test_gemma3_output_layer_chunks(gemma_judge):
 
 def test_smollm2_mixed_precision_bitwise(smollm_judge):
     # the bf16 default on the CPU: bf16 linear layers, fp32 between them
+    _skip_emulated_bf16()
     before = smollm_judge.score_texts(_prompts(smollm_judge)[-1:], 1, 10)[0].probs
-    check_bitwise(smollm_judge, "bfloat16", (8192,), texts=_bf16_texts(), mixed=True)
+    check_bitwise(smollm_judge, "bfloat16", (8192,), texts=4, mixed=True)
     # the mixed copy shares the session model's fp32 tensors: they, and its scores, are as they were
     assert all(p.dtype == torch.float32 for p in smollm_judge.backend.model.parameters())
     assert smollm_judge.score_texts(_prompts(smollm_judge)[-1:], 1, 10)[0].probs == before
