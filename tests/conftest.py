@@ -118,14 +118,14 @@ def smollm_judge():
 
 @pytest.fixture(scope="session")
 def qwen_judge():
-    """The embedded Qwen2.5-Coder-0.5B-Instruct judge, loaded by registry name, fp32 on CPU.
+    """The embedded Qwen2.5-Coder-0.5B-Instruct judge, loaded by registry name, fp32 on CPU, from its GGUF (~40 s).
 
-    From its prepared copy, which `make test` writes while pip installs the test packages (a few
-    seconds); without one, from its GGUF (~40 s, then ~30 s more to write the copy).
+    No prepared copy is written (`cache=False`): one worker loads this judge once per run, while the
+    other runs tests; writing its 2 GB copy during `make test`'s set-up took ~80 s of it for ~35 s saved here.
     """
     from localjudge import load_judge
 
-    return load_judge("qwen2.5-coder-0.5b", device="cpu", dtype="float32")
+    return load_judge("qwen2.5-coder-0.5b", device="cpu", dtype="float32", cache=False)
 
 
 @pytest.fixture(scope="session")
