@@ -55,6 +55,12 @@ endif
 # install on 2 cores); COMPILE writes it on every core, skipping files already written. A file this Python
 # cannot compile (torch ships Python 3.12-only test helpers) is left as it is.
 COMPILE = $(PY) -m compileall -q -j 0 $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') > /dev/null || true
+# The test runs write bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE=1, as on
+# these CI machines): otherwise each pytest worker rewrote the asserts of 433 modules on every run (9 s
+# each) and each of the suite's subprocesses compiled localjudge from source. COLLECT, in set-up beside
+# the judges' downloads, writes the rewritten test modules once (__pycache__ is in .gitignore).
+WRITE_BYTECODE := PYTHONDONTWRITEBYTECODE=
+COLLECT = $(WRITE_BYTECODE) $(PY) -m pytest -q --collect-only -p no:cacheprovider > /dev/null || true
 # the demo's judge gets its prepared copy with the install (beside compileall, so `make demo` reads it); the
 # other test judges' copies are written while the test packages install
 DEMO_JUDGE := $(firstword $(DEFAULT_JUDGES))
@@ -101,7 +107,7 @@ $(TEST_STAMP): $(STAMP) requirements/test.txt
 	$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
 	echo "$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; compileall"; \
 	$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; deps=$$?; \
-	$(COMPILE); \
+	$(COMPILE); $(COLLECT); \
 	wait $$judges; judged=$$?; cat $(VENV)/test-judges.log; \
 	wait $$prepared; ready=$$?; cat $(VENV)/test-prepare.log; \
 	test $$deps -eq 0 && test $$judged -eq 0 && test $$ready -eq 0
@@ -123,11 +129,11 @@ demo-rag: $(STAMP)
 		--metric correctness --metric faithfulness --out out/demo_rag_results.jsonl --overwrite
 
 test: $(TEST_STAMP)
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
+	$(WRITE_BYTECODE) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # pure maths, the scripted fake judge and tiny in-memory models; no real judge, no extra processes
 test-fast: $(TEST_STAMP)
-	$(PY) -m pytest -q -m "not slow"
+	$(WRITE_BYTECODE) $(PY) -m pytest -q -m "not slow"
 
 lint: $(LINT_STAMP)
 	$(VENV)/bin/ruff check localjudge tests benchmarks
