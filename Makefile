@@ -57,10 +57,10 @@ endif
 COMPILE = $(PY) -m compileall -q -j 0 $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') > /dev/null || true
 # The test runs write bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE=1, as on
 # these CI machines): otherwise each pytest worker rewrote the asserts of 433 modules on every run (9 s
-# each) and each of the suite's subprocesses compiled localjudge from source. COLLECT, in set-up beside
-# the judges' downloads, writes the rewritten test modules once (__pycache__ is in .gitignore).
+# each; a second run reads them) and each of the suite's subprocesses compiled localjudge from source
+# (__pycache__ is in .gitignore). Collecting once in set-up cost more there (20 s, sharing the cores with
+# the judges' downloads and copies) than it saved the workers (6 s).
 WRITE_BYTECODE := PYTHONDONTWRITEBYTECODE=
-COLLECT = $(WRITE_BYTECODE) $(PY) -m pytest -q --collect-only -p no:cacheprovider > /dev/null || true
 # the demo's judge gets its prepared copy with the install (beside compileall, so `make demo` reads it); the
 # other test judges' copies are written while the test packages install
 DEMO_JUDGE := $(firstword $(DEFAULT_JUDGES))
@@ -107,7 +107,7 @@ $(TEST_STAMP): $(STAMP) requirements/test.txt
 	$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
 	echo "$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; compileall"; \
 	$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; deps=$$?; \
-	$(COMPILE); $(COLLECT); \
+	$(COMPILE); \
 	wait $$judges; judged=$$?; cat $(VENV)/test-judges.log; \
 	wait $$prepared; ready=$$?; cat $(VENV)/test-prepare.log; \
 	test $$deps -eq 0 && test $$judged -eq 0 && test $$ready -eq 0
