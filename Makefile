@@ -102,9 +102,9 @@ judges-qwen: $(STAMP)
 $(TEST_STAMP): $(STAMP) requirements/test.txt
 	$(PY) -c 'import sys; tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "pip._vendor.tomli", fromlist=["loads"]); print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ray"], sep="\n")' > $(VENV)/requirements-ray.txt
 	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) (beside the test packages, output in $(VENV)/test-judges.log)"
-	@echo "$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) (beside the test packages, output in $(VENV)/test-prepare.log)"
+	$(if $(PREPARE_JUDGES),@echo "$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) (beside the test packages, output in $(VENV)/test-prepare.log)")
 	@$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) > $(VENV)/test-judges.log 2>&1 & judges=$$!; \
-	$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
+	$(if $(PREPARE_JUDGES),$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES),true) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
 	echo "$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; compileall"; \
 	$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; deps=$$?; \
 	$(COMPILE); \
