@@ -10,7 +10,11 @@ same at every position of both chunk shapes, whatever the other rows hold; a pla
 not used, and the judge then does not claim bitwise results.
 
 On the CPU the weights are prepacked once for oneDNN where it supports the dtype (fp32 here;
-bf16 needs AVX-512 or AVX-NE-CONVERT): stock `F.linear` reorders them on every call.
+bf16 needs AVX-512 or AVX-NE-CONVERT): stock `F.linear` reorders them on every call. A layer that
+owns its weight then lets the plain tensor go (`InvariantLinear.release`): the packed copy is
+the weight, and reading `layer.weight` rebuilds the plain one from it exactly, so a run holds
+each linear weight once instead of twice (`engine.pages` frees the pages of a weight mapped
+from its file).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import torch
 from torch import nn
 
 from localjudge.engine.mixed import MixedLinear, low_linear
+from localjudge.engine.pages import drop_pages
 
 CANDIDATES = ((256, 16), (128, 16), (64, 16), (32, 8), (16, 16), (8, 8))
 """(big, small) chunk shapes tried, fastest first; a plan is the first whose probe passes."""
@@ -89,8 +94,18 @@ def gemm_for(weight: torch.Tensor, bias: torch.Tensor | None, packed: bool, big:
     """The kernel one chunk runs: oneDNN on prepacked weights, or `F.linear`."""
     if not packed:
         return lambda x: nn.functional.linear(x, weight, bias)
-    prepacked = torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), big)
-    return lambda x: torch.ops.mkldnn._linear_pointwise(x, prepacked, bias, "none", [], "")
+    return packed_gemm(pack(weight, big), bias)
+
+
+def pack(weight: torch.Tensor, big: int) -> torch.Tensor:
+    """The weight reordered for oneDNN's GEMM on chunks of `big` rows (an opaque mkldnn tensor;
+    `.to_dense()` gives the weight back, bit for bit)."""
+    return torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), big)
+
+
+def packed_gemm(packed: torch.Tensor, bias: torch.Tensor | None) -> Gemm:
+    """oneDNN's GEMM on a weight `pack` made."""
+    return lambda x: torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
 
 
 def chunked(gemm: Gemm, x: torch.Tensor, big: int, small: int, width: int) -> torch.Tensor:
@@ -138,22 +153,78 @@ class InvariantLinear(nn.Module):
     An input in another dtype than the weight (mixed precision, `engine.mixed`) is cast to the
     weight's dtype for the GEMM and the output back to the input's, the bias added after in that
     dtype: elementwise steps, so rows stay independent.
+
+    With `release`, a layer whose plan prepacks drops its plain weight once the packed copy is
+    made: the parameter then holds a stand-in of the same shape, dtype and device that stores one
+    element. Reading `layer.weight`, casting or moving the module (`model.to`), `state_dict`,
+    `load_state_dict` and deep copies first rebuild the plain weight from the packed copy
+    (`to_dense`, exact); the next call packs it again and lets it go again. Code that walks
+    `model.parameters()` to read or cast values calls `restore_weights(model)` first
+    (`lower_linears` does).
     """
 
     lowers_in_place = True
-    """`engine.mixed.lower_linears` lowers this layer's weight where it stands (see `make_invariant`)."""
+    """`engine.mixed.lower_linears` lowers this layer's weight where it stands (see `make_invariant`),
+    after `restore`."""
 
-    def __init__(self, linear: nn.Linear | MixedLinear, plan: GemmPlan):
+    def __init__(self, linear: nn.Linear | MixedLinear, plan: GemmPlan, release: bool = False):
         super().__init__()
         self.weight, self.bias = linear.weight, linear.bias  # shared, not copied (tied embeddings)
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.plan = plan
+        self.release = release
+        """Whether the plain weight goes once packed (only for a weight no other module reads)."""
         self._gemm: Gemm | None = None
         self._packed_for: tuple | None = None
+        # the plain weight from oneDNN's copy, while the kernel reads one (a closure, not the tensor:
+        # an opaque mkldnn tensor cannot be deep-copied, and a copied model shares the kernel anyway)
+        self._unpack: Callable[[], torch.Tensor] | None = None
+
+    def __getattr__(self, name: str):
+        # parameters live in `_parameters`, so every `layer.weight` comes through here
+        if name == "weight" and self.__dict__.get("_unpack") is not None:
+            self.restore()
+        return super().__getattr__(name)
+
+    def _held(self) -> nn.Parameter:
+        """The weight parameter as it is held (a stand-in while released; `self.weight` would rebuild it)."""
+        weight = self._parameters["weight"]
+        assert weight is not None
+        return weight
+
+    @property
+    def released(self) -> bool:
+        """Whether the plain weight is let go (the packed copy is the only one)."""
+        # a stand-in is the only weight with every stride 0
+        return self._unpack is not None and not any(self._held().stride())
+
+    def restore(self) -> None:
+        """Gives the parameter its plain weight back (rebuilt from the packed copy) if released."""
+        if self.released:
+            assert self._unpack is not None
+            self._held().data = self._unpack()
+
+    def _apply(self, fn, recurse=True):  # `model.to`, `.float()`...
+        self.restore()
+        return super()._apply(fn, recurse)
+
+    def __getstate__(self) -> dict:
+        # deep copies and pickles copy the plain weight (a copied stand-in would be dense zeros)
+        self.restore()
+        return dict(self.__dict__)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        self.restore()
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        self.restore()
+        super()._load_from_state_dict(*args, **kwargs)
 
     def _key(self) -> tuple:
         """What the kernel was made for: the weights (dtype, device, storage) and the plan."""
-        return (self.weight.dtype, self.weight.device, self.weight.data_ptr(), self.plan)
+        weight = self._held()
+        return (weight.dtype, weight.device, weight.data_ptr(), self.plan)
 
     def pin_gemm(self, gemm: Gemm | None) -> None:
         """Runs `gemm` for the current weights instead of the plan's kernel; None goes back to the plan's.
@@ -163,25 +234,46 @@ class InvariantLinear(nn.Module):
         that swap the kernel, e.g. the precision table of `benchmarks/invariance/invariance.py`; changed weights
         or plan drop a pinned kernel.
         """
+        self.restore()
+        self._unpack = None
         self._gemm, self._packed_for = (gemm, self._key()) if gemm is not None else (None, None)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         # prepacked weights follow the weights: rebuilt after `model.to(...)` changes them
-        key = self._key()
-        mixed = self.bias is not None and self.bias.dtype != self.weight.dtype
-        if self._gemm is None or key != self._packed_for:
-            packed = self.plan.packed and can_prepack(self.weight)
+        weight = self._held()
+        mixed = self.bias is not None and self.bias.dtype != weight.dtype
+        if self._gemm is None or self._key() != self._packed_for:
+            self.restore()  # the plan changed: the plain weight to pack again
             bias = None if mixed else self.bias
-            self._gemm, self._packed_for = gemm_for(self.weight, bias, packed, self.plan.big), key
+            if self.plan.packed and can_prepack(weight):
+                packed = pack(weight, self.plan.big)
+                self._gemm, self._unpack = packed_gemm(packed, bias), packed.to_dense
+                if self.release:
+                    # (out, in) with strides (0, 0): one element, the plain weight's memory freed
+                    plain = weight.data
+                    weight.data = weight.new_zeros(()).expand(weight.shape)
+                    drop_pages(plain)  # a weight memory-mapped from its file: freeing it frees no page
+                    del plain
+            else:
+                self._unpack, self._gemm = None, gemm_for(weight, bias, False, self.plan.big)
+            self._packed_for = self._key()
         gemm = self._gemm
-        if x.dtype == self.weight.dtype and not mixed:
+        if x.dtype == weight.dtype and not mixed:
             return chunked(gemm, x, self.plan.big, self.plan.small, self.out_features)
         return low_linear(
             x,
-            self.weight,
+            weight,
             self.bias,
             lambda rows: chunked(gemm, rows, self.plan.big, self.plan.small, self.out_features),
         )
+
+
+def restore_weights(model: nn.Module) -> None:
+    """Gives every released `InvariantLinear` of the model its plain weight back (before code
+    that reads or casts weights through `model.parameters()`)."""
+    for layer in model.modules():
+        if isinstance(layer, InvariantLinear):
+            layer.restore()
 
 
 PROBE_ROWS = 2048
@@ -230,9 +322,9 @@ def make_invariant(model: nn.Module) -> GemmPlan | None:
     linears = [m for m in model.modules() if type(m) in (nn.Linear, MixedLinear)]
     done = [m for m in model.modules() if isinstance(m, InvariantLinear)]
     if done and not linears:
-        kept = done[0].plan
-        if kept.dtype == done[0].weight.dtype:
-            return replace(kept, packed=kept.packed and can_prepack(done[0].weight))
+        kept, held = done[0].plan, done[0]._held()  # not `.weight`: that would rebuild a released one
+        if kept.dtype == held.dtype:
+            return replace(kept, packed=kept.packed and can_prepack(held))
         plan = plan_for(done)  # type: ignore[arg-type]  # an InvariantLinear has what the probe reads
         if plan is not None:
             for layer in done:
@@ -241,10 +333,14 @@ def make_invariant(model: nn.Module) -> GemmPlan | None:
     plan = plan_for(linears)  # type: ignore[arg-type]  # the type test above narrows what mypy cannot
     if plan is None:
         return None
+    uses: dict[int, int] = {}
+    for _, param in model.named_parameters(remove_duplicate=False):
+        uses[id(param)] = uses.get(id(param), 0) + 1
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, (nn.Linear, MixedLinear)) and type(child) in (nn.Linear, MixedLinear):
-                setattr(parent, name, InvariantLinear(child, plan))
+                # a weight another module reads (a tied embedding) keeps its plain tensor
+                setattr(parent, name, InvariantLinear(child, plan, release=uses[id(child.weight)] == 1))
     return plan
 
 

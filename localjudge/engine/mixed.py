@@ -91,6 +91,9 @@ def lower_linears(model: nn.Module, dtype: torch.dtype, keep: nn.Module | None =
     # layers lowered before (another judge over the same model) keep their low weights, and a weight
     # about to be lowered is cast once, straight to `dtype` (a model loaded with its linear layers
     # low already, from a mixed prepared copy, is never widened: the same values, no fp32 copy)
+    from localjudge.engine.invariant import restore_weights  # (it imports this module)
+
+    restore_weights(model)  # a batch-invariant layer that let its plain weight go gets it back first
     about_to_lower = {id(p) for p in lowered_weights(model, keep).values()}
     for param in model.parameters():
         if (
