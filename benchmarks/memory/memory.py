@@ -25,8 +25,9 @@ Rows are saved as they are measured: a run cut short keeps what it has.
 
 Usage: `python -m benchmarks.memory.memory --label before [--judges smollm2-135m] [--dtypes float32]`
 writes `memory_results.json` (the runs under the label) and rewrites `memory_results.md`;
-`--report` rewrites the markdown alone; `--publish LABEL` writes the label's warm peaks to
-`localjudge/judges/peak_memory.json`, which `localjudge models` shows.
+`--report` rewrites the markdown alone; `--publish LABEL [LABEL...]` writes the labels' warm peaks
+(each from the first label that has it) to `localjudge/judges/peak_memory.json`, which `localjudge
+models` shows.
 """
 
 from __future__ import annotations
@@ -90,6 +91,9 @@ def _dump(result, logprobs, model) -> dict:
 
     import torch
 
+    from localjudge.engine.invariant import restore_weights
+
+    restore_weights(model)  # the plain weights the packed copies stand for (after the peak is read)
     tensors = {}
     for name, t in [*model.named_parameters(), *model.named_buffers()]:
         data = t.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
@@ -243,39 +247,51 @@ def report(data: dict) -> str:
             )
         lines.append("")
     if len(labels) >= 2:
-        first, last = labels[0], labels[-1]
+        last = labels[-1]
         lines += [
-            f"## Side by side: warm peaks, {first} and {last}",
+            f"## Side by side: warm peaks, {last} against the latest earlier run of each row",
             "",
             "*warm*: load and workload; *warm-load*: the load alone (a fresh process, the copy in place).",
             "",
-            f"| judge | dtype | phase | weights | peak {first} | ratio | peak {last} | ratio |",
-            "|---|---|---|---|---|---|---|---|",
+            f"| judge | dtype | phase | weights | earlier run | peak | ratio | peak {last} | ratio |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
-        old = {(r["judge"], r["dtype"], r["phase"]): r for r in data["labels"][first]["rows"]}
         for r in data["labels"][last]["rows"]:
-            o = old.get((r["judge"], r["dtype"], r["phase"]))
-            if r["phase"] == "cold" or o is None:
+            key = (r["judge"], r["dtype"], r["phase"])
+            earlier = [
+                (label, o)
+                for label in labels[:-1]
+                for o in data["labels"][label]["rows"]
+                if (o["judge"], o["dtype"], o["phase"]) == key
+            ]
+            if r["phase"] == "cold" or not earlier:
                 continue
+            label, o = earlier[-1]
             lines.append(
-                f"| {r['judge']} | {r['dtype']} | {r['phase']} | {_gib(r['weights'])} | {_gib(o['peak'])} | "
+                f"| {r['judge']} | {r['dtype']} | {r['phase']} | {_gib(r['weights'])} | {label} | {_gib(o['peak'])} | "
                 f"{o['peak'] / o['weights']:.2f} | {_gib(r['peak'])} | {r['peak'] / r['weights']:.2f} |"
             )
         lines.append("")
     return "\n".join(lines) + "\n" + kept_section(RESULTS_MD)
 
 
-def publish(data: dict, label: str) -> None:
-    """The label's warm peaks per judge and dtype, for `localjudge models`."""
-    run = data["labels"][label]
+def publish(data: dict, labels: list[str]) -> None:
+    """The labels' warm peaks per judge and dtype, for `localjudge models`: each from the first label
+    that measured it (e.g. `released after`: the newest runs, and an older one's rows that the change
+    measured by the newer could not have changed)."""
+    runs = [data["labels"][label] for label in labels]
+    machines = {f"{run['machine']['cpu']}, {run['machine']['cores']} cores" for run in runs}
+    if len(machines) != 1:
+        raise SystemExit(f"the labels {labels} were measured on different machines: {sorted(machines)}")
     peaks: dict[str, dict[str, int]] = {}
-    for r in run["rows"]:
-        if r["phase"] == "warm":
-            peaks.setdefault(r["judge"], {})[r["dtype"]] = r["peak"]
+    for run in runs:
+        for r in run["rows"]:
+            if r["phase"] == "warm":
+                peaks.setdefault(r["judge"], {}).setdefault(r["dtype"], r["peak"])
     doc = {
         "source": "benchmarks/memory/memory_results.md",
-        "label": label,
-        "machine": f"{run['machine']['cpu']}, {run['machine']['cores']} cores",
+        "labels": labels,
+        "machine": machines.pop(),
         "dtypes": list(DTYPES),
         "peak_rss_bytes": peaks,
     }
@@ -294,7 +310,9 @@ def main() -> None:
     parser.add_argument("--dump", type=Path, help="folder for each warm run's scores and likelihoods (JSON)")
     parser.add_argument("--seed", type=Path, help="start each cache folder from this one's copies (`_seed.py`)")
     parser.add_argument("--report", action="store_true", help="rewrite the markdown from the JSON")
-    parser.add_argument("--publish", metavar="LABEL", help="write LABEL's warm peaks for `localjudge models`")
+    parser.add_argument(
+        "--publish", nargs="+", metavar="LABEL", help="write the labels' warm peaks for `localjudge models`"
+    )
     args = parser.parse_args()
     if args.child:
         judge, dtype, cache, cases = args.child

@@ -16,14 +16,19 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "benchmarks" / "memory" / "memory_results.json"
 
 
-def test_the_published_peaks_are_the_benchmarks_warm_runs_of_their_label():
+def test_the_published_peaks_are_the_benchmarks_warm_runs_of_their_labels():
     peaks = measured_peaks()
     assert (REPO / peaks.source).is_file()
-    run = json.loads(RESULTS.read_text(encoding="utf-8"))["labels"][peaks.label]
-    warm = {(r["judge"], r["dtype"]): r["peak"] for r in run["rows"] if r["phase"] == "warm"}
+    labels = json.loads(RESULTS.read_text(encoding="utf-8"))["labels"]
+    warm: dict[tuple[str, str], int] = {}
+    for label in peaks.labels:  # the first label that measured a judge and dtype gives its figure
+        run = labels[label]
+        for r in run["rows"]:
+            if r["phase"] == "warm":
+                warm.setdefault((r["judge"], r["dtype"]), r["peak"])
+        assert str(run["machine"]["cores"]) in peaks.machine and run["machine"]["cpu"] in peaks.machine
     published = {(j, d): b for j, by in peaks.peak_rss_bytes.items() for d, b in by.items()}
     assert published == warm
-    assert str(run["machine"]["cores"]) in peaks.machine
 
 
 def test_only_embedded_judges_are_measured_and_each_in_every_dtype_of_the_file():
