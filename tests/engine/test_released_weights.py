@@ -100,11 +100,14 @@ def test_a_mixed_judge_over_a_model_whose_weights_were_let_go_is_a_mixed_judge(t
     assert np.array_equal(again, fresh)
 
 
-def test_a_weight_that_cannot_be_packed_is_kept(tiny_tokenizer):
+def test_bf16_weights_are_let_go_where_they_are_packed_and_come_back_exactly(tiny_tokenizer):
     model = tiny_llama(tiny_tokenizer).to(torch.bfloat16)
+    before = _plain(model)
     _scores(_judge(model, tiny_tokenizer, "bfloat16"))
-    packs = can_prepack(model.lm_head.weight)
+    packs = can_prepack(model.lm_head.weight)  # native bf16 kernels (AVX-512 BF16, AMX) only
     assert all(layer.released == packs for layer in _layers(model))
+    state = model.state_dict()
+    assert all(torch.equal(state[n], before[n]) for n in before)
 
 
 def _resident_bytes(file) -> int:
