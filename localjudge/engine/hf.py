@@ -22,7 +22,14 @@ from localjudge.engine import decoding, likelihood
 from localjudge.engine import tree as tree_scoring
 from localjudge.engine.attention import use_block_attention
 from localjudge.engine.batching import BatchPlan
-from localjudge.engine.invariant import GemmPlan, InvariantLinear, make_invariant, read_layer, slow_dtype
+from localjudge.engine.invariant import (
+    GemmPlan,
+    InvariantLinear,
+    make_invariant,
+    read_layer,
+    restore_weights,
+    slow_dtype,
+)
 from localjudge.engine.loop import Context
 from localjudge.engine.mixed import lower_linears
 from localjudge.engine.observe import ForwardCall, Observer
@@ -93,6 +100,7 @@ class HFBackend:
         if options.mixed_precision:
             # the linear layers in the compute dtype, the rest in fp32 (`engine.mixed`); the output
             # layer stays fp32, as the engine reads it anyway
+            restore_weights(model)  # layers an earlier judge over this model packed and let go
             lower_linears(model, getattr(torch, str(options.dtype)), keep=model.get_output_embeddings())
         with torch.inference_mode():
             split = split_model(model, self.encode("Score: 5 of 10"))

@@ -160,7 +160,7 @@ class InvariantLinear(nn.Module):
     `load_state_dict` and deep copies first rebuild the plain weight from the packed copy
     (`to_dense`, exact); the next call packs it again and lets it go again. Code that walks
     `model.parameters()` to read or cast values calls `restore_weights(model)` first
-    (`lower_linears` does).
+    (`HFBackend` does before `lower_linears`).
     """
 
     lowers_in_place = True

@@ -76,7 +76,8 @@ def lower_linears(model: nn.Module, dtype: torch.dtype, keep: nn.Module | None =
 
     A layer that an earlier judge over the same model made batch-invariant (`InvariantLinear`, which
     says so with `lowers_in_place`) is lowered in place: its weight only, the layer and its chunk
-    shapes kept (the engine probes them again for the new dtype).
+    shapes kept (the engine probes them again for the new dtype). Such layers may have let their
+    plain weights go: the caller gives them back first (`invariant.restore_weights`).
 
     Args:
         model: a transformers model (any dtype; weights already in a low dtype are widened first,
@@ -91,9 +92,9 @@ def lower_linears(model: nn.Module, dtype: torch.dtype, keep: nn.Module | None =
     # layers lowered before (another judge over the same model) keep their low weights, and a weight
     # about to be lowered is cast once, straight to `dtype` (a model loaded with its linear layers
     # low already, from a mixed prepared copy, is never widened: the same values, no fp32 copy)
-    from localjudge.engine.invariant import restore_weights  # (it imports this module)
-
-    restore_weights(model)  # a batch-invariant layer that let its plain weight go gets it back first
+    # a batch-invariant layer that let its plain weight go holds a stand-in (every stride 0) until
+    # `invariant.restore_weights` gives it back: casting a stand-in would make zeros
+    assert not any(p.dim() and not any(p.stride()) for p in model.parameters()), "restore_weights(model) first"
     about_to_lower = {id(p) for p in lowered_weights(model, keep).values()}
     for param in model.parameters():
         if (
