@@ -85,7 +85,9 @@ def next_round(
     if not done:
         return first_round(n, budget, seed)
     fit = fit_strengths(n, np.asarray(observed, dtype=np.int64).reshape(-1, 2), np.asarray(y), np.asarray(weights))
-    wrong = misorder_probability(fit)  # (n, n)
+    # the order of uncertainty among pairs, on the information alone: the dispersion scales every
+    # pair's alike, and a near-exact judge's tiny one would round every probability to 0
+    wrong = misorder_probability(fit, np.linalg.inv(fit.information))  # (n, n)
     count = np.zeros(n, dtype=int)  # comparisons each item has had
     for a, b in done:
         count[a] += 1

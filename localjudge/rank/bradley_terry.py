@@ -7,7 +7,15 @@ cross-entropy of soft wins, so a 0.6 counts as 0.6 of a win, not as a win. A Gau
 θ ~ N(0, 1/λ) with a tiny λ keeps the maximum finite when an item wins every comparison and
 makes the objective strictly concave, so Newton with step halving always converges; it also
 centres the strengths (Σθ = 0 at the optimum). The negative Hessian at the optimum is the Fisher
-information (plus the prior), whose inverse `intervals` samples from.
+information (plus the prior), whose inverse, scaled by the readings' dispersion, `intervals`
+samples from.
+
+The information counts each reading as one Bernoulli trial; a judge's soft reading is no coin
+flip: a judge that reads every pair as the model says has nothing left to doubt, one that errs
+has more. The Pearson dispersion φ̂ = Σ w·(y − p)² / p(1 − p) over the residual degrees of freedom
+(readings − (n − 1)) measures how far the readings stray from the fitted model, and the
+covariance is φ̂·I⁻¹ (quasi-likelihood). Too few readings to estimate it (fewer residual degrees of
+freedom than items: a budget of 2 is one cycle) leave φ = 1, the Bernoulli count.
 
 Pure maths: arrays in, arrays out.
 
@@ -27,12 +35,16 @@ import numpy as np
 PRIOR = 0.01
 """Precision λ of the Gaussian prior on each strength: N(0, 100), a standard deviation of 10 logits."""
 
+MIN_DISPERSION = 1e-6
+"""The least dispersion used: readings that fit the model exactly still leave a finite covariance."""
+
 
 class Strengths(NamedTuple):
     """A fitted Bradley–Terry model of one group."""
 
     theta: np.ndarray  # (n,) log-strengths, centred (they sum to 0)
     information: np.ndarray  # (n, n) negative Hessian of the log-posterior at theta (Fisher information + λI)
+    dispersion: float = 1.0  # φ̂: the covariance of theta is φ̂·information⁻¹ (1: too few readings to tell)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -102,7 +114,29 @@ def fit_strengths(
             break
     p = sigmoid(a @ theta)
     info = (a.T * (w * p * (1.0 - p))) @ a + prior * np.eye(n)
-    return Strengths(theta, info)
+    return Strengths(theta, info, dispersion(y, p, w, n))
+
+
+def dispersion(y: np.ndarray, p: np.ndarray, w: np.ndarray, n: int) -> float:
+    """The Pearson dispersion of soft readings `y` against the fitted `p` (see the module's docstring).
+
+    Args:
+        y: (m,) readings; p: (m,) the fit's probabilities for them; w: (m,) their weights.
+        n: items in the group (n − 1 free strengths).
+
+    Returns:
+        φ̂ ≥ `MIN_DISPERSION`, or 1 when the residual degrees of freedom m − (n − 1) are fewer than n.
+
+    Examples:
+        >>> import numpy as np
+        >>> dispersion(np.array([0.7, 0.3]), np.array([0.5, 0.5]), np.ones(2), 2)  # 1 residual df < 2 items
+        1.0
+    """
+    df = len(y) - (n - 1)
+    if df < n:
+        return 1.0
+    var = np.maximum(p * (1.0 - p), 1e-12)  # (m,)
+    return max(float(np.sum(w * (y - p) ** 2 / var) / df), MIN_DISPERSION)
 
 
 def win_scores(theta: np.ndarray) -> np.ndarray:

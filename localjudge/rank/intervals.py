@@ -1,7 +1,8 @@
 """Intervals on each item's score and rank from the Fisher information (a Laplace approximation).
 
-The posterior of the strengths is approximated by N(θ̂, I⁻¹), I the information matrix of the
-fit (`bradley_terry.Strengths`). Drawing strengths from it and computing every draw's scores and
+The posterior of the strengths is approximated by N(θ̂, φ̂·I⁻¹), I the information matrix of the
+fit and φ̂ the dispersion of its readings (`bradley_terry.Strengths`: how far a judge's readings
+stray from the model; 1 where too few readings tell). Drawing strengths from it and computing every draw's scores and
 ranks gives percentile intervals on both, and the probability that two items are in the wrong
 order, which `adaptive` uses to choose the next comparisons. The draws are seeded: the same fit
 always gives the same intervals.
@@ -32,12 +33,12 @@ class ItemIntervals(NamedTuple):
 
 
 def covariance(fit: Strengths) -> np.ndarray:
-    """(n, n) approximate posterior covariance of the strengths: the inverse information."""
-    return np.linalg.inv(fit.information)
+    """(n, n) approximate posterior covariance of the strengths: the inverse information times the dispersion."""
+    return fit.dispersion * np.linalg.inv(fit.information)
 
 
 def item_intervals(fit: Strengths, level: float = 0.95, draws: int = DRAWS, seed: int = 0) -> ItemIntervals:
-    """Percentile intervals of scores and ranks over draws from N(θ̂, I⁻¹).
+    """Percentile intervals of scores and ranks over draws from N(θ̂, φ̂·I⁻¹).
 
     Args:
         fit: a group's fitted strengths.

@@ -50,7 +50,10 @@ class RankRecord(BaseModel):
     score_high: float | None = Field(description="Upper end of the score's interval.")
     rank_low: int | None = Field(description="Best rank in the rank's interval.")
     rank_high: int | None = Field(description="Worst rank in the rank's interval.")
-    level: float = Field(description="Coverage of the intervals: Laplace draws from the fit's Fisher information.")
+    level: float = Field(
+        description="Coverage of the intervals: Laplace draws from the fit's information, scaled by how far the "
+        "judge's readings stray from the fitted model (docs/rank.md)."
+    )
     comparisons: list[ComparisonReading] = Field(description="The comparisons it took part in, in the order made.")
     unscored_reason: str | None = Field(default=None, description="Why there is no score, or null.")
     budget: int = Field(description="Comparisons per output the run allowed.")

@@ -95,6 +95,44 @@ def simulate(truth: np.ndarray, per_output: int, noise: float, seed: int) -> np.
     return fit_strengths(n, np.array(read), np.array(y), np.full(len(y), 2.0)).theta
 
 
+def _fit_of(truth, per_output: int, noise: float, seed: int):
+    """`simulate`'s judge and choice of pairs, returning the whole fit (strengths, information, dispersion)."""
+    n = len(truth)
+    bias = np.random.default_rng(seed).normal(0, noise, size=(n, n))
+    asked: list = []
+    y: list = []
+    while pairs := next_round(n, pair_budget(n, per_output), asked, asked, y, [1.0] * len(y), group_seed(str(seed))):
+        asked += pairs
+        y += [float(sigmoid(truth[i] - truth[j] + bias[i, j])) for i, j in pairs]
+    return fit_strengths(n, np.array(asked), np.array(y))
+
+
+@pytest.mark.parametrize("noise", [0.5, 1.0])
+def test_intervals_cover_the_planted_scores_and_say_something(noise):
+    # a judge that errs by N(0, noise) logits per pair, the same error each time it sees the pair
+    covered, widths = [], []
+    for s in range(40):
+        truth = np.random.default_rng([s, 3]).normal(0, 1, 16)
+        iv = item_intervals(fit := _fit_of(truth, 8, noise, s), draws=500, seed=s)
+        planted = win_scores(truth)
+        covered.append(np.mean((iv.score_low <= planted) & (planted <= iv.score_high)))
+        widths.append(np.mean(iv.score_high - iv.score_low))
+        assert 0 < fit.dispersion < 1  # soft readings: less spread than a coin flip per comparison
+    # near the nominal 95% (counting each reading as a Bernoulli trial covered 100% with 0.87-wide intervals)
+    assert 0.85 <= np.mean(covered) <= 0.99
+    assert np.mean(widths) < 0.3
+
+
+def test_readings_that_fit_the_model_are_surer_than_readings_that_err():
+    truth = np.random.default_rng(5).normal(0, 1, 16)
+    exact, erring = _fit_of(truth, 8, 0.0, 5), _fit_of(truth, 8, 1.0, 5)
+    assert exact.dispersion < 1e-3 < erring.dispersion
+    width = [np.mean(iv.score_high - iv.score_low) for iv in map(item_intervals, (exact, erring))]
+    assert width[0] < width[1] / 10
+    one_cycle = _fit_of(truth, 2, 1.0, 5)  # 16 readings, 15 free strengths: no dispersion to read
+    assert one_cycle.dispersion == 1.0
+
+
 def test_a_planted_ranking_is_recovered_within_the_budget():
     truth = np.linspace(3, -3, 16)
     theta = simulate(truth, per_output=8, noise=0.3, seed=0)
