@@ -37,6 +37,12 @@ def machine(*extras: str) -> dict:
     return out
 
 
+def host_load(start: tuple[float, float, float]) -> str:
+    """The host's 1-minute load average at a run's start (`os.getloadavg()` then) and now, as results
+    files state it, so that a reader can tell an idle host from a shared one."""
+    return f"load average {start[0]:.1f} at the start, {os.getloadavg()[0]:.1f} at the end (1-minute)"
+
+
 def _cpu_model() -> str:
     try:
         lscpu = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout

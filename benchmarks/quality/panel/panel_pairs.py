@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
-from benchmarks.lib.common import SHARED_DATA, SUMMEVAL_DATA, cell, kept_section, load_summeval, machine
+from benchmarks.lib.common import SHARED_DATA, SUMMEVAL_DATA, cell, host_load, kept_section, load_summeval, machine
 from benchmarks.lib.summeval import agreement
 
 HERE = Path(__file__).resolve().parent
@@ -110,8 +111,7 @@ def write(result: dict) -> None:
         "# Judges as a panel, beside each member and the length baseline",
         "",
         f"Panel {', '.join(f'`{j}`' for j in result['judges'])}; one run of "
-        f"`benchmarks/quality/panel/panel_pairs.py` on {m['cpu']}, {m['cores']} cores, **shared with a training "
-        "job** while measuring (run under `nice -n 19`).",
+        f"`benchmarks/quality/panel/panel_pairs.py` on {m['cpu']}, {m['cores']} cores; {result['host']}.",
         "",
         f"A SMALL subset: the first {result['pairs']} pairs of each set"
         + (f", the first {result['summeval_docs']} SummEval dev articles" if result["summeval_docs"] else "")
@@ -143,9 +143,11 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=30, help="First N pairs of each set.")
     parser.add_argument("--summeval-docs", type=int, default=0, help="First N SummEval dev articles (0: none).")
     args = parser.parse_args()
+    load = os.getloadavg()
     t0 = time.perf_counter()
     result = run(args.judges, args.pairs, args.summeval_docs, HERE / "runs")
     result["machine"] = machine("torch_threads")
+    result["host"] = host_load(load)
     result["total_seconds"] = time.perf_counter() - t0
     write(result)
     print(OUT_MD.read_text(encoding="utf-8"))

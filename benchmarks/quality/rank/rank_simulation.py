@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import kendalltau
 
-from benchmarks.lib.common import kept_section, machine
+from benchmarks.lib.common import host_load, kept_section, machine
 from localjudge.rank.adaptive import group_seed, next_round, pair_budget
 from localjudge.rank.bradley_terry import fit_strengths, sigmoid, win_scores
 from localjudge.rank.intervals import item_intervals
@@ -56,7 +57,7 @@ def run(groups: int, budgets: list[int], noises: list[float]) -> list[dict]:
     for noise in noises:
         for b in budgets:
             taus = {"adaptive": [], "random": []}
-            covered = []
+            covered, widths, dispersions = [], [], []
             for g in range(groups):
                 rng = np.random.default_rng([g, 7])
                 truth = rng.normal(0, 1, N)
@@ -67,11 +68,14 @@ def run(groups: int, budgets: list[int], noises: list[float]) -> list[dict]:
                 iv = item_intervals(fit, draws=500, seed=g)
                 planted = win_scores(truth)
                 covered.append(np.mean((iv.score_low <= planted) & (planted <= iv.score_high)))
+                widths.append(np.mean(iv.score_high - iv.score_low))
+                dispersions.append(fit.dispersion)
             rows.append(
                 {
                     "noise": noise, "budget": b, "comparisons": pair_budget(N, b),
                     "tau_adaptive": float(np.mean(taus["adaptive"])), "tau_random": float(np.mean(taus["random"])),
-                    "coverage": float(np.mean(covered)),
+                    "coverage": float(np.mean(covered)), "width": float(np.mean(widths)),
+                    "dispersion": float(np.median(dispersions)),
                 }
             )  # fmt: skip
     return rows
@@ -83,28 +87,30 @@ def main() -> None:
     parser.add_argument("--budgets", type=int, nargs="+", default=[2, 4, 8, 15])
     parser.add_argument("--noises", type=float, nargs="+", default=[0.0, 0.5, 1.0])
     args = parser.parse_args()
+    load = os.getloadavg()
     t0 = time.perf_counter()
     rows = run(args.groups, args.budgets, args.noises)
     result = {"groups": args.groups, "outputs_per_group": N, "rows": rows, "machine": machine(),
-              "seconds": time.perf_counter() - t0}  # fmt: skip
+              "seconds": time.perf_counter() - t0, "host": host_load(load)}  # fmt: skip
     OUT_JSON.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     lines = [
         "# The ranking maths on planted rankings (no judge)",
         "",
         f"{args.groups} simulated groups of {N} outputs per row; one run of "
         f"`benchmarks/quality/rank/rank_simulation.py` ({result['seconds']:.0f} s on {result['machine']['cpu']}, "
-        f"{result['machine']['cores']} cores, shared with a training job). Kendall τ between fitted and planted "
+        f"{result['machine']['cores']} cores; {result['host']}). Kendall τ between fitted and planted "
         "strengths, averaged over groups; coverage: share of outputs whose planted win score lies in its 95% "
-        "Laplace interval. Budget 15 = every pair.",
+        "Laplace interval (adaptive pairs); width: the interval's mean width on the 0-1 score; dispersion: the "
+        "fit's median φ̂ (1 where a budget leaves too few readings to estimate it). Budget 15 = every pair.",
         "",
         "| judge noise (sd, logits) | budget per output | comparisons per group | τ adaptive | τ random pairs | "
-        "interval coverage |",
-        "|---|---|---|---|---|---|",
+        "interval coverage | interval width | dispersion |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['noise']:g} | {r['budget']} | {r['comparisons']} | {r['tau_adaptive']:.3f} | "
-            f"{r['tau_random']:.3f} | {r['coverage']:.3f} |"
+            f"{r['tau_random']:.3f} | {r['coverage']:.3f} | {r['width']:.3f} | {r['dispersion']:.3g} |"
         )
     OUT_MD.write_text("\n".join(lines) + "\n" + kept_section(OUT_MD), encoding="utf-8")
     print(OUT_MD.read_text(encoding="utf-8"))

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.lib.common import SUMMEVAL_DATA, cell, kept_section, load_summeval, machine
+from benchmarks.lib.common import SUMMEVAL_DATA, cell, host_load, kept_section, load_summeval, machine
 from benchmarks.lib.summeval import agreement
 
 HERE = Path(__file__).resolve().parent
@@ -130,8 +131,8 @@ def write(result: dict) -> None:
         "",
         f"Judge `{result['judge']}` on the first {result['docs']} articles of SummEval dev "
         f"({result['summaries']} summaries), one run of `benchmarks/quality/rank/rank_summeval.py`. "
-        f"Machine: {result['machine']['cpu']}, {result['machine']['cores']} cores, **shared with a training job** "
-        "while measuring (run under `nice -n 19`): the times are inflated and noisy, the cost ratios less so.",
+        f"Machine: {result['machine']['cpu']}, {result['machine']['cores']} cores; {result['host']}: on a shared "
+        "host the times are inflated and noisy, the cost ratios less so.",
         "",
         "A SMALL subset: the per-article ρ averages only these articles and the system-level τ ranks 16 systems "
         "from these articles only; intervals are wide. Not a measurement of the issue's targets (1.5B judge, all "
@@ -158,9 +159,11 @@ def main() -> None:
     parser.add_argument("--budgets", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--dims", nargs="+", default=["consistency"], choices=sorted(CRITERIA))
     args = parser.parse_args()
+    load = os.getloadavg()
     t0 = time.perf_counter()
     result = run(args.judge, args.docs, args.budgets, args.dims, HERE / "runs")
     result["machine"] = machine("torch_threads")
+    result["host"] = host_load(load)
     result["total_seconds"] = time.perf_counter() - t0
     write(result)
     print(OUT_MD.read_text(encoding="utf-8"))
