@@ -16,12 +16,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import time
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.lib.common import load_summeval, machine
+from benchmarks.lib.common import host_load, load_summeval, machine
 from benchmarks.lib.summeval import agreement
 
 HERE = Path(__file__).resolve().parent
@@ -89,6 +90,7 @@ def main() -> None:
     from localjudge.tune import TuneFailedError, TuneJob, TuneSettings, tune
 
     torch.set_num_threads(2)
+    load = os.getloadavg()
     cases = load_summeval(DATA)
     parts = halves(cases)
     settings = TuneSettings(
@@ -164,6 +166,7 @@ def main() -> None:
             )
         results["dims"][dim] = row
         print(dim, json.dumps({k: row[k] for k in ("untuned", "tuned")}), flush=True)
+    results["host"] = host_load(load)
     name = f"summeval_halves_{args.judge}{args.tag}"
     (HERE / f"{name}.json").write_text(json.dumps(results, indent=1) + "\n")
     (HERE / f"{name}.md").write_text(report(results, args))
@@ -193,7 +196,7 @@ def report(results: dict, args) -> str:
         "",
         f"Made by `python -m benchmarks.quality.tune.summeval_halves --judge {args.judge} --dims {' '.join(args.dims)} "
         f"--loss {args.loss} --epochs {args.epochs} --layers {args.layers}` on {m['cpu']} ({m['cores']} cores, "
-        f"torch {m['torch']}, {m['torch_threads']} threads), a host shared with other jobs (timings are upper bounds).",
+        f"torch {m['torch']}, {m['torch_threads']} threads); {results.get('host', 'host load not recorded')}.",
         "",
         "Each half of the 50 dev articles (alternate articles) is tuned on, with 20% of its articles held out for "
         "early stopping, and read on the other half; ρ is Spearman per article against the expert mean, averaged "
