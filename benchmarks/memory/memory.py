@@ -227,8 +227,8 @@ def report(data: dict) -> str:
         "parsing the GGUF and writing the prepared copy. *peak*: VmHWM of the process (GiB); *weights*: the judge's "
         "parameters at the bytes of the dtype it runs; *ratio*: peak / weights (target: at most 2); "
         "*imports*: the peak after importing torch, transformers and localjudge, before the load; "
-        "*copies*: the prepared copies on disk (GiB). The host was shared with a training job on "
-        "the same 2 cores when these ran: times are not comparable, memory is.",
+        "*copies*: the prepared copies on disk (GiB). Times depend on how busy the host was when each "
+        "label ran (the notes say; `before` shared its 2 cores with a training job): compare memory, not times.",
         "",
     ]
     for label in labels:
