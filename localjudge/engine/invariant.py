@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from localjudge.engine.mixed import MixedLinear, low_linear
-from localjudge.engine.pages import drop_pages
+from localjudge.engine.pages import SafetensorsMaps, drop_pages
 
 CANDIDATES = ((256, 16), (128, 16), (64, 16), (32, 8), (16, 16), (8, 8))
 """(big, small) chunk shapes tried, fastest first; a plan is the first whose probe passes."""
@@ -167,13 +167,20 @@ class InvariantLinear(nn.Module):
     """`engine.mixed.lower_linears` lowers this layer's weight where it stands (see `make_invariant`),
     after `restore`."""
 
-    def __init__(self, linear: nn.Linear | MixedLinear, plan: GemmPlan, release: bool = False):
+    def __init__(
+        self,
+        linear: nn.Linear | MixedLinear,
+        plan: GemmPlan,
+        release: bool = False,
+        maps: SafetensorsMaps | None = None,
+    ):
         super().__init__()
         self.weight, self.bias = linear.weight, linear.bias  # shared, not copied (tied embeddings)
         self.in_features, self.out_features = linear.in_features, linear.out_features
         self.plan = plan
         self.release = release
         """Whether the plain weight goes once packed (only for a weight no other module reads)."""
+        self._maps = maps  # the model's memory-mapped weight files (`engine.pages`), shared by its layers
         self._gemm: Gemm | None = None
         self._packed_for: tuple | None = None
         # the plain weight from oneDNN's copy, while the kernel reads one (a closure, not the tensor:
@@ -252,7 +259,7 @@ class InvariantLinear(nn.Module):
                     # (out, in) with strides (0, 0): one element, the plain weight's memory freed
                     plain = weight.data
                     weight.data = weight.new_zeros(()).expand(weight.shape)
-                    drop_pages(plain)  # a weight memory-mapped from its file: freeing it frees no page
+                    drop_pages(plain, self._maps)  # a weight mapped from its file: freeing it frees no page
                     del plain
             else:
                 self._unpack, self._gemm = None, gemm_for(weight, bias, False, self.plan.big)
@@ -336,11 +343,13 @@ def make_invariant(model: nn.Module) -> GemmPlan | None:
     uses: dict[int, int] = {}
     for _, param in model.named_parameters(remove_duplicate=False):
         uses[id(param)] = uses.get(id(param), 0) + 1
+    maps = SafetensorsMaps()
     for parent in list(model.modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, (nn.Linear, MixedLinear)) and type(child) in (nn.Linear, MixedLinear):
                 # a weight another module reads (a tied embedding) keeps its plain tensor
-                setattr(parent, name, InvariantLinear(child, plan, release=uses[id(child.weight)] == 1))
+                layer = InvariantLinear(child, plan, release=uses[id(child.weight)] == 1, maps=maps)
+                setattr(parent, name, layer)
     return plan
 
 
