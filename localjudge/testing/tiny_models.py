@@ -26,10 +26,13 @@ def tiny_info(context_length: int = 1024):
     )
 
 
-def tiny_llama(tokenizer, *, extra_vocab: int = 0, seed: int = 0, attn: str = "sdpa"):
+def tiny_llama(
+    tokenizer, *, extra_vocab: int = 0, seed: int = 0, attn: str = "sdpa", hidden: int = 64, intermediate: int = 128
+):
     """A random-weight 2-layer Llama (hidden 64, 4 heads, 2 kv heads), fp32, eval mode.
 
-    `extra_vocab` pads the embedding past the tokenizer's size, as many real checkpoints do.
+    `extra_vocab` pads the embedding past the tokenizer's size, as many real checkpoints do;
+    `hidden` and `intermediate` widen the layers (weights of a given size in bytes).
     """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
@@ -37,8 +40,8 @@ def tiny_llama(tokenizer, *, extra_vocab: int = 0, seed: int = 0, attn: str = "s
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tokenizer) + extra_vocab,
-        hidden_size=64,
-        intermediate_size=128,
+        hidden_size=hidden,
+        intermediate_size=intermediate,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,

@@ -56,7 +56,7 @@ def test_a_run_lets_the_plain_weights_go_and_keeps_its_scores(tiny_tokenizer):
         held = layer._parameters["weight"]
         assert held.untyped_storage().nbytes() == held.element_size()  # one element, not out x in
         assert held.shape == (layer.out_features, layer.in_features) and held.dtype == torch.float32
-    assert not model.lm_head.weight.stride() == (0, 0)  # tied to the embedding: kept
+    assert not model.lm_head.weight.stride() == (0, 0)  # the output layer is read apart, never let go
     assert np.array_equal(_scores(judge), first)
     # a model whose layers never let go reads the same bits
     kept = tiny_llama(tiny_tokenizer)
@@ -129,20 +129,10 @@ default, of neighbours already in the page cache): what a read of a tensor besid
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="page residency is read from /proc (Linux)")
 def test_a_weight_mapped_from_its_file_leaves_the_resident_set(tmp_path, tiny_tokenizer):
-    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+    from transformers import AutoModelForCausalLM
 
-    torch.manual_seed(0)
-    config = LlamaConfig(  # weights of 0.25-2 MiB, so that a page faulted beside one cannot bring it back
-        vocab_size=len(tiny_tokenizer),
-        hidden_size=256,
-        intermediate_size=2048,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        pad_token_id=0,
-        tie_word_embeddings=False,
-    )
-    LlamaForCausalLM(config).save_pretrained(tmp_path)  # model.safetensors, read back memory-mapped
+    # weights of 0.25-2 MiB, so that a page faulted beside one cannot bring it back
+    tiny_llama(tiny_tokenizer, hidden=256, intermediate=2048).save_pretrained(tmp_path)  # read back memory-mapped
     model = AutoModelForCausalLM.from_pretrained(tmp_path).eval()
     file = tmp_path / "model.safetensors"
     linear = sum(p.numel() * 4 for n, p in model.model.named_parameters() if n.endswith("proj.weight"))
