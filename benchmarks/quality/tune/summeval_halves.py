@@ -9,6 +9,11 @@ the same articles through the same reading. Readings here use the trainer's pack
 through `evaluate` with the tuned judge loaded by folder and states the largest difference.
 
     python -m benchmarks.quality.tune.summeval_halves --judge qwen2.5-coder-0.5b --dims consistency
+
+`--joint` tunes one adapter per half on every dimension named (as the shipped `...-summeval` judge
+is tuned: `localjudge tune` with several `--metric`), then reads each dimension with it. Features
+(the hidden states entering the tuned layers) are cached under `--work` by content, so every run
+of one judge and layer count shares them.
 """
 
 from __future__ import annotations
@@ -82,12 +87,13 @@ def main() -> None:
     ap.add_argument("--patience", type=int, default=3)
     ap.add_argument("--work", type=Path, default=Path("/tmp/localjudge-tune-bench"))
     ap.add_argument("--tag", default="")
+    ap.add_argument("--joint", action="store_true", help="One adapter per half over every dimension named.")
     ap.add_argument("--engine-check", type=int, default=1, help="Held-out articles read again through `evaluate`.")
     args = ap.parse_args()
     import torch
 
     from localjudge.metrics import builtin_metric
-    from localjudge.tune import TuneFailedError, TuneJob, TuneSettings, tune
+    from localjudge.tune import TuneSettings
 
     torch.set_num_threads(2)
     load = os.getloadavg()
@@ -103,63 +109,40 @@ def main() -> None:
         "settings": settings.model_dump(),
         "dims": {},
     }
-    for dim in args.dims:
-        metric = builtin_metric(dim)
+    metrics = {dim: builtin_metric(dim) for dim in args.dims}
+    if args.joint:
+        features = args.work / f"{args.judge}-L{args.layers}-features"
+        scores = {dim: {"untuned": {}, "tuned": {}} for dim in args.dims}
+        masses = {dim: {"untuned": {}, "tuned": {}} for dim in args.dims}
+        runs = []
+        for h, (train, held) in enumerate([(parts[0], parts[1]), (parts[1], parts[0])]):
+            out = args.work / f"{args.judge}-summeval{args.tag}-half{h}"
+            run, ok = tune_half(args, list(metrics.values()), "human_{metric}", train, held, h, out, features, settings)
+            runs.append(run)
+            folder = out if ok else None
+            for dim, metric in metrics.items():
+                read_half(judge, split, metric, held, dim, features, settings, folder, scores[dim], masses[dim])
+        for dim in args.dims:
+            row = rows(cases, dim, scores[dim], masses[dim], runs)
+            if args.engine_check and runs[0].get("failed") is None:
+                row["engine_check"] = engine_check(
+                    args.work / f"{args.judge}-summeval{args.tag}-half0", metrics[dim], parts[1], scores[dim]["tuned"],
+                    args.engine_check,
+                )  # fmt: skip
+            results["dims"][dim] = row
+            print(dim, json.dumps({k: row[k] for k in ("untuned", "tuned")}), flush=True)
+    for dim in [] if args.joint else args.dims:
+        metric = metrics[dim]
         features = args.work / f"{args.judge}-{dim}-L{args.layers}-features"
         scores = {"untuned": {}, "tuned": {}}
         masses = {"untuned": {}, "tuned": {}}
         runs = []
         for h, (train, held) in enumerate([(parts[0], parts[1]), (parts[1], parts[0])]):
             out = args.work / f"{args.judge}-{dim}{args.tag}-half{h}"
-            sha = hashlib.sha256(json.dumps([c.model_dump() for c in train], sort_keys=True).encode()).hexdigest()
-            job = TuneJob(
-                judge=args.judge,
-                human=f"human_{dim}",
-                out=out,
-                group="doc_id",
-                human_scale=(1, 5),
-                resume=True,
-                features=features,
-                data_sha256=sha,
-                data_name=f"SummEval dev half {h}",
-                never_shown=f"SummEval dev half {1 - h} ({len(held)} cases)",
-            )
-            t0 = time.time()
-            try:
-                manifest = tune(train, metric, job, settings)
-            except TuneFailedError as exc:  # recorded: its held-out cases have no tuned reading
-                runs.append({"half": h, "seconds": round(time.time() - t0, 1), "failed": str(exc)})
-                manifest = None
-            else:
-                kept = {"best_epoch", "tokens_per_second", "peak_memory_gib", "train_cases", "validation_cases"}
-                runs.append(
-                    {
-                        "half": h,
-                        "seconds": round(time.time() - t0, 1),
-                        **manifest.model_dump(include=kept),
-                        "history": [x.model_dump() for x in manifest.history],
-                    }
-                )
-            for which, folder in (("untuned", None), ("tuned", out)):
-                if manifest is None and folder is not None:
-                    for c in held:
-                        scores[which][c.id], masses[which][c.id] = None, float("nan")
-                    continue
-                s, m = read(judge, split, metric, held, dim, features, settings, folder)
-                for c, v, w in zip(held, s, m):
-                    scores[which][c.id], masses[which][c.id] = float(v), float(w)
-        order = [c for c in cases]
-        human = [c.extra[f"human_{dim}"] for c in order]
-        docs = [c.extra["doc_id"] for c in order]
-        row = {"runs": runs}
-        for which in ("untuned", "tuned"):
-            row[which] = agreement([scores[which][c.id] for c in order], human, docs)
-            row[which]["valid_mass"] = float(np.nanmean([masses[which][c.id] for c in order]))
-        # the untuned judge on exactly the articles a tuned adapter read (all of them unless a half failed)
-        was_read = [scores["tuned"][c.id] is not None for c in order]
-        row["untuned_same_articles"] = agreement(
-            [scores["untuned"][c.id] if r else None for c, r in zip(order, was_read)], human, docs
-        )
+            run, ok = tune_half(args, [metric], f"human_{dim}", train, held, h, out, features, settings)
+            runs.append(run)
+            read_half(judge, split, metric, held, dim, features, settings, out if ok else None, scores, masses)
+        row = rows(cases, dim, scores, masses, runs)
         if args.engine_check and runs[0].get("failed") is None:
             row["engine_check"] = engine_check(
                 args.work / f"{args.judge}-{dim}{args.tag}-half0", metric, parts[1], scores["tuned"], args.engine_check
@@ -167,9 +150,68 @@ def main() -> None:
         results["dims"][dim] = row
         print(dim, json.dumps({k: row[k] for k in ("untuned", "tuned")}), flush=True)
     results["host"] = host_load(load)
-    name = f"summeval_halves_{args.judge}{args.tag}"
+    name = f"summeval_halves_{args.judge}{'-joint' if args.joint else ''}{args.tag}"
     (HERE / f"{name}.json").write_text(json.dumps(results, indent=1) + "\n")
     (HERE / f"{name}.md").write_text(report(results, args))
+
+
+def tune_half(args, metrics, human, train, held, h, out: Path, features: Path, settings) -> tuple[dict, bool]:
+    """Tunes on `train` (resuming what is in `out`); the run's figures, and whether it kept an adapter."""
+    from localjudge.tune import TuneFailedError, TuneJob, tune
+
+    sha = hashlib.sha256(json.dumps([c.model_dump() for c in train], sort_keys=True).encode()).hexdigest()
+    job = TuneJob(
+        judge=args.judge,
+        human=human,
+        out=out,
+        group="doc_id",
+        human_scale=(1, 5),
+        resume=True,
+        features=features,
+        data_sha256=sha,
+        data_name=f"SummEval dev half {h}",
+        never_shown=f"SummEval dev half {1 - h} ({len(held)} cases)",
+    )
+    t0 = time.time()
+    try:
+        manifest = tune(train, metrics if len(metrics) > 1 else metrics[0], job, settings)
+    except TuneFailedError as exc:  # recorded: its held-out cases have no tuned reading
+        return {"half": h, "seconds": round(time.time() - t0, 1), "failed": str(exc)}, False
+    kept = {"best_epoch", "tokens_per_second", "peak_memory_gib", "train_cases", "validation_cases"}
+    run = {
+        "half": h,
+        "seconds": round(time.time() - t0, 1),
+        **manifest.model_dump(include=kept),
+        "history": [x.model_dump() for x in manifest.history],
+    }
+    return run, True
+
+
+def read_half(judge, split, metric, held, dim, features, settings, folder, scores: dict, masses: dict) -> None:
+    """Fills `scores`/`masses` ({"untuned": {...}, "tuned": {...}}) for `held`; tuned ones None without `folder`."""
+    for which, f in (("untuned", None), ("tuned", folder)):
+        if which == "tuned" and folder is None:
+            for c in held:
+                scores[which][c.id], masses[which][c.id] = None, float("nan")
+            continue
+        s, m = read(judge, split, metric, held, dim, features, settings, f)
+        for c, v, w in zip(held, s, m):
+            scores[which][c.id], masses[which][c.id] = float(v), float(w)
+
+
+def rows(cases, dim: str, scores: dict, masses: dict, runs: list[dict]) -> dict:
+    """One dimension's agreement, untuned and tuned, over every article, and untuned on the articles read tuned."""
+    human = [c.extra[f"human_{dim}"] for c in cases]
+    docs = [c.extra["doc_id"] for c in cases]
+    row: dict = {"runs": runs}
+    for which in ("untuned", "tuned"):
+        row[which] = agreement([scores[which][c.id] for c in cases], human, docs)
+        row[which]["valid_mass"] = float(np.nanmean([masses[which][c.id] for c in cases]))
+    was_read = [scores["tuned"][c.id] is not None for c in cases]
+    row["untuned_same_articles"] = agreement(
+        [scores["untuned"][c.id] if r else None for c, r in zip(cases, was_read)], human, docs
+    )
+    return row
 
 
 def engine_check(folder: Path, metric, held, trainer_scores: dict, articles: int) -> dict:
@@ -185,6 +227,12 @@ def engine_check(folder: Path, metric, held, trainer_scores: dict, articles: int
     return {"cases": len(cases), "bitwise_engine": judge.info.bitwise, "max_abs_diff_expected_score": max(diffs)}
 
 
+def per_metric(h: dict) -> str:
+    """A joint tune's validation agreement per dimension, in brackets after the mean."""
+    each = h.get("per_metric") or {}
+    return " [" + ", ".join(f"{k[:4]} {cell(v)}" for k, v in each.items()) + "]" if len(each) > 1 else ""
+
+
 def cell(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
@@ -195,12 +243,19 @@ def report(results: dict, args) -> str:
         f"# Tuned {results['judge']} on SummEval dev, held-out halves",
         "",
         f"Made by `python -m benchmarks.quality.tune.summeval_halves --judge {args.judge} --dims {' '.join(args.dims)} "
-        f"--loss {args.loss} --epochs {args.epochs} --layers {args.layers}` on {m['cpu']} ({m['cores']} cores, "
+        f"--loss {args.loss} --epochs {args.epochs} --layers {args.layers}{' --joint' if args.joint else ''}` "
+        f"on {m['cpu']} ({m['cores']} cores, "
         f"torch {m['torch']}, {m['torch_threads']} threads); {results.get('host', 'host load not recorded')}.",
         "",
         "Each half of the 50 dev articles (alternate articles) is tuned on, with 20% of its articles held out for "
         "early stopping, and read on the other half; ρ is Spearman per article against the expert mean, averaged "
-        "over every article, each read by the adapter that never saw it (G-Eval expected score, fp32).",
+        "over every article, each read by the adapter that never saw it (G-Eval expected score, fp32). "
+        + (
+            "One adapter per half is tuned on every dimension at once (validation agreement: their mean), "
+            "as the shipped `...-summeval` judge is; the rows share its runs."
+            if args.joint
+            else "Each dimension is tuned alone."
+        ),
         "",
         "| dimension | untuned ρ, all articles | untuned ρ, articles read tuned | tuned ρ | untuned valid mass | "
         "tuned valid mass | best epochs | tune time (s) | tokens/s | peak GiB |",
@@ -221,12 +276,12 @@ def report(results: dict, args) -> str:
         )
     lines += ["", "Validation history per half (epoch: agreement, valid mass, training loss):", ""]
     for dim, row in results["dims"].items():
-        for r in row["runs"]:
+        for r in row["runs"] if not args.joint or dim == next(iter(results["dims"])) else []:
             hist = "; ".join(
-                f"{h['epoch']}: {cell(h['agreement'])}, {h['valid_mass']:.3f}, {cell(h['train_loss'])}"
+                f"{h['epoch']}: {cell(h['agreement'])}{per_metric(h)}, {h['valid_mass']:.3f}, {cell(h['train_loss'])}"
                 for h in r.get("history", [])
             )
-            lines.append(f"- {dim}, half {r['half']}: {r.get('failed') or hist}")
+            lines.append(f"- {'all dimensions' if args.joint else dim}, half {r['half']}: {r.get('failed') or hist}")
         if "engine_check" in row:
             e = row["engine_check"]
             lines.append(
