@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from localjudge.bias.judging import RUN_KEYWORDS, JudgeVerdicts
+from localjudge.bias.panels import BiasPanel, check_panels
 from localjudge.bias.results import BiasSettings
 from localjudge.bias.study import BiasStudy, Verdicts
 from localjudge.engine.options import EngineOptions
@@ -80,6 +81,7 @@ def judge_and_analyse(
     run: RunOptions | None = None,
     scoring: ScoringOptions | None = None,
     engine: EngineOptions | None = None,
+    panels: Sequence[BiasPanel] = (),
     **keywords: Any,
 ) -> Study:
     """Checks everything that needs no model, then runs the judges one at a time and analyses.
@@ -98,6 +100,8 @@ def judge_and_analyse(
         run: `resume` continues the records in `out_dir/records`; `progress` shows progress bars.
         scoring: how every response is scored, as for `evaluate` (truncate, min_valid_mass...).
         engine: `EngineOptions` of every judge.
+        panels: Panels of the judges, pooled and measured as judges (`bias.panels`); checked before
+            any judge loads.
         **keywords: the fields of `run` (resume, progress) and of `scoring` one by one, when the
             object is not given (min_valid_mass None: the default).
     """
@@ -116,6 +120,7 @@ def judge_and_analyse(
         records_path(Path(out_dir) / "records", j, m.name) for j in judges for m in (metric, pair_metric) if m
     ]
     refuse_overwriting(written, [*inputs] + [model_path_input(j) for j in judges])
+    check_panels(panels, judges)
     records = read_responses(responses)
     check_responses(records, metric, human_field)
     check_names(given, [*judges, *{r.generator for r in records}], "--judge or generator")
@@ -136,7 +141,7 @@ def judge_and_analyse(
         options=engine,
     )
     study = analyze_verdicts(
-        verdicts, records, responses, metric, pair_metric, human_field=human_field, settings=settings
+        verdicts, records, responses, metric, pair_metric, human_field=human_field, settings=settings, panels=panels
     )
     return Study(study, list(verdicts), pair_metric)
 
@@ -152,6 +157,7 @@ def analyse_only(
     settings: BiasSettings | None = None,
     inputs: Sequence[tuple[str, str | Path | None]] = (),
     outputs: Sequence[Path] = (),
+    panels: Sequence[BiasPanel] = (),
 ) -> Study:
     """Reads verdicts from disk and analyses them; imports no torch and loads no model.
 
@@ -184,6 +190,7 @@ def analyse_only(
         human_field=human_field,
         settings=settings,
         verdicts_files=files,
+        panels=panels,
     )
     return Study(study, [Verdicts(tuple(point), tuple(pair))], pair_metric)
 

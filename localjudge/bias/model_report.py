@@ -11,6 +11,7 @@ Examples:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from localjudge.bias.markdown import _e, _p, _table
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
@@ -18,6 +19,9 @@ from localjudge.bias.results import BiasSettings, Finding, ModelReport, TargetDi
 from localjudge.bias.summary import fmt_p
 from localjudge.bias.targets import pairwise_targets, pointwise_targets, win_rates
 from localjudge.stats import Estimate, holm
+
+if TYPE_CHECKING:
+    from localjudge.bias.panels import BiasPanel
 
 ORDER_SET = 0.5
 """A target's P(preferred | shown first) minus P(preferred | shown second) from which its verdicts
@@ -77,7 +81,10 @@ def _sentences(
 
 
 def analyze_models(
-    point: Sequence[PointwiseRecord], pair: Sequence[PairwiseRecord], settings: BiasSettings | None = None
+    point: Sequence[PointwiseRecord],
+    pair: Sequence[PairwiseRecord],
+    settings: BiasSettings | None = None,
+    panels: Sequence[BiasPanel] = (),
 ) -> ModelReport:
     """Win rates and each judge's preference for itself and its family's models, with Holm-corrected findings.
 
@@ -85,15 +92,20 @@ def analyze_models(
         point: Pointwise records (may be empty).
         pair: Pairwise records, both orders (may be empty).
         settings: Resampling, confidence and alpha; defaults to `BiasSettings()`.
+        panels: Panels of the judges whose pooled verdicts are measured as well (`bias.panels`);
+            their estimates carry intervals and p-values but are not among the Holm-corrected findings.
 
     Raises:
         DataError: Both record lists are empty, or the records contradict each other.
+        ConfigError: A panel names a judge without verdicts, or a judge's name.
     """
+    from localjudge.bias.panels import check_panels, panel_targets
     from localjudge.errors import DataError
 
     settings = settings or BiasSettings()
     if not point and not pair:
         raise DataError("no records for the model-level report; run the bias scoring step first")
+    check_panels(panels, sorted({r.judge for r in point} | {r.judge for r in pair}))
     targets = pairwise_targets(pair, settings) if pair else []
     dids = pointwise_targets(point, settings) if point else []
     tests = [s for s in _sentences(targets, dids) if s[2].value is not None and s[2].p_value is not None]
@@ -134,6 +146,7 @@ def analyze_models(
         win_rates=win_rates(pair, settings) if pair else None,
         pairwise=targets,
         pointwise=dids,
+        panels=panel_targets(point, pair, panels, settings) if panels else [],
         findings=found,
         summary=summary,
     )
@@ -189,6 +202,27 @@ def format_model_report(report: ModelReport) -> str:
             for d in report.pointwise
         ],
     )
+    if report.panels:
+        out += _table(
+            "Panels as judges: each family's preference as a panel passes it on (not Holm-corrected)",
+            ["panel", "family", "includes it", "target", "½ sum", "reference", "difference", "p"]
+            + ["pointwise DiD", "p"],
+            [
+                [
+                    f"{x.panel} ({', '.join(x.members)})",
+                    x.family,
+                    "yes" if x.includes_family else "no",
+                    x.target,
+                    _e(x.rate),
+                    _e(x.reference_rate),
+                    _e(x.difference),
+                    _p(x.difference),
+                    _e(x.did),
+                    _p(x.did),
+                ]
+                for x in report.panels
+            ],
+        )
     out += _table(
         f"Findings (Holm correction across {len(report.findings)} tests, α={s.alpha:g})",
         ["test", "judge", "estimate", "p", "Holm p", "significant"],

@@ -308,6 +308,29 @@ class BiasReport(_Result):
     """Plain-language sentences on the significant effects (or that there are none)."""
 
 
+class PanelTarget(_Result):
+    """A panel's preference for one generator of a family, as a judge of that family's would be measured."""
+
+    panel: str
+    """The panel's name."""
+    members: list[str]
+    """Its judges."""
+    family: str
+    """The family whose generator is the target."""
+    includes_family: bool
+    """Whether a member of the panel is of that family."""
+    target: str
+    """The generator."""
+    rate: Estimate | None = None
+    """½[P(target | shown first) + P(target | shown second)] against other families' responses (pairwise)."""
+    reference_rate: Estimate | None = None
+    """The same from the judges of neither family in the pair, on the same pairs."""
+    difference: Estimate | None = None
+    """rate minus the reference: the family's preference as the panel passes it on (pairwise)."""
+    did: Estimate | None = None
+    """Pointwise difference in differences against the judges of other families, points."""
+
+
 class ModelReport(_Result):
     """Model-level preferences: each judge for its own responses and for its family's other models."""
 
@@ -323,6 +346,8 @@ class ModelReport(_Result):
     """Pairwise preference for each judge's targets (with pairwise records)."""
     pointwise: list[TargetDiD] = []
     """Pointwise difference in differences for each judge's targets (with pointwise records)."""
+    panels: list[PanelTarget] = []
+    """Each panel's preference for each judging family's generators (with --panel; not in `findings`)."""
     findings: list[Finding] = []
     """Every test of this report with its Holm-adjusted p-value (corrected across this report only)."""
     summary: list[str] = []

@@ -24,6 +24,7 @@ from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
 from localjudge.bias.judging import JudgeVerdicts
 from localjudge.bias.markdown import format_report
 from localjudge.bias.model_report import analyze_models, format_model_report
+from localjudge.bias.panels import BiasPanel
 from localjudge.bias.plots import write_heatmap, write_position_panel, write_win_rates
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.bias.results import BiasReport, BiasSettings, ModelReport
@@ -89,8 +90,9 @@ def analyze_verdicts(
     *,
     human_field: str | None = None,
     settings: BiasSettings | None = None,
+    panels: Sequence[BiasPanel] = (),
 ) -> BiasStudy:
-    """Runs the pointwise and pairwise analyses on every judge's verdicts."""
+    """Runs the pointwise and pairwise analyses on every judge's verdicts (and on `panels` of them)."""
     return analyze_records(
         [r for v in verdicts for r in v.pointwise],
         [r for v in verdicts for r in v.pairwise],
@@ -101,6 +103,7 @@ def analyze_verdicts(
         judges=[v.judge.model_dump() for v in verdicts],
         human_field=human_field,
         settings=settings,
+        panels=panels,
     )
 
 
@@ -116,6 +119,7 @@ def analyze_records(
     human_field: str | None = None,
     settings: BiasSettings | None = None,
     verdicts_files: Sequence[str | Path] = (),
+    panels: Sequence[BiasPanel] = (),
 ) -> BiasStudy:
     """Runs the pointwise and pairwise analyses on verdict records.
 
@@ -130,6 +134,7 @@ def analyze_records(
         human_field: The prompts' field the human scores came from, if any.
         settings: Resampling settings.
         verdicts_files: The files the records were read from, if any.
+        panels: Panels of the judges, measured in the model-level report (`bias.panels`).
 
     Raises:
         ConfigError: A judge or generator has the family "unknown": self-preference would
@@ -163,7 +168,7 @@ def analyze_records(
         human_field=human_field,
         pointwise=analyze_pointwise(point, settings) if point else None,
         pairwise=analyze_pairwise(pair, settings) if pair else None,
-        models=analyze_models(point, pair, settings) if point or pair else None,
+        models=analyze_models(point, pair, settings, panels) if point or pair else None,
         verdicts_files=[str(p) for p in verdicts_files],
         notes=notes,
     )

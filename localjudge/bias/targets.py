@@ -21,7 +21,7 @@ O the generators of neither J's nor K's family, averaged over the judges K of ot
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 
@@ -57,12 +57,15 @@ def _generator_families(t: PairwiseTable) -> dict[str, str]:
     return {str(g): str(f) for g, f in pairs}
 
 
-def pairwise_targets(records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT) -> list[TargetPreference]:
+def pairwise_targets(
+    records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT, only: Collection[str] | None = None
+) -> list[TargetPreference]:
     """Each judge's preference for itself and for its family's other models (see the module docstring).
 
     Args:
         records: Pairwise records (both orders); unscored ones are skipped.
         settings: Resampling settings.
+        only: The judges to report on (every judge's records still serve as references); default all.
 
     Returns:
         One result per (judge, target) with at least one pair, judges sorted, self first.
@@ -78,6 +81,8 @@ def pairwise_targets(records: Sequence[PairwiseRecord], settings: BiasSettings =
         by_pair[int(t.pair[r])].append(r)
     results = []
     for j, judge in enumerate(t.judges):
+        if only is not None and judge not in only:
+            continue
         family = t.judge_families[j]
         for k, (target, relation) in enumerate(judge_targets(judge, family, gen_family)):
             is_a = t.generator_a == target  # (N,)
@@ -117,12 +122,15 @@ def pairwise_targets(records: Sequence[PairwiseRecord], settings: BiasSettings =
     return results
 
 
-def pointwise_targets(records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT) -> list[TargetDiD]:
+def pointwise_targets(
+    records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT, only: Collection[str] | None = None
+) -> list[TargetDiD]:
     """Each judge's pointwise difference in differences for itself and its family's other models.
 
     Args:
         records: Pointwise records; unscored ones are skipped.
         settings: Resampling settings.
+        only: The judges to report on (every judge's records still serve as controls); default all.
 
     Returns:
         One result per (judge, target), judges sorted; `did` is undefined without a judge of
@@ -134,6 +142,8 @@ def pointwise_targets(records: Sequence[PointwiseRecord], settings: BiasSettings
     w = stats.item_weights(len(t.items), settings.n_bootstrap, settings.seed)
     results = []
     for j, judge in enumerate(t.judges):
+        if only is not None and judge not in only:
+            continue
         family = t.judge_families[j]
         outside = gen_fam != family
         refs = [k for k, f in enumerate(t.judge_families) if f != family]

@@ -101,6 +101,14 @@ def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs,
     "--out-dir", type=click.Path(file_okay=False), required=True, help="Folder for report.json, report.md, heatmap.png."
 )
 @click.option("--human-field", default=None, help="Prompt field with a human score of each response.")
+@click.option(
+    "--panel",
+    "panel_specs",
+    multiple=True,
+    metavar="NAME=J1,J2[,...]",
+    help="Also measure a panel of the judges (their verdicts averaged) as a judge: each family's preference "
+    "under it, beside the neutral judges'; repeatable. Members by the names the verdicts carry.",
+)
 @run_options(
     "truncate",
     "resume",
@@ -132,6 +140,7 @@ def bias_cmd(
     pairwise_metric,
     out_dir,
     human_field,
+    panel_specs,
     run,
     truncate,
     min_valid_mass,
@@ -167,9 +176,12 @@ def bias_cmd(
       localjudge bias responses.jsonl --judge smollm2-135m --judge gemma3-270m --pairwise --out-dir bias_out
       localjudge bias responses.jsonl --judge ./my-llama --family ./my-llama=llama --judge gemma3-270m --out-dir out
       localjudge bias responses.jsonl --verdicts bias_out --out-dir bias_out_again
+      localjudge bias responses.jsonl --verdicts bias_out --out-dir panels \\
+          --panel three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b --panel two=smollm2-135m,gemma3-270m
     """
     from localjudge.bias import lab
     from localjudge.bias.families import parse_families
+    from localjudge.bias.panels import parse_panel
     from localjudge.bias.results import BiasSettings
     from localjudge.bias.study import STUDY_FILES, summary_lines, write_study
     from localjudge.cli.options import given_engine_flags
@@ -179,6 +191,7 @@ def bias_cmd(
     if bool(judges) == bool(verdict_paths):
         raise ConfigError("give judges to run (--judge) or verdicts to analyse (--verdicts), one of the two")
     given = parse_families(family_specs)
+    panels = [parse_panel(spec) for spec in panel_specs]
     settings = BiasSettings(seed=seed, n_bootstrap=n_bootstrap)
     inputs = [
         ("responses file", responses),
@@ -208,6 +221,7 @@ def bias_cmd(
             settings=settings,
             inputs=inputs,
             outputs=outputs,
+            panels=panels,
         )
     else:
         from localjudge.runs.options import ScoringOptions
@@ -229,6 +243,7 @@ def bias_cmd(
             run=run,
             scoring=scoring,
             engine=engine,
+            panels=panels,
         )
     files = write_study(study, verdicts, out_dir)
     if as_json:

@@ -1,0 +1,206 @@
+"""Panels as judges in the bias lab: the members' verdicts pooled, and each family's preference under a panel.
+
+A panel (PoLL, Verga et al. 2024) judges a pair by the mean of its members' probabilities, each
+presentation order on its own (P(A | A shown first) is the members' mean of that probability, so
+position bias is pooled too, before any decision), and a response by the mean of its members'
+scores. A verdict some member left unscored is unscored for the panel.
+
+A panel has no family of its own, so its preference for a family F is measured as a judge of F's
+would be: over the pairs of one of F's generators against another family's, the panel's
+½[P(target | shown first) + P(target | shown second)] minus the same from the judges of neither
+family in the pair (`bias.targets.pairwise_targets`, with the panel standing in as a judge of F);
+pointwise, the difference in differences against the judges of other families
+(`pointwise_targets`). Under a panel that includes a member of F, that is F's self-preference as
+the panel passes it on; under one that excludes F, what is left when F does not judge.
+
+Examples:
+    >>> panel = parse_panel("three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b")
+    >>> panel.name, panel.members
+    ('three', ('smollm2-135m', 'gemma3-270m', 'qwen2.5-coder-1.5b'))
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from localjudge.bias.records import PairwiseRecord, PointwiseRecord
+from localjudge.bias.results import BiasSettings, PanelTarget
+from localjudge.errors import ConfigError, clip
+
+PANEL_FAMILY = "panel"
+"""The family a panel's pooled records carry outside `panel_targets` (no generator has it)."""
+
+
+class BiasPanel(BaseModel):
+    """A named panel of judges whose verdicts are pooled (mean) into the verdicts of one judge."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, description="The panel's name in reports (a judge name it is not).")
+    members: tuple[str, ...] = Field(description="Its judges, by the names their verdicts carry.")
+
+    @field_validator("members")
+    @classmethod
+    def _two_distinct(cls, members: tuple[str, ...]) -> tuple[str, ...]:
+        if len(members) < 2 or len(set(members)) < len(members):
+            raise ValueError(f"a panel has two or more distinct judges, not {list(members)}")
+        return members
+
+
+def parse_panel(spec: str) -> BiasPanel:
+    """`NAME=J1,J2[,...]` (or `J1,J2,...`, named by its members joined with +) as a `BiasPanel`.
+
+    Raises:
+        ConfigError: fewer than two members, a member named twice, or an empty name.
+    """
+    name, sep, rest = spec.partition("=")
+    members = tuple(m.strip() for m in (rest if sep else spec).split(",") if m.strip())
+    try:
+        return BiasPanel(name=(name.strip() if sep else "+".join(members)), members=members)
+    except ValueError as exc:
+        raise ConfigError(f"--panel {clip(spec)}: give NAME=JUDGE1,JUDGE2[,...] with two or more judges") from exc
+
+
+def check_panels(panels: Sequence[BiasPanel], judges: Sequence[str]) -> None:
+    """Refuses a panel with a member that gave no verdicts, or named as a judge is.
+
+    Raises:
+        ConfigError: naming the panel and the judges there are.
+    """
+    seen = set(judges)
+    names = [p.name for p in panels]
+    for p in panels:
+        missing = [m for m in p.members if m not in seen]
+        if missing:
+            raise ConfigError(
+                f"panel {clip(p.name)}: {clip(missing[0])} gave no verdicts here; "
+                f"the judges are {', '.join(sorted(seen))}"
+            )
+        if p.name in seen or names.count(p.name) > 1:
+            raise ConfigError(f"panel {clip(p.name)}: name it apart from every judge and other panel")
+
+
+def panel_pairwise(records: Sequence[PairwiseRecord], panel: BiasPanel) -> list[PairwiseRecord]:
+    """The panel's pairwise verdicts: per pair, the members' P(A | A first) and P(A | A second) averaged.
+
+    A pair is oriented as the first member's record of it; a member that saw A and B the other way
+    round contributes 1 − its probabilities of the swapped orders. A pair some member did not judge
+    is left out; one some member left unscored is unscored.
+    """
+    by_key: dict[tuple[str, frozenset[str]], dict[str, PairwiseRecord]] = defaultdict(dict)
+    for r in records:
+        if r.judge in panel.members:
+            key = (r.item_id, frozenset((r.generator_a, r.generator_b)))
+            if r.judge in by_key[key]:
+                raise ConfigError(f"judge {clip(r.judge)} has two verdicts on item {clip(r.item_id)}'s pair")
+            by_key[key][r.judge] = r
+    out = []
+    for held in by_key.values():
+        if len(held) < len(panel.members):
+            continue
+        head = held[panel.members[0]]
+        first, second = [], []
+        for m in panel.members:
+            r = held[m]
+            same = r.generator_a == head.generator_a
+            first.append(r.p_a_first if same else None if r.p_a_second is None else 1.0 - r.p_a_second)
+            second.append(r.p_a_second if same else None if r.p_a_first is None else 1.0 - r.p_a_first)
+        out.append(
+            head.model_copy(
+                update={
+                    "judge": panel.name,
+                    "judge_family": PANEL_FAMILY,
+                    "p_a_first": _mean(first),
+                    "p_a_second": _mean(second),
+                }
+            )
+        )
+    return out
+
+
+def panel_pointwise(records: Sequence[PointwiseRecord], panel: BiasPanel) -> list[PointwiseRecord]:
+    """The panel's pointwise verdicts: per response, the members' scores averaged (None if one is None)."""
+    by_key: dict[tuple[str, str], dict[str, PointwiseRecord]] = defaultdict(dict)
+    for r in records:
+        if r.judge in panel.members:
+            by_key[(r.item_id, r.generator)][r.judge] = r
+    out = []
+    for held in by_key.values():
+        if len(held) < len(panel.members):
+            continue
+        head = held[panel.members[0]]
+        score = _mean([held[m].score for m in panel.members])
+        update = {"judge": panel.name, "judge_family": PANEL_FAMILY, "score": score, "judge_logppl": None}
+        out.append(head.model_copy(update=update))
+    return out
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    return None if any(v is None for v in values) else float(np.mean(np.asarray(values, dtype=float)))
+
+
+def panel_targets(
+    point: Sequence[PointwiseRecord],
+    pair: Sequence[PairwiseRecord],
+    panels: Sequence[BiasPanel],
+    settings: BiasSettings,
+) -> list[PanelTarget]:
+    """Each panel's preference for each judging family's generators (see the module docstring).
+
+    Returns:
+        One result per (panel, family, target generator) with any pair or response, panels in
+        the order given, families sorted.
+    """
+    from localjudge.bias.targets import pairwise_targets, pointwise_targets
+
+    judge_family = {r.judge: r.judge_family for r in [*pair, *point]}
+    families = sorted(set(judge_family.values()))
+    out = []
+    for panel in panels:
+        pooled_pair = panel_pairwise(pair, panel) if pair else []
+        pooled_point = panel_pointwise(point, panel) if point else []
+        for family in families:
+            relabel = {"judge_family": family}
+            pairwise = {
+                x.target: x
+                for x in pairwise_targets(
+                    [*pair, *(r.model_copy(update=relabel) for r in pooled_pair)], settings, only=(panel.name,)
+                )
+            } if pooled_pair else {}  # fmt: skip
+            pointwise = {
+                x.target: x
+                for x in pointwise_targets(
+                    [*point, *(r.model_copy(update=relabel) for r in pooled_point)], settings, only=(panel.name,)
+                )
+            } if pooled_point else {}  # fmt: skip
+            for target in sorted(set(pairwise) | set(pointwise)):
+                p, d = pairwise.get(target), pointwise.get(target)
+                out.append(
+                    PanelTarget(
+                        panel=panel.name,
+                        members=list(panel.members),
+                        family=family,
+                        includes_family=any(judge_family.get(m) == family for m in panel.members),
+                        target=target,
+                        rate=p.rate if p else None,
+                        reference_rate=p.reference_rate if p else None,
+                        difference=p.difference if p else None,
+                        did=d.did if d else None,
+                    )
+                )
+    return out
+
+
+__all__ = [
+    "PANEL_FAMILY",
+    "BiasPanel",
+    "check_panels",
+    "panel_pairwise",
+    "panel_pointwise",
+    "panel_targets",
+    "parse_panel",
+]
