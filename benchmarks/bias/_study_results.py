@@ -16,6 +16,7 @@ import numpy as np
 from benchmarks.bias._study_items import HUMAN_FIELD, SUMMARY_INSTRUCTION, SYSTEMS
 from benchmarks.bias._study_judging import Task, lab_verdicts
 from localjudge.bias import BiasSettings
+from localjudge.bias.panels import BiasPanel
 from localjudge.bias.study import BiasStudy, Verdicts, analyze_records, write_study
 from localjudge.runs.generation import read_responses
 from localjudge.runs.results_file import read_results
@@ -27,6 +28,24 @@ HIGH, LOW = (f"summeval-{s}" for s in sorted(SYSTEMS, reverse=True))  # M22 (hig
 def _shown(path: Path, root: Path) -> str:
     """A path as committed files show it: relative to the repository when inside it."""
     return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def panels(judges: list[dict]) -> list[BiasPanel]:
+    """The study's panels of its judges (name, family): all, one per family (its last), that one less each family.
+
+    With the four embedded judges: `all` (four), `three` (smollm2-135m, gemma3-270m,
+    qwen2.5-coder-1.5b: PoLL's one judge per family) and `no-smollm`, `no-gemma`, `no-qwen`.
+    """
+    family = {j["name"]: j["family"] for j in judges}
+    names = list(family)
+    per_family = {f: [n for n in names if family[n] == f][-1] for f in dict.fromkeys(family.values())}
+    one_each = list(per_family.values())
+    out = [BiasPanel(name="all", members=tuple(names))] if len(names) > len(one_each) else []
+    if len(one_each) >= 2:
+        out.append(BiasPanel(name="three" if len(one_each) == 3 else "one-per-family", members=tuple(one_each)))
+    if len(one_each) >= 3:
+        out += [BiasPanel(name=f"no-{f}", members=tuple(n for n in one_each if family[n] != f)) for f in per_family]
+    return out
 
 
 def analyse(
@@ -50,6 +69,7 @@ def analyse(
             judges=infos,
             human_field=HUMAN_FIELD,
             settings=settings,
+            panels=panels(infos),
         ).model_copy(update={"responses_file": shown})
         write_study(study, [Verdicts(tuple(point), tuple(pair))], out / task.name)
         recognition = analyze_records([], recog, responses, path, None, None, judges=infos, settings=settings)
@@ -128,6 +148,27 @@ def _family_table(study: BiasStudy) -> list[str]:
         lines.append(
             f"| {x.judge} | {x.target} | {_f(x.rate)}{_p(x.rate)} | {_f(x.difference)}{_p(x.difference)} | "
             f"{_f(d.did) + _p(d.did) if d else '–'} | {_f(pf.did) + _p(pf.did) if pf else '–'} |"
+        )
+    return lines
+
+
+def _panel_table(study: BiasStudy) -> list[str]:
+    """Each family's preference alone (its judges' own), under the panels that include it, under those that do not."""
+    m = study.models
+    if m is None or not m.panels:
+        return ["No panel: the study has fewer than two judges."]
+    own = {x.target: x for x in m.pairwise if x.relation == "self"}
+    lines = [
+        "| family | target | its own judge: minus neutral judges | panel | includes it | panel ½[P│first + P│second] "
+        "| panel minus neutral judges | pointwise DiD (points) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for x in sorted(m.panels, key=lambda x: (x.family, x.target, not x.includes_family, x.panel)):
+        o = own.get(x.target)
+        lines.append(
+            f"| {x.family} | {x.target} | {_f(o.difference) + _p(o.difference) if o else '–'} | "
+            f"{x.panel} ({', '.join(x.members)}) | {'yes' if x.includes_family else 'no'} | {_f(x.rate)} | "
+            f"{_f(x.difference)}{_p(x.difference)} | {_f(x.did)}{_p(x.did)} |"
         )
     return lines
 
@@ -266,6 +307,14 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
         lines += _key_table(study, recognition)
         lines += ["", "Family preference (does one Qwen size favour the other?):", ""]
         lines += _family_table(study)
+        lines += [
+            "",
+            "Panels as judges (`localjudge bias --panel`): a panel's verdict is its members' probabilities (scores) "
+            "averaged; a family's preference under it is measured as for a judge of that family: against other "
+            "families' responses, minus the judges of neither family in the pair (not Holm-corrected):",
+            "",
+        ]
+        lines += _panel_table(study)
         lines += ["", "Covariates (lab, family level; perplexity after Wataoka et al. 2024):", ""]
         lines += _covariates(study)
         if task == "summaries":
