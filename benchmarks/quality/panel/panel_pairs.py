@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -58,30 +59,46 @@ def accuracy(prefs: list[float | None], labels: list[int]) -> dict:
     return {"accuracy": sum(hits) / len(hits) if hits else None, "scored": len(hits), "n": len(labels)}
 
 
-def run(judge_names: list[str], n_pairs: int, summeval_docs: int, runs: Path) -> dict:
+def run(judge_names: list[str], n_pairs: int, summeval_docs: int, runs: Path, subpanels: dict) -> dict:
     from localjudge import PanelOptions, evaluate_panel, load_judge
     from localjudge.metrics import builtin_metric
+    from localjudge.panel.run import member_path
 
     runs.mkdir(parents=True, exist_ok=True)
     judges = [load_judge(n) for n in judge_names]
     tag = "+".join(judge_names)
-    out: dict = {"judges": judge_names, "pairs": n_pairs, "summeval_docs": summeval_docs, "sets": {}}
+    panels = {"all": judge_names, **subpanels}
+    out: dict = {"judges": judge_names, "panels": panels, "pairs": n_pairs, "summeval_docs": summeval_docs, "sets": {}}
     for name in SETS:
         cases = pair_cases(name, n_pairs)
         labels = [c.extra["label"] for c in cases]
         rows = {}
         t0 = time.perf_counter()
-        for method in ("mean", "agreement"):
-            res = evaluate_panel(
-                cases, [builtin_metric("pairwise")], judges, PanelOptions(method=method),
-                out=runs / f"{name}_{tag}.jsonl", resume=True, progress=False,  # members judged once
-            )  # fmt: skip
-            if method == "mean":
-                for member, own in res.members.items():
-                    rows[member] = accuracy([r.score for r in own.records], labels)
-            rows[f"panel ({method})"] = accuracy([r.score for r in res.records], labels)
-            rows[f"panel ({method})"]["weights"] = [m.weight for m in res.summaries[0].members]
-            rows[f"panel ({method})"]["disagreed"] = res.summaries[0].disagreed
+        for panel_name, members in panels.items():
+            path = runs / f"{name}_{'+'.join(members)}.jsonl"
+            for j in members:  # a sub-panel's members were judged with the whole panel: their files are reused
+                done, mine = member_path(runs / f"{name}_{tag}.jsonl", j), member_path(path, j)
+                if panel_name != "all" and done.exists() and not mine.exists():
+                    shutil.copyfile(done, mine)
+            chosen = [judges[judge_names.index(j)] for j in members]
+            for method in ("mean", "agreement"):
+                res = evaluate_panel(
+                    cases, [builtin_metric("pairwise")], chosen, PanelOptions(method=method),
+                    out=path, resume=True, progress=False, truncate=True,  # members judged once
+                )  # fmt: skip
+                if method == "mean" and panel_name == "all":
+                    for member, own in res.members.items():
+                        rows[member] = accuracy([r.score for r in own.records], labels)
+                key = f"panel {panel_name} ({method})"
+                rows[key] = accuracy([r.score for r in res.records], labels)
+                scored = [r.score is not None for r in res.records]
+                rows[key]["members_same_pairs"] = {  # each member on exactly the pairs the panel scored
+                    m: accuracy([r.score if k else None for r, k in zip(own.records, scored)], labels)["accuracy"]
+                    for m, own in res.members.items()
+                }
+                rows[key]["weights"] = [m.weight for m in res.summaries[0].members]
+                rows[key]["members"] = list(members)
+                rows[key]["disagreed"] = res.summaries[0].disagreed
         longer = [1.0 if len(c.extra["output_1"]) > len(c.extra["output_2"]) else 0.0 for c in cases]
         rows["longer (no judge)"] = accuracy(longer, labels)
         out["sets"][name] = {"rows": rows, "seconds": time.perf_counter() - t0}
@@ -118,15 +135,20 @@ def write(result: dict) -> None:
         + ". With this few pairs one pair moves accuracy by "
         f"{100 / max(result['pairs'], 1):.1f} points: differences of a few points are noise.",
         "",
-        "| set | scorer | accuracy | scored / n | weights | members disagree (spread > 0.3) |",
-        "|---|---|---|---|---|---|",
+        "Panels: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in result.get("panels", {}).items()) + ".",
+        "",
+        "| set | scorer | accuracy | scored / n | best member on the same pairs | weights | "
+        "members disagree (spread > 0.3) |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, entry in result["sets"].items():
         for scorer, r in entry["rows"].items():
             weights = ", ".join(f"{w:.2f}" for w in r.get("weights", [])) or "–"
+            same = r.get("members_same_pairs") or {}
+            best = max(same.items(), key=lambda kv: -1 if kv[1] is None else kv[1]) if same else None
             lines.append(
-                f"| {name} | {scorer} | {cell(r['accuracy'])} | {r['scored']} / {r['n']} | {weights} | "
-                f"{r.get('disagreed', '–')} |"
+                f"| {name} | {scorer} | {cell(r['accuracy'])} | {r['scored']} / {r['n']} | "
+                f"{f'{best[0]} {cell(best[1])}' if best else '–'} | {weights} | {r.get('disagreed', '–')} |"
             )
     if "summeval" in result:
         lines += ["", "SummEval consistency (G-Eval), summary-level ρ averaged over articles:", "",
@@ -142,10 +164,20 @@ def main() -> None:
     parser.add_argument("--judges", nargs="+", default=["smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"])
     parser.add_argument("--pairs", type=int, default=30, help="First N pairs of each set.")
     parser.add_argument("--summeval-docs", type=int, default=0, help="First N SummEval dev articles (0: none).")
+    parser.add_argument(
+        "--subpanel", action="append", default=[], metavar="NAME=J1,J2",
+        help="Also a panel of some of --judges (their readings reused); repeatable.",
+    )  # fmt: skip
     args = parser.parse_args()
+    subpanels = {}
+    for spec in args.subpanel:
+        name, _, members = spec.partition("=")
+        subpanels[name] = [m.strip() for m in members.split(",")]
+        if len(subpanels[name]) < 2 or not set(subpanels[name]) <= set(args.judges):
+            parser.error(f"--subpanel {spec}: two or more of --judges")
     load = os.getloadavg()
     t0 = time.perf_counter()
-    result = run(args.judges, args.pairs, args.summeval_docs, HERE / "runs")
+    result = run(args.judges, args.pairs, args.summeval_docs, HERE / "runs", subpanels)
     result["machine"] = machine("torch_threads")
     result["host"] = host_load(load)
     result["total_seconds"] = time.perf_counter() - t0
