@@ -38,7 +38,7 @@ from localjudge.errors import ConfigError
 @click.option(
     "--loss",
     type=click.Choice(["ce", "mse", "ce+mse", "rank", "ce+rank"]),
-    default="ce",
+    default="ce+rank",
     show_default=True,
     help="Training loss.",
 )

@@ -17,11 +17,12 @@ class TuneSettings(Options):
     label: ClassVar[str] = "tune option"
 
     loss: Loss = Field(
-        default="ce",
+        default="ce+rank",
         description="ce: cross-entropy of the judge's score distribution against the human rating (spread over "
         "the two nearest scores); mse: squared error of the expected score (0-1 scale); rank: a pairwise logistic "
         "loss on the expected scores of the cases of one group whose labels differ (their order, not their level); "
-        "sums of these as named.",
+        "sums of these as named. ce+rank measured best on SummEval's held-out articles "
+        "(benchmarks/quality/tune/).",
     )
     rank: int = Field(default=16, ge=1, le=256, description="LoRA rank.")
     alpha: float = Field(default=32.0, gt=0, description="LoRA alpha; updates are scaled by alpha / rank.")

@@ -80,7 +80,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--judge", default="qwen2.5-coder-0.5b")
     ap.add_argument("--dims", nargs="+", default=["coherence", "consistency", "fluency", "relevance"])
-    ap.add_argument("--loss", default="ce")
+    ap.add_argument("--loss", default="ce+rank")
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--learning-rate", type=float, default=2e-4)
