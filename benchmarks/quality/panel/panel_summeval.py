@@ -5,8 +5,8 @@ embedded judge's G-Eval expected score (the ladder's `summeval_metric` prompts) 
 scores of every summary of the first 25 dev articles, stored in `ladder/summeval/<judge>-float32.jsonl`
 (the Qwen judges) and `summeval_scores/<judge>-float32.json` (the small judges' full-file runs).
 `--verify N` reads the first N articles' consistency again with this code, every member through
-`evaluate_panel` (the panel's own path), and states the largest difference from the stored readings
-and from this script's pooling of them, so the figures below are this code's.
+`evaluate` and the members' records pooled by the panel's own `pool_metric`, and states the largest
+difference from the stored readings and from their mean, so the figures below are this code's.
 
 Panels pool the members' scores per summary with localjudge's own weightings (`localjudge.panel.weights`):
 `mean`; `agreement` (learned without labels: each member's correlation with the others' mean);
@@ -155,33 +155,35 @@ def study(cases) -> dict:
 
 
 def verify(cases, articles: int) -> dict:
-    """The first `articles` articles' consistency read again by every member through `evaluate_panel`."""
+    """The first `articles` articles' consistency read again by every member, and pooled by the panel's code.
+
+    Each member reads them through `evaluate` (as a panel member does, one judge in memory at a
+    time); `localjudge.panel.pool.pool_metric` pools the fresh records as `evaluate_panel` does.
+    """
     from benchmarks.quality.summeval import summeval as SE
-    from localjudge import PanelOptions, evaluate_panel, load_judge
-    from localjudge.panel.weights import mean_weights, pool
+    from localjudge import load_judge
+    from localjudge.panel.pool import pool_metric
+    from localjudge.runs.evaluate import evaluate
 
     docs = list(dict.fromkeys(c.extra["doc_id"] for c in cases))[:articles]
     sub = [c for c in cases if c.extra["doc_id"] in docs]
     ids = [c.id for c in sub]
     metric = SE.summeval_metric("consistency")
-    out = {"articles": articles, "summaries": len(sub), "members": {}}
-    fresh = {}
-    for j in JUDGES:  # one judge in memory at a time
+    out: dict = {"articles": articles, "summaries": len(sub), "members": {}}
+    records = {}
+    for j in JUDGES:
         t0 = time.perf_counter()
         judge = load_judge(j, device="cpu", dtype="float32")
-        res = evaluate_panel(sub, [metric], [judge], PanelOptions(method="mean"), progress=False)
-        got = np.array([m.raw_score for r in res.records for m in r.members], dtype=float)
+        records[j] = evaluate(sub, [metric], judge, progress=False).records
+        got = np.array([np.nan if r.raw_score is None else r.raw_score for r in records[j]], dtype=float)
         want = stored(j, "expected", ids)["consistency"]
-        fresh[j] = got
-        out["members"][j] = {
-            "max_abs_diff": float(np.nanmax(np.abs(got - want))),
-            "seconds": round(time.perf_counter() - t0, 1),
-        }
-        del judge, res
-    scores = np.stack([fresh[j] for j in JUDGES], axis=1)
-    stored_scores = np.stack([stored(j, "expected", ids)["consistency"] for j in JUDGES], axis=1)
-    w = mean_weights(scores).weights
-    out["pooled_max_abs_diff"] = float(np.nanmax(np.abs(pool(scores, w) - pool(stored_scores, w))))
+        seconds = round(time.perf_counter() - t0, 1)
+        out["members"][j] = {"max_abs_diff": float(np.nanmax(np.abs(got - want))), "seconds": seconds}
+        del judge
+    pooled_records, _ = pool_metric(records, "mean")
+    fresh = np.array([np.nan if r.raw_score is None else r.raw_score for r in pooled_records], dtype=float)
+    kept = np.stack([stored(j, "expected", ids)["consistency"] for j in JUDGES], axis=1).mean(axis=1)
+    out["pooled_max_abs_diff"] = float(np.nanmax(np.abs(fresh - kept)))
     return out
 
 
@@ -203,9 +205,9 @@ def report(res: dict, args) -> str:
         diffs = ", ".join(f"{j} {d['max_abs_diff']:.1e} ({d['seconds']:.0f} s)" for j, d in v["members"].items())
         lines += [
             f"Readings checked with this code: the first {v['articles']} article(s)' consistency ({v['summaries']} "
-            f"summaries) read again by each member through `evaluate_panel`, largest difference from the stored "
-            f"expected score: {diffs}; the mean panel pooled from the fresh readings and from the stored ones "
-            f"differs by at most {v['pooled_max_abs_diff']:.1e}.",
+            f"summaries) read again by each member through `evaluate`, largest difference from the stored "
+            f"expected score: {diffs}; the mean panel pooled from the fresh records by `pool_metric` differs from "
+            f"the mean of the stored readings by at most {v['pooled_max_abs_diff']:.1e}.",
             "",
         ]
     lines += [
