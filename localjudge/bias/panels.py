@@ -157,7 +157,7 @@ def panel_targets(
     """
     from localjudge.bias.targets import pairwise_targets, pointwise_targets
 
-    judge_family = {r.judge: r.judge_family for r in [*pair, *point]}
+    judge_family = {r.judge: r.judge_family for r in pair} | {r.judge: r.judge_family for r in point}
     families = sorted(set(judge_family.values()))
     out = []
     for panel in panels:
