@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -59,7 +60,7 @@ def accuracy(prefs: list[float | None], labels: list[int]) -> dict:
     return {"accuracy": sum(hits) / len(hits) if hits else None, "scored": len(hits), "n": len(labels)}
 
 
-def run(judge_names: list[str], n_pairs: int, summeval_docs: int, runs: Path, subpanels: dict) -> dict:
+def run(judge_names: list[str], n_pairs: int, summeval_docs: int, runs: Path, subpanels: dict, sets: list[str]) -> dict:
     from localjudge import PanelOptions, evaluate_panel, load_judge
     from localjudge.metrics import builtin_metric
     from localjudge.panel.run import member_path
@@ -69,7 +70,7 @@ def run(judge_names: list[str], n_pairs: int, summeval_docs: int, runs: Path, su
     tag = "+".join(judge_names)
     panels = {"all": judge_names, **subpanels}
     out: dict = {"judges": judge_names, "panels": panels, "pairs": n_pairs, "summeval_docs": summeval_docs, "sets": {}}
-    for name in SETS:
+    for name in sets:
         cases = pair_cases(name, n_pairs)
         labels = [c.extra["label"] for c in cases]
         rows = {}
@@ -130,6 +131,11 @@ def write(result: dict) -> None:
         f"Panel {', '.join(f'`{j}`' for j in result['judges'])}; one run of "
         f"`benchmarks/quality/panel/panel_pairs.py` on {m['cpu']}, {m['cores']} cores; {result['host']}.",
         "",
+        f"Command: `{result.get('command', 'not recorded')}`; this run's seconds per set (members' readings "
+        "already on disk in `runs/` are reused, not timed again): "
+        + ", ".join(f"{k} {v['seconds']:.0f} s" for k, v in result["sets"].items())
+        + ".",
+        "",
         f"A SMALL subset: the first {result['pairs']} pairs of each set"
         + (f", the first {result['summeval_docs']} SummEval dev articles" if result["summeval_docs"] else "")
         + ". With this few pairs one pair moves accuracy by "
@@ -164,6 +170,7 @@ def main() -> None:
     parser.add_argument("--judges", nargs="+", default=["smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b"])
     parser.add_argument("--pairs", type=int, default=30, help="First N pairs of each set.")
     parser.add_argument("--summeval-docs", type=int, default=0, help="First N SummEval dev articles (0: none).")
+    parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS), help="Pair sets to read.")
     parser.add_argument(
         "--subpanel", action="append", default=[], metavar="NAME=J1,J2",
         help="Also a panel of some of --judges (their readings reused); repeatable.",
@@ -177,7 +184,8 @@ def main() -> None:
             parser.error(f"--subpanel {spec}: two or more of --judges")
     load = os.getloadavg()
     t0 = time.perf_counter()
-    result = run(args.judges, args.pairs, args.summeval_docs, HERE / "runs", subpanels)
+    result = run(args.judges, args.pairs, args.summeval_docs, HERE / "runs", subpanels, args.sets)
+    result["command"] = "python -m benchmarks.quality.panel.panel_pairs " + " ".join(sys.argv[1:])
     result["machine"] = machine("torch_threads")
     result["host"] = host_load(load)
     result["total_seconds"] = time.perf_counter() - t0
