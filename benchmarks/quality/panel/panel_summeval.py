@@ -1,7 +1,7 @@
 """Panels of the embedded judges on SummEval dev, beside each member and the length baseline.
 
 The members' readings are the judge ladder's (`benchmarks/quality/summeval/ladder.py`): every
-embedded judge's G-Eval expected score (the ladder's `summeval_metric` prompts) and its likelihood
+embedded judge's G-Eval expected score (the builtin G-Eval metrics, as the ladder read them) and its likelihood
 scores of every summary of the first 25 dev articles, stored in `ladder/summeval/<judge>-float32.jsonl`
 (the Qwen judges) and `summeval_scores/<judge>-float32.json` (the small judges' full-file runs).
 `--verify N` reads the first N articles' consistency again with this code, every member through
@@ -160,15 +160,15 @@ def verify(cases, articles: int) -> dict:
     Each member reads them through `evaluate` (as a panel member does, one judge in memory at a
     time); `localjudge.panel.pool.pool_metric` pools the fresh records as `evaluate_panel` does.
     """
-    from benchmarks.quality.summeval import summeval as SE
     from localjudge import load_judge
+    from localjudge.metrics import builtin_metric
     from localjudge.panel.pool import pool_metric
     from localjudge.runs.evaluate import evaluate
 
     docs = list(dict.fromkeys(c.extra["doc_id"] for c in cases))[:articles]
     sub = [c for c in cases if c.extra["doc_id"] in docs]
     ids = [c.id for c in sub]
-    metric = SE.summeval_metric("consistency")
+    metric = builtin_metric("consistency")  # the ladder's summeval_metric("consistency"): the builtin
     out: dict = {"articles": articles, "summaries": len(sub), "members": {}}
     records = {}
     for j in JUDGES:
