@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bias_pairs import shuffled_pairs
 from click.testing import CliRunner
 
 from localjudge.bias import BiasSettings, PairwiseRecord, PointwiseRecord, analyze_models
@@ -30,21 +31,17 @@ def pairs(seed: int, family_bonus: dict[str, float], n_items: int = 60) -> list[
     out = []
     for i in range(n_items):
         quality = {g: rng.normal() for g, _ in GENERATORS}
-        for x in range(len(GENERATORS)):
-            for y in range(x + 1, len(GENERATORS)):
-                (ga, fa), (gb, fb) = GENERATORS[x], GENERATORS[y]
-                if rng.random() < 0.5:
-                    (ga, fa), (gb, fb) = (gb, fb), (ga, fa)
-                for judge, jf in JUDGES:
-                    bonus = family_bonus.get(jf, 0.0)
-                    base = 1.5 * (quality[ga] - quality[gb]) + bonus * ((fa == jf) - (fb == jf))
-                    p1, p2 = (1 / (1 + math.exp(-(base + 0.4 * s + rng.normal(0, 0.2)))) for s in (1, -1))
-                    out.append(
-                        PairwiseRecord(
-                            item_id=f"q{i}", judge=judge, judge_family=jf, generator_a=ga, family_a=fa,
-                            generator_b=gb, family_b=fb, p_a_first=p1, p_a_second=p2,
-                        )
-                    )  # fmt: skip
+        for (ga, fa), (gb, fb) in shuffled_pairs(rng, GENERATORS):
+            for judge, jf in JUDGES:
+                bonus = family_bonus.get(jf, 0.0)
+                base = 1.5 * (quality[ga] - quality[gb]) + bonus * ((fa == jf) - (fb == jf))
+                p1, p2 = (1 / (1 + math.exp(-(base + 0.4 * s + rng.normal(0, 0.2)))) for s in (1, -1))
+                out.append(
+                    PairwiseRecord(
+                        item_id=f"q{i}", judge=judge, judge_family=jf, generator_a=ga, family_a=fa,
+                        generator_b=gb, family_b=fb, p_a_first=p1, p_a_second=p2,
+                    )
+                )  # fmt: skip
     return out
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bias_pairs import shuffled_pairs
 from click.testing import CliRunner
 
 from localjudge.bias import (
@@ -57,30 +58,26 @@ def pairs(
     out = []
     for i in range(n_items):
         quality = {g: rng.normal(0.0, 1.0) for g, _ in GENERATORS}
-        for x in range(len(GENERATORS)):
-            for y in range(x + 1, len(GENERATORS)):
-                (ga, fa), (gb, fb) = GENERATORS[x], GENERATORS[y]
-                if rng.random() < 0.5:
-                    (ga, fa), (gb, fb) = (gb, fb), (ga, fa)
-                for judge, jf in JUDGES:
-                    base = 1.5 * (quality[ga] - quality[gb])
-                    base += _bonus(judge, jf, ga, fa, own, sibling) - _bonus(judge, jf, gb, fb, own, sibling)
-                    pos = position.get(judge, 0.0)
-                    p1 = 1 / (1 + math.exp(-(base + pos + rng.normal(0, noise))))
-                    p2 = 1 / (1 + math.exp(-(base - pos + rng.normal(0, noise))))
-                    out.append(
-                        PairwiseRecord(
-                            item_id=f"q{i}",
-                            judge=judge,
-                            judge_family=jf,
-                            generator_a=ga,
-                            family_a=fa,
-                            generator_b=gb,
-                            family_b=fb,
-                            p_a_first=p1,
-                            p_a_second=p2,
-                        )
+        for (ga, fa), (gb, fb) in shuffled_pairs(rng, GENERATORS):
+            for judge, jf in JUDGES:
+                base = 1.5 * (quality[ga] - quality[gb])
+                base += _bonus(judge, jf, ga, fa, own, sibling) - _bonus(judge, jf, gb, fb, own, sibling)
+                pos = position.get(judge, 0.0)
+                p1 = 1 / (1 + math.exp(-(base + pos + rng.normal(0, noise))))
+                p2 = 1 / (1 + math.exp(-(base - pos + rng.normal(0, noise))))
+                out.append(
+                    PairwiseRecord(
+                        item_id=f"q{i}",
+                        judge=judge,
+                        judge_family=jf,
+                        generator_a=ga,
+                        family_a=fa,
+                        generator_b=gb,
+                        family_b=fb,
+                        p_a_first=p1,
+                        p_a_second=p2,
                     )
+                )
     return out
 
 
