@@ -125,6 +125,8 @@ class Judge:
         self.info = info.model_copy(update=backend.record())
         """Who the judge is and what its engine runs with (the backend's options), recorded with every result."""
         self._trees: dict[Any, TokenTree] = {}
+        self.tuned_for: tuple[str, ...] = ()
+        """A tuned judge's metrics, the ones its adapter was trained on (`localjudge tune`); () for any other."""
 
     @property
     def options(self) -> EngineOptions | None:
@@ -180,6 +182,7 @@ class Judge:
             raise ConfigError(f"judge {self.info.name} has no engine options to change (a fake backend)")
         twin = Judge(self.backend.with_options(self.options.replace(**changes)), self.info)
         twin._trees = self._trees  # the same tokenizer: the same score trees
+        twin.tuned_for = self.tuned_for
         return twin
 
     def __repr__(self) -> str:

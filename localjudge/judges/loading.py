@@ -129,7 +129,10 @@ def load_judge(
         chat_template=use_chat,
         context_length=_model_context(model) if adhoc else entry.context_length,
     )
-    return Judge.from_model(model, tokenizer, info, run)
+    judge = Judge.from_model(model, tokenizer, info, run)
+    if tuned is not None:
+        judge.tuned_for = tuple(str(m["name"]) for m in tuned[1].metrics)
+    return judge
 
 
 def prepare_judge(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +19,8 @@ from localjudge.metrics.spec import components
 from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
 from localjudge.runs.results_file import open_results, read_results, replace_results
 from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
+
+log = logging.getLogger(__name__)
 
 RUN_KEYWORDS = ("out", "resume", "overwrite", "progress")
 """The `RunOptions` fields `evaluate` takes as keywords."""
@@ -80,6 +83,7 @@ def evaluate(
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"case ids repeated: {repeated(ids)}; give every case a unique id")
+    _warn_untuned(judge, metrics)
     run.check_output()
     out = run.out
     done: dict[tuple[str, str], ResultRecord] = {}
@@ -138,6 +142,22 @@ def evaluate(
     if out is not None:
         _put_in_input_order(out, records, done, fresh)
     return EvaluationResult(records=records, summaries=summarize(records, names))
+
+
+def _warn_untuned(judge: Judge, metrics: Sequence[Metric]) -> None:
+    """Warns when a tuned judge reads a metric its adapter was not trained on (its figures do not carry over)."""
+    if not judge.tuned_for:
+        return
+    others = [m.name for m in metrics if m.name not in judge.tuned_for]
+    if others:
+        log.warning(
+            "judge %s was tuned for %s; %s %s not: %s reading is the tuned weights' on a metric they never trained on",
+            judge.info.name,
+            ", ".join(judge.tuned_for),
+            ", ".join(others),
+            "is" if len(others) == 1 else "are",
+            "its" if len(others) == 1 else "their",
+        )
 
 
 def _put_in_input_order(out, records: list[ResultRecord], done: dict, fresh: dict) -> None:

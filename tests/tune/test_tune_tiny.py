@@ -178,6 +178,24 @@ def test_engine_reads_what_the_trainer_read_and_is_bitwise_under_batching(tuned,
     assert a == b
 
 
+def test_a_metric_the_adapter_never_trained_on_is_read_with_a_warning(tuned, files, caplog):
+    from localjudge.runs.evaluate import evaluate
+
+    judge = load_judge(str(tuned))
+    assert judge.tuned_for == ("goodness",) and judge.with_options(token_budget=256).tuned_for == ("goodness",)
+    case = load_cases(files / "cases.jsonl")[:1]
+    metric = metric_from_dict(METRIC)
+    with caplog.at_level("WARNING", logger="localjudge.runs.evaluate"):
+        evaluate(case, [metric], judge, progress=False)
+        assert not caplog.records
+        evaluate(case, [metric, metric.model_copy(update={"name": "politeness"})], judge, progress=False)
+    assert [r.getMessage() for r in caplog.records] == [
+        "judge tuned was tuned for goodness; politeness is not: its reading is the tuned weights' on a metric "
+        "they never trained on"
+    ]
+    assert load_judge(str(files / "model")).tuned_for == ()
+
+
 @pytest.mark.slow  # a tune in a subprocess, killed, then resumed
 def test_a_killed_tune_resumes_to_the_same_adapter_bytes(files):
     args = ["--epochs", "6", "--patience", "6"]
