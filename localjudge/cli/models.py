@@ -35,13 +35,12 @@ def models_cmd(names: tuple[str, ...], registry: str | None) -> None:
     from localjudge.judges.registry import REGISTRY_PATH, load_registry
 
     reg = load_registry(Path(registry)) if registry else load_registry()
-    if names:
-        for name in names:
-            reg.get(name)  # every name checked before anything installs
-        for name in names:
-            _install(reg.get(name))
-        return
     path = Path(registry) if registry else REGISTRY_PATH
+    if names:
+        entries = [_installed_for(reg.get(name), reg, path) for name in names]  # every name checked first
+        for entry in entries:
+            _install(entry)
+        return
     from localjudge.judges.peak_memory import measured_peaks
 
     peaks = measured_peaks()
@@ -49,7 +48,7 @@ def models_cmd(names: tuple[str, ...], registry: str | None) -> None:
         (
             ("*" if j.name == reg.default else " ") + j.name,
             j.family,
-            _size(j),
+            _size(j, path),
             _peaks(peaks, j.name),
             j.license or "-",
             *_where(j, path),
@@ -63,6 +62,18 @@ def models_cmd(names: tuple[str, ...], registry: str | None) -> None:
         f"scoring the RAG demo on {peaks.machine} ({peaks.source}); bf16 is mixed precision,\n"
         "the CPU default; - not measured. Install one: localjudge models --install NAME"
     )
+
+
+def _installed_for(entry, reg, registry_path: Path):
+    """The entry whose packages a judge needs: a tuned judge's base (its adapter ships in localjudge)."""
+    from localjudge.judges.adapters import read_manifest
+    from localjudge.judges.registry import TunedSource
+
+    if not isinstance(entry.source, TunedSource):
+        return entry
+    base = read_manifest(registry_path.resolve().parent / entry.source.path).base
+    click.echo(f"{entry.name}: its adapter ships in localjudge; installing its base judge, {base}", err=True)
+    return reg.get(base)
 
 
 def _install(entry) -> None:
@@ -80,12 +91,16 @@ def _install(entry) -> None:
     click.echo(f"  weights: {done.weights} ({_bytes(done.weights_bytes)}); checked: {done.checked}")
 
 
-def _size(entry) -> str:
-    from localjudge.judges.registry import HubSource
+def _size(entry, registry_path: Path) -> str:
+    from localjudge.judges.adapters import ADAPTER
+    from localjudge.judges.registry import HubSource, TunedSource
 
     src = entry.source
     if isinstance(src, HubSource):
         return f"{_bytes(int(entry.parameters * 2e9))} bf16" if entry.parameters else "-"
+    if isinstance(src, TunedSource):
+        adapter = registry_path.resolve().parent / src.path / ADAPTER
+        return f"{_bytes(adapter.stat().st_size)} adapter" if adapter.is_file() else "-"
     size = getattr(src, "size", None)
     return _bytes(size) if size else "-"
 

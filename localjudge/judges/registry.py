@@ -257,7 +257,9 @@ def package_gguf_path(src: PackageGGUFSource, judge: str | None = None) -> Path:
 def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
     """Whether a judge can be loaded here without a network: 'yes', or why not (cheap check)."""
     src = entry.source
-    if isinstance(src, (LocalDirSource, TunedSource)):
+    if isinstance(src, TunedSource):
+        return _tuned_availability(entry.name, Path(registry_path).resolve().parent / src.path, registry_path)
+    if isinstance(src, LocalDirSource):
         where = Path(registry_path).resolve().parent / src.path  # absolute paths stay as they are
         return "yes" if where.is_dir() else f"no: {where} missing"
     if isinstance(src, PackageGGUFSource):
@@ -281,3 +283,17 @@ def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
     return (
         "yes (hub cache)" if isinstance(cached, str) else f"no: hf download (localjudge models --install {entry.name})"
     )
+
+
+def _tuned_availability(name: str, folder: Path, registry_path: Path) -> str:
+    """A tuned judge is here when its folder is and its base judge is installed."""
+    from localjudge.judges.adapters import is_tune_folder, read_manifest
+
+    if not is_tune_folder(folder):
+        return f"no: {folder} missing"
+    base = read_manifest(folder).base
+    entry = next((j for j in load_registry(Path(registry_path)).judges if j.name == base), None)
+    if entry is None:  # a base named by path or hub id: the load says whether it is there
+        return f"yes (base {base})"
+    here = availability(entry, registry_path)
+    return here if here.startswith("yes") else f"no: localjudge models --install {name} (its base, {base})"

@@ -271,6 +271,35 @@ def test_tuned_judge_loads_by_registry_name_and_refuses_another_base(tuned, file
         load_judge("tiny-tuned", registry_path=registry)
 
 
+def test_models_lists_a_tuned_judge_and_installs_its_base(tuned, files, tmp_path):
+    import shutil
+
+    shutil.copytree(tuned, tmp_path / "adapters" / "tiny-tuned")
+    shutil.copytree(files / "model", tmp_path / "base")
+    manifest = json.loads((tmp_path / "adapters" / "tiny-tuned" / MANIFEST).read_text())
+    (tmp_path / "adapters" / "tiny-tuned" / MANIFEST).write_text(json.dumps({**manifest, "base": "tiny-base"}))
+    registry = tmp_path / "models.yaml"
+    registry.write_text(
+        "default: tiny-tuned\njudges:\n"
+        "  - {name: tiny-base, family: tiny, context_length: 1024, source: {kind: local_dir, path: base}}\n"
+        "  - {name: tiny-tuned, family: tiny, context_length: 1024, source: {kind: tuned, path: adapters/tiny-tuned}}\n"
+    )
+    assert load_judge("tiny-tuned", registry_path=registry).info.name == "tiny-tuned"  # its base, by name
+    listed = CliRunner().invoke(main, ["models", "--registry", str(registry)])
+    assert listed.exit_code == 0, listed.output
+    row = next(line for line in listed.output.splitlines() if "tiny-tuned" in line)
+    size = (tuned / ADAPTER).stat().st_size / 2**20
+    assert f"{size:.1f} MiB adapter" in row and row.rstrip().endswith("yes")
+    # installing it installs its base (a folder here: nothing to install, said as for the base itself)
+    installed = CliRunner().invoke(main, ["models", "--install", "tiny-tuned", "--registry", str(registry)])
+    assert "installing its base judge, tiny-base" in installed.output
+    assert installed.exit_code == 2 and "tiny-base is a model on disk" in installed.output
+    shutil.rmtree(tmp_path / "base")
+    listed = CliRunner().invoke(main, ["models", "--registry", str(registry)])
+    row = next(line for line in listed.output.splitlines() if "tiny-tuned" in line)
+    assert row.rstrip().endswith("no: localjudge models --install tiny-tuned (its base, tiny-base)")
+
+
 def test_one_adapter_tunes_several_metrics_each_read_on_its_own_labels(files, tmp_path):
     # "goodness" on 1..5 and "brief" on 1..3 (1 + half the good words: soft targets), each read on its
     # own score tree from its own prompt, one adapter for both
