@@ -37,7 +37,16 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.judges.registry import HubSource, PackageChunksSource, PackageGGUFSource, Registry, load_registry
+from localjudge.judges.adapters import ADAPTER, read_manifest
+from localjudge.judges.registry import (
+    REGISTRY_PATH,
+    HubSource,
+    PackageChunksSource,
+    PackageGGUFSource,
+    Registry,
+    TunedSource,
+    load_registry,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -305,7 +314,11 @@ def judges_table(registry: Registry) -> str:
     for j in registry.judges:
         src = j.source
         name = f"`{j.name}`" + (" (default)" if j.name == registry.default else "")
-        if isinstance(src, (PackageGGUFSource, PackageChunksSource)):
+        if isinstance(src, TunedSource):
+            folder = REGISTRY_PATH.parent / src.path
+            where = f"adapter in localjudge, over `{read_manifest(folder).base}`"
+            size = f"{(folder / ADAPTER).stat().st_size / 2**20:.1f} MiB adapter"
+        elif isinstance(src, (PackageGGUFSource, PackageChunksSource)):
             assert src.size is not None, f"{j.name}: give the GGUF's size in models.yaml"
             where, size = f"PyPI `{src.describe().removeprefix('pypi:')}`", f"{src.size / 2**20:.1f} MiB GGUF"
         else:
