@@ -71,7 +71,7 @@ def _installed_for(entry, reg, registry_path: Path):
 
     if not isinstance(entry.source, TunedSource):
         return entry
-    base = read_manifest(registry_path.resolve().parent / entry.source.path).base
+    base = read_manifest(entry.source.folder(registry_path)).base
     click.echo(f"{entry.name}: its adapter ships in localjudge; installing its base judge, {base}", err=True)
     return reg.get(base)
 
@@ -99,7 +99,7 @@ def _size(entry, registry_path: Path) -> str:
     if isinstance(src, HubSource):
         return f"{_bytes(int(entry.parameters * 2e9))} bf16" if entry.parameters else "-"
     if isinstance(src, TunedSource):
-        adapter = registry_path.resolve().parent / src.path / ADAPTER
+        adapter = src.folder(registry_path) / ADAPTER
         return f"{_bytes(adapter.stat().st_size)} adapter" if adapter.is_file() else "-"
     size = getattr(src, "size", None)
     return _bytes(size) if size else "-"

@@ -177,7 +177,7 @@ def _tune_folder(name_or_path: str | None, registry, registry_path: Path) -> tup
         return None
     entry = next((j for j in registry.judges if j.name == name_or_path), None)
     if entry is not None and isinstance(entry.source, TunedSource):
-        folder = registry_path.resolve().parent / entry.source.path
+        folder = entry.source.folder(registry_path)
         if not is_tune_folder(folder):
             raise ModelUnavailableError(f"tuned judge {name_or_path}: {folder} holds no tune; reinstall localjudge")
         manifest = read_manifest(folder)

@@ -146,6 +146,10 @@ class TunedSource(_Strict):
     def describe(self) -> str:
         return f"tuned:{self.path}"
 
+    def folder(self, registry_path: str | Path = REGISTRY_PATH) -> Path:
+        """The tune folder, for the registry file at `registry_path`."""
+        return Path(registry_path).resolve().parent / self.path
+
 
 Source = Annotated[
     HubSource | LocalDirSource | GGUFFileSource | PackageGGUFSource | PackageChunksSource | TunedSource,
@@ -258,7 +262,7 @@ def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
     """Whether a judge can be loaded here without a network: 'yes', or why not (cheap check)."""
     src = entry.source
     if isinstance(src, TunedSource):
-        return _tuned_availability(entry.name, Path(registry_path).resolve().parent / src.path, registry_path)
+        return _tuned_availability(entry.name, src.folder(registry_path), registry_path)
     if isinstance(src, LocalDirSource):
         where = Path(registry_path).resolve().parent / src.path  # absolute paths stay as they are
         return "yes" if where.is_dir() else f"no: {where} missing"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from localjudge.judges.adapters import ADAPTER, file_sha256, read_manifest
-from localjudge.judges.registry import REGISTRY_PATH, PackageChunksSource, TunedSource, availability, load_registry
+from localjudge.judges.registry import PackageChunksSource, TunedSource, availability, load_registry
 from localjudge.metrics import builtin_metric
 
 SUMMEVAL = ("coherence", "consistency", "fluency", "relevance")
@@ -25,7 +25,7 @@ def test_the_summeval_judge_is_shipped():
 
 @pytest.mark.parametrize("entry", TUNED, ids=lambda j: j.name)
 def test_a_shipped_tuned_judge_is_whole_and_over_its_registry_base(entry):
-    folder = REGISTRY_PATH.parent / entry.source.path
+    folder = entry.source.folder()
     manifest = read_manifest(folder)
     base = load_registry().get(manifest.base)
     assert isinstance(base.source, PackageChunksSource)  # an embedded judge: anyone can install it by name
@@ -39,7 +39,7 @@ def test_a_shipped_tuned_judge_is_whole_and_over_its_registry_base(entry):
 
 def test_the_summeval_judge_was_tuned_on_the_builtin_metrics_as_they_are():
     entry = next(j for j in TUNED if j.name == "qwen2.5-coder-0.5b-summeval")
-    manifest = read_manifest(REGISTRY_PATH.parent / entry.source.path)
+    manifest = read_manifest(entry.source.folder())
     # the prompt it was trained on is the one `eval --metric consistency` builds today
     assert manifest.metrics == [builtin_metric(d).model_dump(mode="json") for d in SUMMEVAL]
     assert manifest.human_field == "human_{metric}" and manifest.human_scale == [1, 5]

@@ -39,7 +39,6 @@ import pytest
 
 from localjudge.judges.adapters import ADAPTER, read_manifest
 from localjudge.judges.registry import (
-    REGISTRY_PATH,
     HubSource,
     PackageChunksSource,
     PackageGGUFSource,
@@ -315,7 +314,7 @@ def judges_table(registry: Registry) -> str:
         src = j.source
         name = f"`{j.name}`" + (" (default)" if j.name == registry.default else "")
         if isinstance(src, TunedSource):
-            folder = REGISTRY_PATH.parent / src.path
+            folder = src.folder()
             where = f"adapter in localjudge, over `{read_manifest(folder).base}`"
             size = f"{(folder / ADAPTER).stat().st_size / 2**20:.1f} MiB adapter"
         elif isinstance(src, (PackageGGUFSource, PackageChunksSource)):
