@@ -699,10 +699,10 @@ def test_concurrent_cold_loads_share_one_copy(gguf_path, reference, tmp_path):
         subprocess.Popen(
             [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
         )
-        for _ in range(3)
+        for _ in range(2)  # two racers are a race; a third cost 5 s of imports
     ]
     outs = [p.communicate() for p in procs]
-    assert [p.returncode for p in procs] == [0, 0, 0], [err[-2000:] for _, err in outs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-2000:] for _, err in outs]
     for out, _ in outs:
         assert np.array_equal(np.array(json.loads(out)), reference["raw_mass"])
     (folder,) = copies(tmp_path)  # one copy; no temporary or trash folder left

@@ -72,10 +72,10 @@ def test_generated_steps_are_one_yardstick(smollm_judge, cases, tmp_path):
     assert len(list(tmp_path.glob("*.json"))) == 1
     # a fresh judge object, as a new process would have, finds the same steps on disk
     fresh = Judge(smollm_judge.backend, smollm_judge.info)
-    second = evaluate(cases, [metric], fresh, steps_cache=tmp_path, progress=False)
-    assert all(r.metric_spec["steps"] == steps for r in second.records)
-    assert {r.steps_source for r in second.records} == {"cache"}
-    assert [r.score for r in second.records] == [r.score for r in first.records]
+    second = evaluate(cases[1:], [metric], fresh, steps_cache=tmp_path, progress=False)  # one case shows it
+    assert [r.metric_spec["steps"] for r in second.records] == [steps]
+    assert [r.steps_source for r in second.records] == ["cache"]
+    assert [r.score for r in second.records] == [r.score for r in first.records[1:]]
 
 
 def _cli(data: Path, out: Path, *extra: str) -> list[str]:
