@@ -107,7 +107,8 @@ def rank_outputs(
                 pair_cases.append(_pair_case(groups[g], i, j, f1, f2, ranking))
                 keys.append((g, (i, j)))
             asked[g] += pairs
-        mode = {"resume": run.resume, "overwrite": run.overwrite} if first else {"resume": True}
+        # later rounds append to the comparisons file the first one opened (none without `out`)
+        mode = {"resume": run.resume, "overwrite": run.overwrite} if first else {"resume": cmp_path is not None}
         step = RunOptions(out=cmp_path, progress=run.progress, **mode)
         result = evaluate(pair_cases, [metric], judge, run=step, scoring=scoring)
         first = False

@@ -100,6 +100,11 @@ def test_a_rerun_resumes_and_a_larger_budget_only_adds(tmp_path):
     before = {r.case_id for r in first.comparisons}
     after = {r.case_id for r in more.comparisons}
     assert before < after and len(more_judge.backend.calls) == 2 * len(after - before)
+    # the rounds replay the same choices: the ranks are those of a run from scratch at budget 4
+    scratch = rank_outputs(
+        cases(), builtin_metric("pairwise"), fake_judge(planted), RankOptions(group="doc", budget=4), progress=False
+    )
+    assert [r.model_dump() for r in scratch.records] == [r.model_dump() for r in more.records]
     with pytest.raises(ConfigError, match="--resume"):
         rank_outputs(cases(), builtin_metric("pairwise"), fake_judge(planted), RankOptions(group="doc"), out=out)
 
