@@ -19,7 +19,7 @@ Usage (under `nice`; the host may be shared: the results file says so):
 
     .venv/bin/python -m benchmarks.quality.rank.rank_summeval --judge smollm2-135m --docs 3 --budgets 2 4
 
-Writes `rank_summeval_results.{md,json}` beside this script and the runs' files under `runs/`.
+Writes `rank_summeval_<judge>.{md,json}` beside this script and the runs' files under `runs/`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -36,8 +37,13 @@ from benchmarks.lib.common import SUMMEVAL_DATA, cell, host_load, kept_section, 
 from benchmarks.lib.summeval import agreement
 
 HERE = Path(__file__).resolve().parent
-OUT_MD = HERE / "rank_summeval_results.md"
-OUT_JSON = HERE / "rank_summeval_results.json"
+
+
+def out_paths(judge: str) -> tuple[Path, Path]:
+    """The results files of one judge's run: `rank_summeval_<judge>.{md,json}` beside this script."""
+    return HERE / f"rank_summeval_{judge}.md", HERE / f"rank_summeval_{judge}.json"
+
+
 TASK = "You will be given a news article and two summaries of it. Decide which summary is better."
 CRITERIA = {
     "coherence": "The better summary is well-structured and well-organized: it builds from sentence to sentence "
@@ -86,6 +92,7 @@ def system_tau(scores, human, systems, docs, n_boot: int = 1000, seed: int = 0) 
 def run(judge_name: str, docs: int, budgets: list[int], dims: list[str], runs: Path) -> dict:
     from localjudge import RankOptions, evaluate, load_judge, rank_outputs
     from localjudge.metrics import builtin_metric
+    from localjudge.rank.run import comparisons_path
 
     cases = load_summeval(SUMMEVAL_DATA, docs)
     judge = load_judge(judge_name)
@@ -104,13 +111,25 @@ def run(judge_name: str, docs: int, budgets: list[int], dims: list[str], runs: P
             scores = [r.score for r in res.records]
             rows[label] = {"seconds": seconds, **agreement(scores, human, doc_ids),
                            "system": system_tau(scores, human, systems, doc_ids)}  # fmt: skip
-        for b in budgets:
+        spent, before = 0.0, None
+        for b in sorted(budgets):
+            # each budget resumes from the smaller one's comparisons: a larger budget on resume only adds
+            # comparisons and replays the same choices (docs/rank.md), so the ranks are those of a run from
+            # scratch at that budget, and its cost is the cumulative time to reach it
+            out_b = runs / f"{judge_name}_{dim}_rank{b}.jsonl"
+            fresh = comparisons_path(out_b)
+            out_b.unlink(missing_ok=True)
+            if before is None:
+                fresh.unlink(missing_ok=True)
+            else:
+                shutil.copyfile(before, fresh)
             t0 = time.perf_counter()
             res = rank_outputs(
                 cases, pairwise_metric(dim), judge, RankOptions(group="doc_id", budget=b, system="system_id"),
-                out=runs / f"{judge_name}_{dim}_rank{b}.jsonl", overwrite=True, progress=False,
+                out=out_b, resume=True, progress=False,
             )  # fmt: skip
-            seconds = time.perf_counter() - t0
+            spent += time.perf_counter() - t0
+            seconds, before = spent, fresh
             scores = [r.score for r in res.records]
             rows[f"rank@{b}"] = {
                 "seconds": seconds, **agreement(scores, human, doc_ids),
@@ -124,8 +143,9 @@ def run(judge_name: str, docs: int, budgets: list[int], dims: list[str], runs: P
     return out
 
 
-def write(result: dict) -> None:
-    OUT_JSON.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+def write(result: dict) -> Path:
+    out_md, out_json = out_paths(result["judge"])
+    out_json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     lines = [
         "# Ranking SummEval summaries from comparisons, beside pointwise scoring",
         "",
@@ -138,6 +158,9 @@ def write(result: dict) -> None:
         "from these articles only; intervals are wide. Not a measurement of the issue's targets (1.5B judge, all "
         "50 articles), which were not run here.",
         "",
+        "Budgets run in increasing order, each resuming from the smaller budget's comparisons (the ranks a run "
+        "from scratch at that budget gives); a rank@b row's wall time is the cumulative time to reach budget b.",
+        "",
         "| dimension | scorer | summary ρ | summary τ | system τ [95% CI] | comparisons | wall s | cost × G-Eval |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -149,7 +172,8 @@ def write(result: dict) -> None:
                 f"| {dim} | {name} | {cell(r['spearman'])} | {cell(r['kendall_tau_b'])} | {ci} | "
                 f"{r.get('comparisons', '–')} | {r['seconds']:.0f} | {r['cost_vs_geval']:.2f} |"
             )
-    OUT_MD.write_text("\n".join(lines) + "\n" + kept_section(OUT_MD), encoding="utf-8")
+    out_md.write_text("\n".join(lines) + "\n" + kept_section(out_md), encoding="utf-8")
+    return out_md
 
 
 def main() -> None:
@@ -165,8 +189,7 @@ def main() -> None:
     result["machine"] = machine("torch_threads")
     result["host"] = host_load(load)
     result["total_seconds"] = time.perf_counter() - t0
-    write(result)
-    print(OUT_MD.read_text(encoding="utf-8"))
+    print(write(result).read_text(encoding="utf-8"))
 
 
 if __name__ == "__main__":
