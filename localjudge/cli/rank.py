@@ -10,6 +10,10 @@ from localjudge.cli.options import SectionedCommand, judge_inputs, judge_options
 from localjudge.cli.output import print_table
 from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
 
+FOLLOWS_POSITION = 0.5
+"""Above this share of comparisons whose preference flips with the order shown, `rank` warns: the ranks follow
+position (the 0.5B judge flipped 96% of SummEval summary pairs, benchmarks/quality/rank/)."""
+
 
 @click.command("rank", cls=SectionedCommand)
 @click.argument("cases_file", metavar="CASES", type=click.Path(dir_okay=False))
@@ -84,6 +88,12 @@ def rank_cmd(
     )
     for reason, count in s.unscored_reasons.items():
         click.echo(f"unscored: {count} outputs: {reason}")
+    if s.flipped_share is not None and s.flipped_share > FOLLOWS_POSITION:
+        click.echo(
+            f"warning: in {s.flipped_share:.0%} of comparisons the judge's preference flipped with the order the "
+            "outputs were shown in: it follows position more than content, and the ranks say little (a larger "
+            "judge, or G-Eval or likelihood scoring, may read this metric better)"
+        )
     if s.systems:
         click.echo(f"\nSystems by mean within-group score ({ranking.level:.0%} intervals, groups resampled):")
         rows = [

@@ -52,6 +52,10 @@ class RankSummary(BaseModel):
         description="Mean |P(output 1 better) shown first − shown second| over scored comparisons; null when the "
         "metric reads one order."
     )
+    flipped_share: float | None = Field(
+        description="Share of scored comparisons whose preferred output changed with the order shown (the judge "
+        "followed position, not content); null when the metric reads one order."
+    )
     system_field: str | None = Field(description="The field naming each output's system; null: no system ranking.")
     systems: list[SystemRank] = Field(description="Systems, best first, with group-bootstrap intervals.")
 
@@ -68,11 +72,12 @@ def summarise_ranks(
 ) -> RankSummary:
     """The summary of a ranking run from its output records and its comparisons' records."""
     scored = [r for r in records if r.score is not None]
-    gaps = [
-        r.detail.disagreement
+    both = [
+        r.detail
         for r in comparisons
         if isinstance(r.detail, PairwiseDetail) and r.detail.disagreement is not None and r.score is not None
     ]
+    gaps = [d.disagreement for d in both if d.disagreement is not None]
     systems: list[SystemRank] = []
     if system is not None and scored:
         named = [r for r in scored if r.extra.get(system) is not None]
@@ -107,6 +112,7 @@ def summarise_ranks(
         comparisons_unscored=sum(r.score is None for r in comparisons),
         comparisons_per_output=2 * len(comparisons) / len(records) if records else None,
         mean_disagreement=float(np.mean(gaps)) if gaps else None,
+        flipped_share=float(np.mean([bool(d.flipped) for d in both])) if both else None,
         system_field=system,
         systems=systems,
     )

@@ -59,7 +59,7 @@ def test_a_planted_ranking_is_recovered_within_the_budget(tmp_path):
     # the budget: ceil(3·6/2) = 9 of the 15 pairs per group, each judged in both orders
     assert result.summary.comparisons == 27 and len(judge.backend.calls) == 54
     assert result.summary.comparisons_per_output == pytest.approx(3.0)
-    assert result.summary.mean_disagreement == pytest.approx(0.0)
+    assert result.summary.mean_disagreement == pytest.approx(0.0) and result.summary.flipped_share == 0.0
     # each output's comparisons are kept in its record, and every comparison in the comparisons file
     first = result.records[0]
     assert sum(len(r.comparisons) for r in result.records) == 54
@@ -177,3 +177,22 @@ def test_cli_ranks_outputs_and_systems_and_calibrate_reads_the_file(judges, tmp_
     assert resumed.exit_code == 0, resumed.output
     assert "20 outputs in 4 groups: 20 ranked; 20 comparisons (0 unscored)" in resumed.stdout
     assert "m4" in resumed.stdout.split("Systems")[1].splitlines()[3]
+    assert "follows position" not in resumed.stdout
+
+
+def test_cli_warns_when_the_judge_follows_position(monkeypatch, tmp_path):
+    # prefers whichever output is shown first, a little more when it is the better one (as the 0.5B judge did)
+    def first(prompt: str) -> dict[str, float]:
+        p = 0.75 + (planted(prompt)["A"] - 0.5) / 10
+        return {"A": p, "B": 1 - p}
+
+    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: fake_judge(first))
+    data = write_cases(tmp_path / "cases.jsonl", cases(groups=2, n=4))
+    args = ["rank", data, "--metric", "pairwise", "--group", "doc", "--out", tmp_path / "r.jsonl", "--no-progress"]
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    assert result.exit_code == 0, result.output
+    assert "warning: in 100% of comparisons the judge's preference flipped" in result.stdout
+    summary = json.loads(CliRunner().invoke(main, [str(a) for a in [*args, "--resume", "--json"]]).stdout)
+    assert summary["flipped_share"] == 1.0
+    # the scores still follow the small content signal: both orders averaged cancel the position
+    assert [r.rank for r in read_ranks(tmp_path / "r.jsonl")] == [4 - c.extra["human"] for c in cases(groups=2, n=4)]
