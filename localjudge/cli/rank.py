@@ -92,7 +92,8 @@ def rank_cmd(
         click.echo(
             f"warning: in {s.flipped_share:.0%} of comparisons the judge's preference flipped with the order the "
             "outputs were shown in: it follows position more than content, and the ranks say little (a larger "
-            "judge, or G-Eval or likelihood scoring, may read this metric better)"
+            "judge, or G-Eval or likelihood scoring, may read this metric better)",
+            err=True,
         )
     if s.systems:
         click.echo(f"\nSystems by mean within-group score ({ranking.level:.0%} intervals, groups resampled):")

@@ -177,7 +177,7 @@ def test_cli_ranks_outputs_and_systems_and_calibrate_reads_the_file(judges, tmp_
     assert resumed.exit_code == 0, resumed.output
     assert "20 outputs in 4 groups: 20 ranked; 20 comparisons (0 unscored)" in resumed.stdout
     assert "m4" in resumed.stdout.split("Systems")[1].splitlines()[3]
-    assert "follows position" not in resumed.stdout
+    assert "follows position" not in resumed.output
 
 
 def test_cli_warns_when_the_judge_follows_position(monkeypatch, tmp_path):
@@ -191,7 +191,7 @@ def test_cli_warns_when_the_judge_follows_position(monkeypatch, tmp_path):
     args = ["rank", data, "--metric", "pairwise", "--group", "doc", "--out", tmp_path / "r.jsonl", "--no-progress"]
     result = CliRunner().invoke(main, [str(a) for a in args])
     assert result.exit_code == 0, result.output
-    assert "warning: in 100% of comparisons the judge's preference flipped" in result.stdout
+    assert "warning: in 100% of comparisons the judge's preference flipped" in result.stderr
     summary = json.loads(CliRunner().invoke(main, [str(a) for a in [*args, "--resume", "--json"]]).stdout)
     assert summary["flipped_share"] == 1.0
     # the scores still follow the small content signal: both orders averaged cancel the position
