@@ -13,6 +13,14 @@ decoding those strings one numpy byte at a time in transformers' `_gguf_parse_va
   an array of strings in one loop, so each field part is an ordinary array (same values, dtypes,
   shapes and offsets).
 - `fast_parse_value`: transformers' `_gguf_parse_value`, decoding a string's bytes in one call.
+- `fresh_values`: the unpacked weights' array, in 4 KiB pages. numpy asks for transparent huge
+  pages on arrays of 4 MiB or more; on the AVX2 Firecracker VMs these tests run on, a fresh huge
+  page faults in at ~25 ms (13 ms per MiB, against 0.6 ms per MiB in 4 KiB pages), which made the
+  0.5B judge's cold load 40 s instead of 13 s (`benchmarks/speed/gguf_parse_results.md`). Timing
+  both ways at run time was tried and dropped: memory a process has just freed comes back already
+  faulted in, huge pages included, so the first arrays' timings said huge pages were cheap and the
+  rest of the parse paid for it. An earlier note that huge pages halved the 1.5B judge's parse on
+  another VM type rests on a run its own notes call unreliable.
 
 `gguf_weights._parse_once` swaps them in for one load. `tests/judges/test_gguf_fast.py` checks all three
 against gguf-py and transformers, on made-up blocks of every format and on the real files;
@@ -21,6 +29,7 @@ against gguf-py and transformers, on made-up blocks of every format and on the r
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -199,13 +208,34 @@ def dequantize_blocks(raw: np.ndarray, ggml_type: int) -> np.ndarray:
     with warnings.catch_warnings():  # the file's pages are read-only and are only ever read
         warnings.simplefilter("ignore", UserWarning)
         blocks = torch.from_numpy(flat)
-    # the array returned owns its memory (numpy asks for huge pages for it); the loop writes through a view
-    values = np.empty((*raw.shape[:-1], raw.shape[-1] // block_bytes * per_block), dtype=np.float32)
+    # the array returned owns its memory; the loop writes through a view
+    values = fresh_values((*raw.shape[:-1], raw.shape[-1] // block_bytes * per_block))
     out = torch.from_numpy(values.reshape(flat.shape[0], per_block))
     step = max(1, _CHUNK_VALUES // per_block)
     for start in range(0, flat.shape[0], step):
         out[start : start + step] = unpack(blocks[start : start + step])
     return values
+
+
+def _madvise_setter() -> Callable[[bool], bool] | None:
+    """numpy's switch for its huge-page advice on new arrays (returns the previous setting), if it has one."""
+    core = getattr(np, "_core", None) or np.core  # numpy 2 / numpy 1
+    return getattr(core.multiarray, "_set_madvise_hugepage", None)
+
+
+def fresh_values(shape: tuple[int, ...], dtype: Any = np.float32) -> np.ndarray:
+    """An uninitialised array for values about to be written, in 4 KiB pages (see the module docstring).
+
+    A user's NUMPY_MADVISE_HUGEPAGE (numpy's own switch) is obeyed, as numpy obeys it.
+    """
+    setter = _madvise_setter()
+    if setter is None or "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        return np.empty(shape, dtype=dtype)
+    before = setter(False)
+    try:
+        return np.empty(shape, dtype=dtype)
+    finally:
+        setter(before)
 
 
 def fast_dequantize(real: Callable[[np.ndarray, Any], np.ndarray]) -> Callable[[np.ndarray, Any], np.ndarray]:
