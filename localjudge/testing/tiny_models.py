@@ -1,4 +1,5 @@
-"""Tiny random-weight models for tests: a 2-layer Llama and a sliding-window Gemma 3, steered to score.
+"""Tiny random-weight models for tests: a 2-layer Llama, a sliding-window Gemma 3 and a Qwen2 with
+biases in q/k/v, steered to score.
 
 They pair with `build_tiny_tokenizer` (`localjudge.testing.tiny_tokenizer`): no download, a
 second to build, and real transformers code paths (packed rows, sliding windows, trees of
@@ -79,6 +80,34 @@ def tiny_gemma3(tokenizer, *, window: int = 8, seed: int = 0, attn: str = "sdpa"
         attn_implementation=attn,  # type: ignore[call-arg]  # a PretrainedConfig keyword the stubs omit
     )
     return _steer(Gemma3ForCausalLM(config).eval(), tokenizer)
+
+
+def tiny_qwen2(tokenizer, *, seed: int = 0, attn: str = "sdpa"):
+    """A random-weight 2-layer Qwen2: biases in q/k/v (set to random values: an initialised bias is 0)."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(seed)
+    config = Qwen2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+        tie_word_embeddings=False,
+        attn_implementation=attn,  # type: ignore[call-arg]  # a PretrainedConfig keyword the stubs omit
+    )
+    model = Qwen2ForCausalLM(config).eval()
+    with torch.no_grad():
+        for layer in model.model.layers:
+            for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
+                proj.bias.normal_(0.0, 0.5)
+    return _steer(model, tokenizer)
 
 
 _STEERED = re.compile(r" ?(\d|10|100|[ABab.,/!])?")

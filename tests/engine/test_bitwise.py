@@ -3,9 +3,10 @@
 Compared with `np.array_equal` / `==`, never a tolerance: score distributions, label
 distributions, continuation log-likelihoods and greedy generations of each item run alone (a batch
 of one, no prefix cache) against the same items shuffled among companions, under several token
-budgets, with prefix reuse on and off, in fp32 and bf16, on tiny random Llama and Gemma 3 models
-(the Gemma mixes sliding-window and full attention). The embedded judges get the same check in
-`test_bitwise_judges.py`.
+budgets, with prefix reuse on and off, in fp32 and bf16, on tiny random Llama, Gemma 3 and Qwen2
+models (the Gemma mixes sliding-window and full attention; the Qwen2 adds biases to q/k/v, which mixed
+precision keeps in fp32 and adds after the bf16 GEMM). The embedded SmolLM2 and Gemma judges get the
+same check in `test_bitwise_judges.py`; Qwen's architecture is checked here only.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import torch
 
 from localjudge import Judge
 from localjudge.engine.options import EngineOptions
-from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
+from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama, tiny_qwen2
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -56,14 +57,21 @@ CASES = [
     ("llama", "bfloat16", False),
     ("llama", "bfloat16", True),
     ("gemma3", "float32", None),
+    ("qwen2", "float32", None),
+    ("qwen2", "bfloat16", True),
 ]
+BUILD = {"llama": tiny_llama, "gemma3": tiny_gemma3, "qwen2": tiny_qwen2}
 
 
-@pytest.fixture(scope="module", params=CASES, ids=["llama-fp32", "llama-bf16", "llama-bf16-mixed", "gemma3-fp32"])
+@pytest.fixture(
+    scope="module",
+    params=CASES,
+    ids=["llama-fp32", "llama-bf16", "llama-bf16-mixed", "gemma3-fp32", "qwen2-fp32", "qwen2-bf16-mixed"],
+)
 def model_case(request, tiny_tokenizer):
     """A tiny model in its dtype; the mixed-precision one loads in fp32 and the engine lowers its linear layers."""
     build, dtype, mixed = request.param
-    model = (tiny_llama if build == "llama" else tiny_gemma3)(tiny_tokenizer)
+    model = BUILD[build](tiny_tokenizer)
     if not mixed:
         model = model.to(getattr(torch, dtype))
     return model, dtype, mixed
@@ -146,3 +154,13 @@ def test_weights_outside_linear_layers_are_not_claimed_bitwise(tiny_tokenizer):
     model.model.layers[0].mlp.experts = torch.nn.Parameter(torch.zeros(2, 4, 4))
     info = _judge(model, tiny_tokenizer, "float32").info
     assert info.bitwise is False and info.gemm != "none"
+
+
+def test_mixed_precision_keeps_qwen2_biases_in_fp32(tiny_tokenizer):
+    # what the qwen2-bf16-mixed case above checks bitwise: bf16 GEMMs, their (non-zero) biases in fp32
+    from localjudge.engine.invariant import InvariantLinear
+
+    judge = _judge(tiny_qwen2(tiny_tokenizer), tiny_tokenizer, "bfloat16", mixed=True)
+    q = judge.backend.model.model.layers[0].self_attn.q_proj
+    assert isinstance(q, InvariantLinear) and q.weight.dtype == torch.bfloat16
+    assert q.bias is not None and q.bias.dtype == torch.float32 and bool(q.bias.abs().gt(0).all())

@@ -1,5 +1,5 @@
-"""Bitwise batch invariance on the embedded judges: SmolLM2-135M and Gemma-3-270M (Qwen2.5-Coder-0.5B's
-runs the same check, `check_bitwise`, in `test_qwen_judge.py`, where its judge is already loaded).
+"""Bitwise batch invariance on the embedded judges: SmolLM2-135M and Gemma-3-270M (Qwen2.5-Coder's
+architecture, biases in q/k/v, is checked on a tiny random Qwen2 in `tests/engine/test_bitwise.py`).
 
 The real architectures, vocabularies and weights: scores, likelihoods and greedy generations of
 each item alone against the same items shuffled in batches, two token budgets, prefix reuse on

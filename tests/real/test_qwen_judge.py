@@ -4,20 +4,20 @@ Qwen's byte-level BPE gives every digit a token of its own and a leading space a
 so "10" is "1","0" and " 10" is " ","1","0": the score tree must follow both paths for every
 multi-digit score. Scores are checked against a brute-force enumeration of every token path (one
 unbatched forward per path), likelihoods against a plain forward of the whole row, on the real
-weights (fp32, CPU), and bitwise batch invariance in fp32 and mixed precision with the check of
-`test_bitwise_judges.py` (here, so that one pytest-xdist worker loads this judge, not two). The output
-layer's two GEMM chunks are checked on Gemma's 262k-row and SmolLM2's 49k-row layers there, the same
-code on either side of Qwen's 152k rows (a 20 s leg here).
+weights (fp32, CPU). Bitwise batch invariance of Qwen's architecture (biases in q/k/v, kept in fp32
+under mixed precision) is checked on a tiny random Qwen2 in `tests/engine/test_bitwise.py`, every
+engine path in fp32, bf16 and mixed precision in seconds; the real-weight check of the same code
+(`check_bitwise`) runs on SmolLM2 and Gemma in `test_bitwise_judges.py` (a 45 s leg here, the
+suite's longest test, for no path those two and the tiny Qwen2 leave out). The output layer's two
+GEMM chunks are checked on Gemma's 262k-row and SmolLM2's 49k-row layers there, the same code on
+either side of Qwen's 152k rows.
 """
 
 from __future__ import annotations
 
 import pytest
-import torch
 from reference import brute_force_scores, decoded_vocab
-from test_bitwise_judges import check_bitwise
 
-from localjudge.engine.invariant import can_prepack
 from localjudge.judges.registry import load_registry
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("torch_one_thread")]
@@ -87,17 +87,3 @@ def test_loglikelihood_matches_a_plain_forward(qwen):
         ref = logp[torch.arange(len(g.token_ids)), torch.tensor(g.token_ids)].tolist()
         assert list(g.logprobs) == pytest.approx(ref, abs=1e-4), c
     assert got[0].mean > got[1].mean  # the supported summary is likelier, given the article
-
-
-def test_bitwise_in_fp32(qwen_judge):
-    # biases in q/k/v, every digit its own token; fp32, the CPU default. Batched with prefix reuse only:
-    # without it the rows run through the same layers, as SmolLM2's, Gemma's and the tiny models' checks
-    # show both ways (each leg is 13 s of a 0.5B judge's GEMMs on one core)
-    check_bitwise(qwen_judge, "float32", (1024,), texts=3, reuse=(True,))
-
-
-def test_bitwise_in_mixed_precision(qwen_judge):
-    if not can_prepack(torch.zeros(8, 8, dtype=torch.bfloat16)):
-        pytest.skip("bf16 has no native kernels on this CPU")
-    # mixed precision keeps q/k/v's biases in fp32, added after the bf16 GEMM
-    check_bitwise(qwen_judge, "bfloat16", (1024,), texts=3, mixed=True, reuse=(True,))
