@@ -49,7 +49,7 @@ def panels(judges: list[dict]) -> list[BiasPanel]:
 
 
 def analyse(
-    out: Path, tasks: list[Task], judges: list[str], root: Path, *, seed: int, n_bootstrap: int
+    out: Path, tasks: list[Task], judges: list[str], root: Path, *, seed: int, n_bootstrap: int, figures: bool = True
 ) -> dict[str, tuple[BiasStudy, BiasStudy]]:
     """Each task's (judging study, recognition study), written to <out>/<task>/ and <out>/<task>/recognition/."""
     settings = BiasSettings(seed=seed, n_bootstrap=n_bootstrap)
@@ -71,7 +71,7 @@ def analyse(
             settings=settings,
             panels=panels(infos),
         ).model_copy(update={"responses_file": shown})
-        write_study(study, [Verdicts(tuple(point), tuple(pair))], out / task.name)
+        write_study(study, [Verdicts(tuple(point), tuple(pair))], out / task.name, figures=figures)
         recognition = analyze_records([], recog, responses, path, None, None, judges=infos, settings=settings)
         recognition = recognition.model_copy(
             update={
@@ -79,7 +79,7 @@ def analyse(
                 "notes": ["pairwise verdicts answer 'which one did you write?', not 'which is better'"],
             }
         )
-        write_study(recognition, [Verdicts((), tuple(recog))], out / task.name / "recognition")
+        write_study(recognition, [Verdicts((), tuple(recog))], out / task.name / "recognition", figures=figures)
         studies[task.name] = (study, recognition)
     return studies
 

@@ -96,6 +96,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of the analysis")
     ap.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and tests")
     ap.add_argument("--analyse-only", action="store_true", help="analyse the records on disk; loads no model")
+    ap.add_argument("--no-figures", action="store_true", help="write the reports without their figures (PNG)")
     return ap.parse_args(argv)
 
 
@@ -276,7 +277,15 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.bias._study_results import analyse, write_results
 
     start = time.perf_counter()
-    studies = analyse(out, study_tasks, config["judges"], ROOT, seed=args.seed, n_bootstrap=args.bootstrap)
+    studies = analyse(
+        out,
+        study_tasks,
+        config["judges"],
+        ROOT,
+        seed=args.seed,
+        n_bootstrap=args.bootstrap,
+        figures=not args.no_figures,
+    )
     seconds = time.perf_counter() - start
     if not args.analyse_only:
         clock("analysis", "-", "-", "-", seconds, 0)

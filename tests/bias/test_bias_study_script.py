@@ -84,7 +84,7 @@ def study(tmp_path, monkeypatch):
     prompts.write_text("".join(json.dumps(x) + "\n" for x in lines))
     loads: list[str] = []
 
-    def run(out: Path, *extra: str, die_after: int | None = None, articles: int = 2) -> int:
+    def run(out: Path, *extra: str, die_after: int | None = None, articles: int = 2, figures: bool = False) -> int:
         calls = [0]
 
         def load_judge(name, device=None, dtype=None, **kw):
@@ -94,6 +94,7 @@ def study(tmp_path, monkeypatch):
         monkeypatch.setattr("localjudge.judges.loading.load_judge", load_judge)
         args = ["--out-dir", str(out), "--summeval", str(summeval), "--prompts-file", str(prompts)]
         args += ["--articles", str(articles), "--prompts", "2", "--judges", *FAMILIES, "--bootstrap", "50", *extra]
+        args += [] if figures else ["--no-figures"]  # drawn in one run: 30 PNGs were half of each run's time
         return module.main(args)
 
     run.loads = loads
@@ -126,7 +127,7 @@ def test_a_killed_run_resumes_to_the_verdicts_of_a_clean_run(study, tmp_path):
 
 def test_study_outputs_and_analysis_only(study, tmp_path):
     out = tmp_path / "out"
-    assert study(out) == 0
+    assert study(out, figures=True) == 0
     summaries = json.loads((out / "summaries" / "report.json").read_text())
     # 3 models + reference + 2 systems = 6 generators: 15 pairs per article, each judged by 3 judges
     assert len((out / "summaries" / "pairwise_records.jsonl").read_text().splitlines()) == 2 * 15 * 3
