@@ -108,16 +108,19 @@ def _records(path: Path) -> list[tuple[str, str, float]]:
 
 
 def test_cli_killed_and_resumed_matches_uninterrupted_run(two_runs, tmp_path):
-    data = tmp_path / "three.jsonl"
-    data.write_text("".join(DEMO.read_text(encoding="utf-8").splitlines(keepends=True)[:3]), encoding="utf-8")
+    # two cases: each process pays its imports and load (~5 s) and the kill needs one case scored
+    # after it; a third case only added scoring time to both runs
+    data = tmp_path / "two.jsonl"
+    data.write_text("".join(DEMO.read_text(encoding="utf-8").splitlines(keepends=True)[:2]), encoding="utf-8")
     # the user's prepared-weights cache, as a user's CLI runs would (the session's judge filled it):
     # a private cache made both processes pay a cold load, ~20 s each, for nothing this test checks
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     run = dict(cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
-    # the uninterrupted run: the same three cases and metrics, in this process with the same judge,
+    # the uninterrupted run: the same two cases and metrics, in this process with the same judge,
     # device and dtype as the CLI's
-    want = [(r.case_id, r.metric, round(r.score, 6)) for r in two_runs[0].records]
+    ids = {c.id for c in load_cases(data)}
+    want = [(r.case_id, r.metric, round(r.score, 6)) for r in two_runs[0].records if r.case_id in ids]
 
     # two metrics: correctness is written as one chunk, so the kill lands while faithfulness is scored
     part = tmp_path / "part.jsonl"
@@ -132,12 +135,12 @@ def test_cli_killed_and_resumed_matches_uninterrupted_run(two_runs, tmp_path):
     finally:
         proc.wait()
     killed_at = part.read_bytes().count(b"\n")
-    assert 1 <= killed_at < 6, "the kill should land mid-run"
+    assert 1 <= killed_at < 4, "the kill should land mid-run"
 
     resumed = subprocess.run(_cli(data, part, "--resume"), timeout=600, **run)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     got = _records(part)
-    assert len(got) == len(set((c, m) for c, m, _ in got)) == 6  # no duplicates, nothing missing
+    assert len(got) == len(set((c, m) for c, m, _ in got)) == len(want) == 4  # no duplicates, nothing missing
     assert set(got) == set(want)
     assert all(s is not None and not math.isnan(s) for _, _, s in got)
 
