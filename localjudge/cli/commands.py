@@ -17,7 +17,7 @@ from localjudge.cli.options import (
     run_options,
 )
 from localjudge.cli.output import finite, print_table
-from localjudge.cli.panel import panel_option, panel_settings, run_panel
+from localjudge.cli.panel import panel_option, panel_settings, quorum_option, run_panel
 from localjudge.cli.reading import (
     field_label_option,
     labelled_metrics,
@@ -55,8 +55,11 @@ def metrics_cmd() -> None:
 @min_valid_mass_option
 @click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
 @panel_option
+@quorum_option
 @panel_judge_options
-def score_cmd(texts, file, low, high, labels, min_valid_mass, no_progress, panel, judge_names, **judge_kw) -> None:
+def score_cmd(
+    texts, file, low, high, labels, min_valid_mass, no_progress, panel, quorum, judge_names, **judge_kw
+) -> None:
     """Print exact score distributions at the end of already-rendered prompts, by one judge or a panel."""
     from localjudge.errors import ConfigError
 
@@ -68,12 +71,12 @@ def score_cmd(texts, file, low, high, labels, min_valid_mass, no_progress, panel
         raise ConfigError(f"prompt {empty[0]} is empty; give every prompt some text to score")
     scale = read_scale(low, high, labels)  # every check that needs no model comes before the (slow) load
     threshold = min_valid_mass_or_default(min_valid_mass)
-    if panel is not None and len(judge_names) < 2:
-        raise ConfigError("--panel pools several judges; give --judge once per member, twice or more")
+    if (panel is not None or quorum is not None) and len(judge_names) < 2:
+        raise ConfigError("--panel and --quorum pool several judges; give --judge once per member, twice or more")
     if len(judge_names) > 1:
         from localjudge.cli.panel import score_panel
 
-        score_panel(prompts, scale, threshold, judge_names, panel, judge_kw, not no_progress)
+        score_panel(prompts, scale, threshold, judge_names, panel, judge_kw, not no_progress, quorum)
         return
     judge = load_from_options(judge_names[0] if judge_names else None, **judge_kw, progress=not no_progress)
     for p, d in zip(prompts, read_distributions(judge, prompts, scale, threshold)):
@@ -185,6 +188,7 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     "`accelerate launch`), one per GPU; rank 0 reports and writes --out.",
 )
 @panel_option
+@quorum_option
 @panel_judge_options
 def eval_cmd(
     data,
@@ -200,6 +204,7 @@ def eval_cmd(
     as_json,
     distributed,
     panel,
+    quorum,
     judge_names,
     **judge_kw,
 ) -> None:
@@ -214,11 +219,13 @@ def eval_cmd(
 
     out = str(run.out) if run.out else None
     judge_kw["judge_name"] = judge_names[0] if len(judge_names) == 1 else None
-    if panel is not None and len(judge_names) < 2:
-        raise ConfigError("--panel pools several judges; give --judge once per member, twice or more")
+    if (panel is not None or quorum is not None) and len(judge_names) < 2:
+        raise ConfigError("--panel and --quorum pool several judges; give --judge once per member, twice or more")
     if len(judge_names) > 1 and distributed:
         raise ConfigError("--distributed runs one judge; run each panel member's eval on its own instead")
-    settings = panel_settings(panel) if len(judge_names) > 1 else None
+    settings = panel_settings(panel, quorum) if len(judge_names) > 1 else None
+    if settings is not None and settings.quorum is not None and settings.quorum > len(judge_names):
+        raise ConfigError(f"--quorum {quorum} needs as many judges; the panel has {len(judge_names)}")
     if out:
         refuse_overwriting(
             [out],

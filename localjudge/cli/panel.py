@@ -16,18 +16,27 @@ PANEL_HELP = (
     "labels), or a weights FILE fitted by `calibrate --save-panel-weights` [default: mean]."
 )
 panel_option = click.option("--panel", "panel", default=None, metavar="[mean|agreement|FILE]", help=PANEL_HELP)
+quorum_option = click.option(
+    "--quorum",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="With several --judge: a case some members leave unscored (their answer not a valid score, or too long "
+    "for them) is pooled from the members that scored it when they are N or more, their weights renormalised "
+    "[default: every member must score it].",
+)
 
 
-def panel_settings(panel: str | None):
-    """The `PanelOptions` of --panel (read before any judge loads)."""
+def panel_settings(panel: str | None, quorum: int | None = None):
+    """The `PanelOptions` of --panel and --quorum (read before any judge loads)."""
     from localjudge.panel.options import PanelOptions
     from localjudge.panel.records import load_panel_weights
 
     if panel is None or panel == "mean":
-        return PanelOptions(method="mean")
+        return PanelOptions(method="mean", quorum=quorum)
     if panel == "agreement":
-        return PanelOptions(method="agreement")
-    return PanelOptions(method="fitted", weights=load_panel_weights(panel))
+        return PanelOptions(method="agreement", quorum=quorum)
+    return PanelOptions(method="fitted", weights=load_panel_weights(panel), quorum=quorum)
 
 
 def run_panel(cases, metrics, names: Sequence[str], panel, run, scoring, judge_kw, as_json: bool, out) -> None:
@@ -89,7 +98,9 @@ def run_panel(cases, metrics, names: Sequence[str], panel, run, scoring, judge_k
         click.echo(f"\nresults: {out} (each member's: {', '.join(str(member_path(out, n)) for n in names)})")
 
 
-def score_panel(prompts: list[str], scale, threshold: float, names: Sequence[str], panel, judge_kw, progress) -> None:
+def score_panel(
+    prompts: list[str], scale, threshold: float, names: Sequence[str], panel, judge_kw, progress, quorum=None
+) -> None:
     """`score` with several --judge: every member's distribution of each prompt, and their pooled score.
 
     A member's score is its normalised expected score (0–1), or with --labels its probability
@@ -102,12 +113,15 @@ def score_panel(prompts: list[str], scale, threshold: float, names: Sequence[str
     from localjudge.cli.reading import read_distributions
     from localjudge.errors import ConfigError, repeated
     from localjudge.panel.pool import choose_weights
+    from localjudge.panel.weights import case_weights
 
     if len(set(names)) != len(names):
         raise ConfigError(f"--judge {repeated(names)} given twice; give each panel member once")
     method: Literal["mean", "agreement"] = "agreement" if panel == "agreement" else "mean"
     if panel not in (None, "mean", "agreement"):
         raise ConfigError("score pools with --panel mean or agreement; weights fitted on labels are per metric (eval)")
+    if quorum is not None and quorum > len(names):
+        raise ConfigError(f"--quorum {quorum} needs as many judges; the panel has {len(names)}")
     readings = []
     for name in names:
         judge = load_from_options(name, **judge_kw, progress=progress)
@@ -123,11 +137,13 @@ def score_panel(prompts: list[str], scale, threshold: float, names: Sequence[str
     chosen = choose_weights(scores, method)
     if chosen.equal_because:
         click.echo(f"Note: {method} weights could not be learned ({chosen.equal_because}); equal weights", err=True)
-    pooled = scores @ chosen.weights  # (prompts,)
     for k, p in enumerate(prompts):
+        row = scores[k]  # (members,)
+        w = case_weights(np.isfinite(row), chosen.weights, quorum)
+        pooled = float("nan") if w is None else float(np.where(np.isfinite(row), row, 0.0) @ w)
         members = [
-            {"judge": n, "weight": float(w), **finite(dists[k].model_dump(mode="json"))}
-            for (n, dists), w in zip(readings, chosen.weights, strict=True)
+            {"judge": n, "weight": float(wi), **finite(dists[k].model_dump(mode="json"))}
+            for (n, dists), wi in zip(readings, chosen.weights if w is None else w, strict=True)
         ]
-        record = {"prompt": p[-60:], "min_valid_mass": threshold, "panel": method, "score": finite(float(pooled[k]))}
+        record = {"prompt": p[-60:], "min_valid_mass": threshold, "panel": method, "score": finite(pooled)}
         click.echo(json.dumps(record | {"members": members}, allow_nan=False))

@@ -23,6 +23,12 @@ class PanelOptions(Options):
 
     method: Method = Field(default="mean", description="mean, agreement (learned without labels) or fitted.")
     weights: PanelWeights | None = Field(default=None, description="The fitted weights, for method fitted.")
+    quorum: int | None = Field(
+        default=None,
+        ge=1,
+        description="Members that must score a case for the panel to score it; default every member. With fewer "
+        "than all, the members that scored it are pooled, their weights renormalised, and the record says so.",
+    )
 
     @model_validator(mode="after")
     def _weights_with_fitted(self) -> PanelOptions:

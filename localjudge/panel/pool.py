@@ -3,8 +3,9 @@
 The weights of a metric are chosen over all its cases at once (`weights`), then every case's
 reading is the weighted mean of its members': the score (for a comparison, P(output 1 better),
 pooled before any decision), the raw score, and the distribution when the members share their
-outcomes. A case some member left unscored gets no pooled score: the reason names the member,
-and its reading is kept with the others.
+outcomes. A case some member left unscored is pooled from the members that scored it when they
+are at least the quorum (default: every member), their weights renormalised (`case_weights`);
+else it gets no pooled score and the reason names the member. Every reading is kept either way.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from localjudge.kinds.records import ResultRecord
 from localjudge.panel.records import MemberReading, Method, PanelRecord, PanelWeights
-from localjudge.panel.weights import Weights, agreement_weights, mean_weights
+from localjudge.panel.weights import Weights, agreement_weights, case_weights, mean_weights
 from localjudge.version import __version__
 
 
@@ -47,6 +48,7 @@ def pool_metric(
     members: Mapping[str, Sequence[ResultRecord]],
     method: Method,
     weights_file: PanelWeights | None = None,
+    quorum: int | None = None,
 ) -> tuple[list[PanelRecord], Weights]:
     """The panel records of one metric and the weights used.
 
@@ -54,6 +56,7 @@ def pool_metric(
         members: judge name -> that member's records of the metric, all in the same case order.
         method: how the members are weighed.
         weights_file: the fitted weights, for method "fitted".
+        quorum: members that must score a case for it to be pooled; None: every member.
     """
     names = list(members)
     columns = [members[n] for n in names]
@@ -67,40 +70,49 @@ def pool_metric(
     out = []
     for k, case_id in enumerate(ids):
         recs = [col[k] for col in columns]
-        out.append(_pooled(case_id, recs, names, w, method))
+        out.append(_pooled(case_id, recs, names, w, method, quorum))
     return out, chosen
 
 
-def _pooled(case_id: str, recs: list[ResultRecord], names: list[str], w: np.ndarray, method: Method) -> PanelRecord:
+def _pooled(
+    case_id: str, recs: list[ResultRecord], names: list[str], panel_w: np.ndarray, method: Method, quorum: int | None
+) -> PanelRecord:
     first = recs[0]
+    scored = np.array([r.score is not None for r in recs])  # (M,)
+    w = case_weights(scored, panel_w, quorum)
     readings = [
         MemberReading(
             judge=n, weight=float(wi), score=r.score, raw_score=r.raw_score, distribution=r.distribution,
             valid_mass=r.valid_mass, unscored_reason=r.unscored_reason,
         )
-        for n, r, wi in zip(names, recs, w, strict=True)
+        for n, r, wi in zip(names, recs, panel_w if w is None else w, strict=True)
     ]  # fmt: skip
-    missing = [n for n, r in zip(names, recs, strict=True) if r.score is None]
     score = raw = spread = None
     dist = mode = None
     reason = None
-    if missing:
+    if w is None:
+        missing = [n for n, r in zip(names, recs, strict=True) if r.score is None]
         why = next(r.unscored_reason for r in recs if r.score is None)
         reason = f"panel member {', '.join(missing)} left it unscored: {why}"
+        if quorum is not None:
+            reason = f"{int(scored.sum())} of {len(recs)} members scored it, fewer than the quorum {quorum}; " + reason
     else:
-        s = np.array([r.score for r in recs], dtype=float)  # (M,)
-        score = float(s @ w)
+        pooled = [(r, wi) for r, wi in zip(recs, w, strict=True) if r.score is not None]
+        pw = np.array([wi for _, wi in pooled], dtype=float)  # (k,) summing to 1
+        s = np.array([r.score for r, _ in pooled], dtype=float)  # (k,)
+        score = float(s @ pw)
         spread = float(s.max() - s.min())
-        if all(r.raw_score is not None for r in recs):
-            raw = float(np.array([r.raw_score for r in recs], dtype=float) @ w)
-        dists = [r.distribution for r in recs]
+        if all(r.raw_score is not None for r, _ in pooled):
+            raw = float(np.array([r.raw_score for r, _ in pooled], dtype=float) @ pw)
+        dists = [r.distribution for r, _ in pooled]
         if all(d is not None for d in dists) and len({tuple(sorted(d)) for d in dists if d is not None}) == 1:
             keys = list(dists[0] or {})
-            dist = {k: float(sum(wi * (d or {})[k] for wi, d in zip(w, dists, strict=True))) for k in keys}
+            dist = {k: float(sum(wi * (d or {})[k] for wi, d in zip(pw, dists, strict=True))) for k in keys}
             mode = max(dist, key=dist.__getitem__)
     threshold = first.threshold
     return PanelRecord(
-        case_id=case_id, metric=first.metric, kind=first.kind, method=method, score=score, raw_score=raw,
+        case_id=case_id, metric=first.metric, kind=first.kind, method=method, score=score,
+        pooled=0 if w is None else int(scored.sum()), raw_score=raw,
         distribution=dist, mode=mode, threshold=threshold,
         passed=None if score is None or threshold is None else score >= threshold,
         spread=spread, members=readings, unscored_reason=reason, extra=first.extra, metric_spec=first.metric_spec,

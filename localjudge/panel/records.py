@@ -27,7 +27,10 @@ class MemberReading(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     judge: str = Field(description="The member's judge name.")
-    weight: float = Field(description="Its weight in the pooled score.")
+    weight: float = Field(
+        description="Its weight in this case's pooled score: the panel's weight, renormalised over the members "
+        "pooled when the quorum let some be missing (0 for a member that left the case unscored)."
+    )
     score: float | None = Field(description="Its score on 0–1 (pairwise: P(output 1 better)); null when unscored.")
     raw_score: float | None = Field(description="Its raw score (on the metric's scale); null when unscored or none.")
     distribution: dict[str, float] | None = Field(description="Its score (or label) distribution.")
@@ -46,16 +49,19 @@ class PanelRecord(BaseModel):
     method: Method = Field(description="How the members were weighed.")
     score: float | None = Field(
         description="Weighted mean of the members' scores (pairwise: of P(output 1 better), before any decision); "
-        "null when a member left the case unscored."
+        "null when fewer members than the quorum (default: all) scored the case."
     )
-    raw_score: float | None = Field(description="Weighted mean of the members' raw scores; null when any has none.")
+    pooled: int = Field(description="Members whose readings were pooled (0 when unscored).")
+    raw_score: float | None = Field(
+        description="Weighted mean of the pooled members' raw scores; null when any has none."
+    )
     distribution: dict[str, float] | None = Field(
-        description="Weighted mean of the members' distributions when they share their outcomes; else null."
+        description="Weighted mean of the pooled members' distributions when they share their outcomes; else null."
     )
     mode: str | None = Field(description="Most probable outcome of the pooled distribution.")
     passed: bool | None = Field(description="score >= threshold; null when unscored or without a threshold.")
     threshold: float | None = Field(description="The metric's pass threshold on the score, or null.")
-    spread: float | None = Field(description="Highest minus lowest member score; null when a member is unscored.")
+    spread: float | None = Field(description="Highest minus lowest pooled member score; null when unscored.")
     members: list[MemberReading] = Field(description="Every member's reading, in the panel's order.")
     unscored_reason: str | None = Field(default=None, description="Why there is no pooled score, or null.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Extra fields of the case (human scores...).")

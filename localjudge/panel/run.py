@@ -84,6 +84,8 @@ def evaluate_panel(
     for p in paths.values():
         if p is not None:
             check_output_mode(p, run.mode)
+    if panel.quorum is not None and panel.quorum > len(names):
+        raise ConfigError(f"a quorum of {panel.quorum} needs as many judges; the panel has {len(names)}")
     if panel.weights is not None:  # refused before any judging
         for m in metrics:
             panel.weights.for_metric(m.name, names)
@@ -98,7 +100,7 @@ def evaluate_panel(
     summaries = []
     for metric in metric_names:
         columns = {n: [r for r in own[n].records if r.metric == metric] for n in names}
-        pooled, chosen = pool_metric(columns, panel.method, panel.weights)
+        pooled, chosen = pool_metric(columns, panel.method, panel.weights, panel.quorum)
         records |= {(r.case_id, metric): r for r in pooled}
         summaries.append(summarise_panel(pooled, chosen, panel.method))
     ordered = [records[(r.case_id, r.metric)] for r in own[names[0]].records]

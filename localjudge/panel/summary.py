@@ -49,7 +49,8 @@ class PanelSummary(BaseModel):
     kind: str = Field(description="Metric kind.")
     method: Method = Field(description="How the members were weighed.")
     n: int = Field(description="Cases judged.")
-    scored: int = Field(description="Cases with a pooled score (every member scored them).")
+    scored: int = Field(description="Cases with a pooled score (as many members as the quorum scored them).")
+    partial: int = Field(description="Scored cases pooled from fewer than all members (a quorum below all).")
     unscored_reasons: dict[str, int] = Field(description="Why cases have no pooled score: reason -> count.")
     mean_score: float | None = Field(description="Mean pooled score.")
     members: list[MemberSummary] = Field(description="Every member, in the panel's order.")
@@ -87,6 +88,12 @@ def summarise_panel(records: Sequence[PanelRecord], chosen: Weights, method: Met
     for m in members:
         if m.agreement is not None and m.agreement < LOW_AGREEMENT:
             notes.append(f"{m.judge} does not follow the panel (r {m.agreement:.2f} with the other members' mean)")
+    partial = sum(r.pooled < len(r.members) for r in scored)
+    if partial:
+        notes.append(
+            f"{partial} of {len(scored)} scored cases were pooled from fewer than all {len(names)} members (the "
+            "quorum let the others be missing): those pooled scores come from a smaller panel"
+        )
     if chosen.equal_because:
         notes.append(f"{method} weights could not be learned ({chosen.equal_because}); the members count equally")
     return PanelSummary(
@@ -95,6 +102,7 @@ def summarise_panel(records: Sequence[PanelRecord], chosen: Weights, method: Met
         method=method,
         n=len(records),
         scored=len(scored),
+        partial=partial,
         unscored_reasons=dict(Counter(r.unscored_reason or "" for r in records if r.score is None).most_common()),
         mean_score=float(np.mean([r.score for r in scored if r.score is not None])) if scored else None,
         members=members,

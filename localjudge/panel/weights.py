@@ -13,6 +13,10 @@ Three weightings, each a vector of non-negative weights summing to 1 over the M 
   human scores on the centred member scores, normalised to sum 1 (the pooled score stays a
   weighted mean on 0–1; only the members' relative weights are learned, not a scale).
 
+A case some members left unscored is pooled from the members that scored it when they are at
+least the panel's quorum (`case_weights`: the panel's weights over them, renormalised), else it
+gets no pooled score.
+
 A weighting that cannot be learned (every correlation or fitted weight ≤ 0, or fewer than 3
 cases) gives equal weights and says so (`Weights.equal_because`), never silently.
 
@@ -40,14 +44,46 @@ class Weights(NamedTuple):
     equal_because: str | None  # why a learned weighting fell back to equal weights; None when it did not
 
 
-def pool(scores: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(n,) weighted mean of each case's member scores; NaN where any member has none.
+def case_weights(scored: np.ndarray, weights: np.ndarray, quorum: int | None = None) -> np.ndarray | None:
+    """(M,) weights one case is pooled with, or None when fewer than `quorum` members scored it.
+
+    Args:
+        scored: (M,) bool, which members scored the case.
+        weights: (M,) the panel's weights, summing to 1.
+        quorum: members that must have scored it; None: every member.
+
+    Returns:
+        `weights` itself when every member scored it; else the weights of the members that did,
+        renormalised to sum 1 (0 for the others; equal among them if all of theirs are 0).
+    """
+    k = int(scored.sum())
+    if k == 0 or k < (len(weights) if quorum is None else quorum):
+        return None
+    if k == len(weights):
+        return weights
+    w = np.where(scored, weights, 0.0)  # (M,)
+    return w / w.sum() if w.sum() > 0 else scored / k
+
+
+def pool(scores: np.ndarray, weights: np.ndarray, quorum: int | None = None) -> np.ndarray:
+    """(n,) weighted mean of each case's member scores; NaN where fewer than `quorum` (default all) have one.
 
     Args:
         scores: (n, M) member scores (or probabilities), NaN where a member left a case unscored.
         weights: (M,) summing to 1.
+        quorum: members that must have scored a case (see `case_weights`); None: every member.
+
+    Examples:
+        >>> pool(np.array([[0.2, np.nan, 0.6]]), np.full(3, 1 / 3), quorum=2).round(6).tolist()
+        [0.4]
     """
-    return scores @ weights  # a NaN anywhere in a row makes the row NaN
+    out = np.full(scores.shape[0], np.nan)
+    for i, row in enumerate(scores):
+        scored = np.isfinite(row)
+        w = case_weights(scored, weights, quorum)
+        if w is not None:
+            out[i] = float(np.where(scored, row, 0.0) @ w)
+    return out
 
 
 def leave_one_out_agreement(scores: np.ndarray) -> np.ndarray:

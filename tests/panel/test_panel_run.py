@@ -122,6 +122,29 @@ def test_an_unscored_member_leaves_the_case_unscored_and_says_who():
     assert result.summaries[0].scored == 2
 
 
+def test_a_quorum_pools_the_members_that_scored_with_their_weights_renormalised():
+    silent = fake_judge(lambda p: {} if "question-1" in p else {"5": 1.0}, name="silent")
+    judges = [grader(0.1, 0.1, "j1"), silent, grader(0.5, 0.0, "j3")]
+    full = evaluate_panel(cases(3), [builtin_metric("correctness")], judges)
+    two = evaluate_panel(cases(3), [builtin_metric("correctness")], judges, PanelOptions(quorum=2))
+    lost = two.records[1]  # silent left it unscored: j1 and j3 pooled, each at 1/2
+    j1, _, j3 = (m.score for m in lost.members)
+    assert lost.score == pytest.approx((j1 + j3) / 2) and lost.pooled == 2 and lost.unscored_reason is None
+    assert [m.weight for m in lost.members] == pytest.approx([0.5, 0.0, 0.5])
+    assert lost.spread == pytest.approx(abs(j1 - j3))
+    # a case every member scored is pooled exactly as without a quorum, to the bit
+    for k in (0, 2):
+        assert two.records[k].score == full.records[k].score and two.records[k].pooled == 3
+    summary = two.summaries[0]
+    assert (summary.scored, summary.partial) == (3, 1) and any("fewer than all 3 members" in n for n in summary.notes)
+    # a quorum the case does not reach leaves it unscored, and says so
+    three = evaluate_panel(cases(3), [builtin_metric("correctness")], judges, PanelOptions(quorum=3))
+    assert three.records[1].score is None and three.records[1].pooled == 0
+    assert three.records[1].unscored_reason.startswith("2 of 3 members scored it, fewer than the quorum 3")
+    with pytest.raises(ConfigError, match="quorum of 4 needs as many judges"):
+        evaluate_panel(cases(3), [builtin_metric("correctness")], judges, PanelOptions(quorum=4))
+
+
 def test_disagreeing_members_are_flagged_in_the_summary():
     hi = fake_judge(lambda p: {"5": 1.0}, name="hi")
     lo = fake_judge(lambda p: {"1": 1.0}, name="lo")
@@ -193,6 +216,38 @@ def test_panel_option_errors(scripted, tmp_path):
     res = CliRunner().invoke(main, ["eval", str(data), "--metric", "correctness", "--judge", "j1", "--judge", "j2",
                                     "--panel", str(bad)])  # fmt: skip
     assert res.exit_code == 2 and "not a panel weights file" in res.output
+    res = CliRunner().invoke(main, ["eval", str(data), "--metric", "correctness", "--judge", "j1", "--quorum", "1"])
+    assert res.exit_code == 2 and "twice or more" in res.output
+    res = CliRunner().invoke(main, ["eval", str(data), "--metric", "correctness", "--judge", "j1", "--judge", "j2",
+                                    "--quorum", "3"])  # fmt: skip
+    assert res.exit_code == 2 and "--quorum 3 needs as many judges" in res.output
+
+
+def test_eval_and_score_take_a_quorum(monkeypatch, tmp_path):
+    import localjudge.judges.loading
+
+    silent = fake_judge(lambda p: {} if "question-1" in p else {"5": 1.0, "A": 1.0}, name="silent")
+    made = {"j1": grader(0.1, 0.15, "j1"), "silent": silent}
+    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda name=None, **k: made[name])
+    data = write_cases(tmp_path / "cases.jsonl", cases(3))
+    out = tmp_path / "panel.jsonl"
+    args = ["eval", str(data), "--metric", "correctness", "--judge", "j1", "--judge", "silent", "--quorum", "1",
+            "--out", str(out), "--no-progress"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["pooled"] for r in records] == [2, 1, 2]
+    assert records[1]["score"] == records[1]["members"][0]["score"]  # j1 alone
+    assert "pooled from fewer than all 2 members" in result.stdout
+    scored = CliRunner().invoke(
+        main, ["score", "question-1 Score:", "--low", "1", "--high", "5", "--judge", "j1", "--judge", "silent",
+               "--quorum", "1"],
+    )  # fmt: skip
+    assert scored.exit_code == 0, scored.output
+    row = json.loads(scored.stdout)
+    assert row["score"] == pytest.approx(row["members"][0]["normalized"])
+    assert [m["weight"] for m in row["members"]] == [1.0, 0.0]
 
 
 def test_score_with_a_panel(scripted):
