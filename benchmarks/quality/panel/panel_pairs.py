@@ -6,7 +6,10 @@ label}`), the first N of each. Every member judges every pair with the builtin `
 (`localjudge.evaluate_panel`): `mean`, and `agreement` (weights from each member's correlation with
 the other members' mean, no labels). Accuracy = share of pairs where the preferred output is the one
 people chose (an exact draw counts half; a pair a member leaves unscored is unscored for the panel
-too and left out, its count reported). `longer`: no judge, the longer response (characters) wins.
+too and left out, its count reported), unless `--quorum N` asks for panels that pool the members
+that scored a pair when they are N or more (their weights renormalised); the best member's accuracy
+on the same pairs then covers the pairs it scored among them. `longer`: no judge, the longer
+response (characters) wins.
 
 SummEval (`--summeval-docs N`): the builtin G-Eval `consistency` metric on the first N articles'
 summaries, summary-level Spearman ρ per article averaged, for each member and each panel.
@@ -60,7 +63,15 @@ def accuracy(prefs: list[float | None], labels: list[int]) -> dict:
     return {"accuracy": sum(hits) / len(hits) if hits else None, "scored": len(hits), "n": len(labels)}
 
 
-def run(judge_names: list[str], n_pairs: int, summeval_docs: int, runs: Path, subpanels: dict, sets: list[str]) -> dict:
+def run(
+    judge_names: list[str],
+    n_pairs: int,
+    summeval_docs: int,
+    runs: Path,
+    subpanels: dict,
+    sets: list[str],
+    quorums: tuple[int, ...] = (),
+) -> dict:
     from localjudge import PanelOptions, evaluate_panel, load_judge
     from localjudge.metrics import builtin_metric
     from localjudge.panel.run import member_path
@@ -70,6 +81,7 @@ def run(judge_names: list[str], n_pairs: int, summeval_docs: int, runs: Path, su
     tag = "+".join(judge_names)
     panels = {"all": judge_names, **subpanels}
     out: dict = {"judges": judge_names, "panels": panels, "pairs": n_pairs, "summeval_docs": summeval_docs, "sets": {}}
+    out["quorums"] = list(quorums)
     for name in sets:
         cases = pair_cases(name, n_pairs)
         labels = [c.extra["label"] for c in cases]
@@ -82,15 +94,17 @@ def run(judge_names: list[str], n_pairs: int, summeval_docs: int, runs: Path, su
                 if panel_name != "all" and done.exists() and not mine.exists():
                     shutil.copyfile(done, mine)
             chosen = [judges[judge_names.index(j)] for j in members]
-            for method in ("mean", "agreement"):
+            for quorum, method in [(None, m) for m in ("mean", "agreement")] + [
+                (q, m) for q in quorums if q < len(members) for m in ("mean", "agreement")
+            ]:
                 res = evaluate_panel(
-                    cases, [builtin_metric("pairwise")], chosen, PanelOptions(method=method),
+                    cases, [builtin_metric("pairwise")], chosen, PanelOptions(method=method, quorum=quorum),
                     out=path, resume=True, progress=False, truncate=True,  # members judged once
                 )  # fmt: skip
-                if method == "mean" and panel_name == "all":
+                if method == "mean" and panel_name == "all" and quorum is None:
                     for member, own in res.members.items():
                         rows[member] = accuracy([r.score for r in own.records], labels)
-                key = f"panel {panel_name} ({method})"
+                key = f"panel {panel_name} ({method}" + (f", quorum {quorum})" if quorum else ")")
                 rows[key] = accuracy([r.score for r in res.records], labels)
                 scored = [r.score is not None for r in res.records]
                 rows[key]["members_same_pairs"] = {  # each member on exactly the pairs the panel scored
@@ -175,6 +189,10 @@ def main() -> None:
         "--subpanel", action="append", default=[], metavar="NAME=J1,J2",
         help="Also a panel of some of --judges (their readings reused); repeatable.",
     )  # fmt: skip
+    parser.add_argument(
+        "--quorum", type=int, action="append", default=[], metavar="N",
+        help="Also pool each panel with this quorum (members that must score a pair; fewer than all); repeatable.",
+    )  # fmt: skip
     args = parser.parse_args()
     subpanels = {}
     for spec in args.subpanel:
@@ -184,7 +202,7 @@ def main() -> None:
             parser.error(f"--subpanel {spec}: two or more of --judges")
     load = os.getloadavg()
     t0 = time.perf_counter()
-    result = run(args.judges, args.pairs, args.summeval_docs, HERE / "runs", subpanels, args.sets)
+    result = run(args.judges, args.pairs, args.summeval_docs, HERE / "runs", subpanels, args.sets, tuple(args.quorum))
     result["command"] = "python -m benchmarks.quality.panel.panel_pairs " + " ".join(sys.argv[1:])
     result["machine"] = machine("torch_threads")
     result["host"] = host_load(load)
