@@ -27,6 +27,27 @@ def tiny_info(context_length: int = 1024):
     )
 
 
+def tiny_config(config_class, tokenizer, **fields):
+    """A config of `config_class` for a tiny test model: the tokenizer's vocabulary, 2 layers of width 64
+    (MLP 128), 4 heads on 2 kv heads, token 0 for pad/bos/eos, untied output layer; `fields` override or add.
+
+    `attn_implementation`, a `PretrainedConfig` keyword, goes through `fields` too.
+    """
+    defaults = dict(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        pad_token_id=0,
+        bos_token_id=0,
+        eos_token_id=0,
+        tie_word_embeddings=False,
+    )
+    return config_class(**(defaults | fields))
+
+
 def tiny_llama(
     tokenizer, *, extra_vocab: int = 0, seed: int = 0, attn: str = "sdpa", hidden: int = 64, intermediate: int = 128
 ):
@@ -39,19 +60,14 @@ def tiny_llama(
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
-    config = LlamaConfig(
+    config = tiny_config(
+        LlamaConfig,
+        tokenizer,
         vocab_size=len(tokenizer) + extra_vocab,
         hidden_size=hidden,
         intermediate_size=intermediate,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         max_position_embeddings=4096,
-        pad_token_id=0,
-        bos_token_id=0,
-        eos_token_id=0,
-        tie_word_embeddings=False,
-        attn_implementation=attn,  # type: ignore[call-arg]  # a PretrainedConfig keyword the stubs omit
+        attn_implementation=attn,
     )
     return _steer(LlamaForCausalLM(config).eval(), tokenizer)
 
@@ -62,22 +78,15 @@ def tiny_gemma3(tokenizer, *, window: int = 8, seed: int = 0, attn: str = "sdpa"
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
     torch.manual_seed(seed)
-    config = Gemma3TextConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
+    config = tiny_config(
+        Gemma3TextConfig,
+        tokenizer,
         num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
         head_dim=16,
         max_position_embeddings=1024,
         sliding_window=window,
         layer_types=["sliding_attention", "full_attention", "sliding_attention"],
-        pad_token_id=0,
-        bos_token_id=0,
-        eos_token_id=0,
-        tie_word_embeddings=False,
-        attn_implementation=attn,  # type: ignore[call-arg]  # a PretrainedConfig keyword the stubs omit
+        attn_implementation=attn,
     )
     return _steer(Gemma3ForCausalLM(config).eval(), tokenizer)
 
@@ -88,20 +97,7 @@ def tiny_qwen2(tokenizer, *, seed: int = 0, attn: str = "sdpa"):
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(seed)
-    config = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        pad_token_id=0,
-        bos_token_id=0,
-        eos_token_id=0,
-        tie_word_embeddings=False,
-        attn_implementation=attn,  # type: ignore[call-arg]  # a PretrainedConfig keyword the stubs omit
-    )
+    config = tiny_config(Qwen2Config, tokenizer, max_position_embeddings=4096, attn_implementation=attn)
     model = Qwen2ForCausalLM(config).eval()
     with torch.no_grad():
         for layer in model.model.layers:

@@ -19,7 +19,7 @@ from localjudge.engine.options import EngineOptions
 from localjudge.engine.tree_head import read_tree, split_model
 from localjudge.scoring.distribution import outcome_mass, score_distribution
 from localjudge.scoring.trie import build_score_tree
-from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
+from localjudge.testing.tiny_models import tiny_config, tiny_gemma3, tiny_info, tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -146,20 +146,7 @@ def _granite(tokenizer):
     from transformers import GraniteConfig, GraniteForCausalLM
 
     torch.manual_seed(0)
-    config = GraniteConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        logits_scaling=4.0,
-        pad_token_id=0,
-        bos_token_id=0,
-        eos_token_id=0,
-        tie_word_embeddings=False,
-    )
-    return GraniteForCausalLM(config).eval()
+    return GraniteForCausalLM(tiny_config(GraniteConfig, tokenizer, logits_scaling=4.0)).eval()
 
 
 @pytest.mark.parametrize("build", ["llama", "gemma3", "gemma3-softcap", "granite"])
