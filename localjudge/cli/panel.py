@@ -113,7 +113,7 @@ def score_panel(
     from localjudge.cli.reading import read_distributions
     from localjudge.errors import ConfigError, repeated
     from localjudge.panel.pool import choose_weights
-    from localjudge.panel.weights import case_weights
+    from localjudge.panel.weights import case_weights, pool
 
     if len(set(names)) != len(names):
         raise ConfigError(f"--judge {repeated(names)} given twice; give each panel member once")
@@ -137,13 +137,12 @@ def score_panel(
     chosen = choose_weights(scores, method)
     if chosen.equal_because:
         click.echo(f"Note: {method} weights could not be learned ({chosen.equal_because}); equal weights", err=True)
+    pooled = pool(scores, chosen.weights, quorum)  # (prompts,) NaN where fewer than the quorum scored
     for k, p in enumerate(prompts):
-        row = scores[k]  # (members,)
-        w = case_weights(np.isfinite(row), chosen.weights, quorum)
-        pooled = float("nan") if w is None else float(np.where(np.isfinite(row), row, 0.0) @ w)
+        w = case_weights(np.isfinite(scores[k]), chosen.weights, quorum)
         members = [
             {"judge": n, "weight": float(wi), **finite(dists[k].model_dump(mode="json"))}
             for (n, dists), wi in zip(readings, chosen.weights if w is None else w, strict=True)
         ]
-        record = {"prompt": p[-60:], "min_valid_mass": threshold, "panel": method, "score": finite(pooled)}
+        record = {"prompt": p[-60:], "min_valid_mass": threshold, "panel": method, "score": finite(float(pooled[k]))}
         click.echo(json.dumps(record | {"members": members}, allow_nan=False))
