@@ -19,60 +19,30 @@ of one judge and layer count shares them.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lib import tuning
 from benchmarks.lib.common import host_load, load_summeval, machine
 from benchmarks.lib.summeval import agreement
+from benchmarks.lib.tuning import alternate_groups, cell, reader
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parents[2].parent / "shared" / "data" / "summeval_dev.json"
 
 
 def halves(cases):
-    docs = list(dict.fromkeys(c.extra["doc_id"] for c in cases))
-    a = set(docs[0::2])
-    return [c for c in cases if c.extra["doc_id"] in a], [c for c in cases if c.extra["doc_id"] not in a]
-
-
-def reader(judge_name: str, layers: int):
-    """A base judge in fp32 on stock layers, split for reading; loaded once."""
-    from localjudge.tune.job import TuneJob
-    from localjudge.tune.model import SplitJudgeModel
-
-    judge = TuneJob(judge=judge_name, human="-", out=Path("/nonexistent"), progress=False).load()
-    return judge, SplitJudgeModel(judge.backend.model, layers)
+    return alternate_groups(cases, lambda c: c.extra["doc_id"])
 
 
 def read(judge, split, metric, cases, dim, features: Path, settings, folder: Path | None):
     """Expected scores and valid masses of `cases`, by the base judge or with the adapter in `folder` merged."""
-    import torch
-
-    from localjudge.judges.adapters import merge_adapter, read_manifest
-    from localjudge.tune.examples import build_data, group_names, read_labels
-    from localjudge.tune.features import load_features
-    from localjudge.tune.reading import TreeIndex
-    from localjudge.tune.trainer import packs_of, read_packs
-
-    human = read_labels(metric, cases, f"human_{dim}", (1, 5))
-    data = build_data(judge, metric, cases, human, group_names(cases, "doc_id"))
-    packs = packs_of(data, list(range(len(cases))), settings)
-    feats = load_features(split, packs, features, judge.info.provenance, settings.layers)
-    kept = None
-    if folder is not None:
-        kept = {k: v.clone() for k, v in split.model.state_dict().items() if "layers." in k}
-        merge_adapter(split.model, folder, read_manifest(folder), judge.info.provenance)
-    try:
-        dists, mass = read_packs(split, TreeIndex.of(data.tree, split.vocab), len(data.examples), packs, feats)
-    finally:
-        if kept is not None:
-            with torch.no_grad():
-                split.model.load_state_dict(kept, strict=False)
+    data, dists, mass = tuning.read(
+        judge, split, metric, cases, (f"human_{dim}", (1, 5), "doc_id"), features, settings, folder
+    )
     return data.case_scores(dists), mass
 
 
@@ -157,34 +127,17 @@ def main() -> None:
 
 def tune_half(args, metrics, human, train, held, h, out: Path, features: Path, settings) -> tuple[dict, bool]:
     """Tunes on `train` (resuming what is in `out`); the run's figures, and whether it kept an adapter."""
-    from localjudge.tune import TuneFailedError, TuneJob, tune
-
-    sha = hashlib.sha256(json.dumps([c.model_dump() for c in train], sort_keys=True).encode()).hexdigest()
-    job = TuneJob(
-        judge=args.judge,
-        human=human,
-        out=out,
-        group="doc_id",
-        human_scale=(1, 5),
-        resume=True,
-        features=features,
-        data_sha256=sha,
-        data_name=f"SummEval dev half {h}",
-        never_shown=f"SummEval dev half {1 - h} ({len(held)} cases)",
-    )
-    t0 = time.time()
-    try:
-        manifest = tune(train, metrics if len(metrics) > 1 else metrics[0], job, settings)
-    except TuneFailedError as exc:  # recorded: its held-out cases have no tuned reading
-        return {"half": h, "seconds": round(time.time() - t0, 1), "failed": str(exc)}, False
-    kept = {"best_epoch", "tokens_per_second", "peak_memory_gib", "train_cases", "validation_cases"}
-    run = {
-        "half": h,
-        "seconds": round(time.time() - t0, 1),
-        **manifest.model_dump(include=kept),
-        "history": [x.model_dump() for x in manifest.history],
+    job = {
+        "judge": args.judge,
+        "human": human,
+        "out": out,
+        "group": "doc_id",
+        "human_scale": (1, 5),
+        "features": features,
     }
-    return run, True
+    return tuning.tune_half(
+        job, metrics, train, settings, h, f"SummEval dev half {h}", f"SummEval dev half {1 - h} ({len(held)} cases)"
+    )
 
 
 def read_half(judge, split, metric, held, dim, features, settings, folder, scores: dict, masses: dict) -> None:
@@ -231,10 +184,6 @@ def per_metric(h: dict) -> str:
     """A joint tune's validation agreement per dimension, in brackets after the mean."""
     each = h.get("per_metric") or {}
     return " [" + ", ".join(f"{k[:4]} {cell(v)}" for k, v in each.items()) + "]" if len(each) > 1 else ""
-
-
-def cell(x: float | None) -> str:
-    return "n/a" if x is None else f"{x:.3f}"
 
 
 def report(results: dict, args) -> str:

@@ -58,3 +58,48 @@ def test_a_joint_report_lists_its_runs_once_with_each_dimensions_agreement():
     assert text.count("- all dimensions, half 0:") == 1 and text.count("- all dimensions, half 1: kept no adapter") == 1
     assert "1: 0.300 [cohe 0.200, cons 0.400], 0.980, 1.200" in text
     assert "(1 half failed)" in text
+
+
+def test_pair_readings_average_the_orders_and_flag_a_judge_that_follows_position():
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from benchmarks.quality.tune.pairwise_halves import readings
+
+    examples = [SimpleNamespace(case=c) for c in (0, 0, 1, 1)]  # each case: output 1 shown first, then second
+    data = SimpleNamespace(
+        examples=examples,
+        case_ids=["p0", "p1"],
+        case_scores=lambda d: np.array([(d[0][0] + d[1][1]) / 2, (d[2][0] + d[3][1]) / 2]),
+    )
+    # p0: output 1 preferred in both orders; p1: whichever is shown first wins
+    dists = np.array([[0.8, 0.2], [0.3, 0.7], [0.9, 0.1], [0.9, 0.1]])
+    out = readings(data, dists, np.array([1.0, 0.8, 0.9, 0.9]))
+    assert out["p0"] == {"p": pytest.approx(0.75), "flip": False, "mass": pytest.approx(0.9)}
+    assert out["p1"]["p"] == pytest.approx(0.5) and out["p1"]["flip"] is True
+
+
+def test_pair_rows_compare_tuned_untuned_and_longer_on_the_pairs_read_tuned():
+    from benchmarks.quality.tune.pairwise_halves import rows
+
+    cases = [
+        TestCase(id=f"p{i}", input=f"q{i}", extra={"output_1": "a" * (i + 1), "output_2": "bb", "label": 1 + i % 2})
+        for i in range(4)
+    ]
+    untuned = {c.id: {"p": 0.6, "flip": True, "mass": 0.9} for c in cases}  # always output 1: right on p0, p2
+    tuned = {"p0": {"p": 0.7, "flip": False, "mass": 0.95}, "p1": {"p": 0.2, "flip": False, "mass": 0.95}}
+    row = rows(cases, {"untuned": untuned, "tuned": tuned}, runs=[])
+    assert row["untuned"] == {"accuracy": 0.5, "pairs": 4, "flips": 1.0, "valid_mass": pytest.approx(0.9)}
+    assert row["untuned_same_pairs"]["accuracy"] == 0.5 and row["untuned_same_pairs"]["pairs"] == 2
+    assert row["tuned"]["accuracy"] == 1.0 and row["tuned"]["flips"] == 0.0
+    # p0: output 1 shorter ("a" vs "bb"), label 1 -> wrong; p1: equal length -> half
+    assert row["longer_same_pairs"] == {"accuracy": 0.25, "pairs": 2}
+
+
+def test_the_learning_curve_trains_on_whole_leading_articles():
+    from benchmarks.quality.tune.learning_curve import first_articles
+
+    cases = _cases()  # four articles of four summaries
+    assert {c.extra["doc_id"] for c in first_articles(cases, 5)} == {"d0", "d1"}
+    assert len(first_articles(cases, 4)) == 4 and len(first_articles(cases, 100)) == 16
