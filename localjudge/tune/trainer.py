@@ -67,7 +67,8 @@ def tune(
 
     Raises:
         ConfigError, DataError: bad input, before any weight loads.
-        TuneFailedError: no epoch kept the validation valid mass above `settings.min_valid_mass`.
+        TuneFailedError: no trained epoch beat the untuned judge's validation agreement with its valid mass at
+            or above `settings.min_valid_mass`.
 
     Examples:
         >>> job = TuneJob(judge="qwen2.5-coder-0.5b", human="human_consistency", out="tuned", group="doc_id")
@@ -157,13 +158,8 @@ def tune(
             state.update(epoch=epoch + 1, step=0, losses=[], history=[h.model_dump() for h in history])
             bar.set_postfix(loss=f"{figures.train_loss:.3f}", val=_fmt(figures.agreement))
             checkpoint.save(out, peft_model, optimizer, best, state)
-    kept = history[state["best"]]
-    if kept.valid_mass < settings.min_valid_mass or not best:
-        why = (
-            f"validation valid mass {kept.valid_mass:.2f} below the guard {settings.min_valid_mass:g}"
-            if kept.valid_mass < settings.min_valid_mass
-            else "no epoch agreed with the labels better than the untuned judge"
-        )
+    if state["best"] == 0 or not best:  # no trained epoch was kept (epoch 0 is the untuned judge)
+        why = _why_none_kept(history, settings.min_valid_mass)
         where = out / checkpoint.FOLDER / "state.json"
         raise TuneFailedError(
             f"the tune of {judge.info.name} kept no adapter: {why} (history in {where}); "
@@ -269,6 +265,16 @@ def _better(new: TuneFigures, old: TuneFigures, guard: float) -> bool:
     if new.valid_mass < guard or new.agreement is None:
         return False
     return old.agreement is None or new.agreement > old.agreement
+
+
+def _why_none_kept(history: list[TuneFigures], guard: float) -> str:
+    """Why no trained epoch beat the untuned judge (`history[0]`): the mass guard, or agreement."""
+    trained = history[1:]
+    if trained and all(h.valid_mass < guard for h in trained):
+        highest = max(h.valid_mass for h in trained)
+        return f"every epoch's validation valid mass stayed below the guard {guard:g} (highest {highest:.2f})"
+    untuned = history[0].agreement
+    return f"no epoch agreed with the labels better than the untuned judge ({_fmt(untuned)} on validation)"
 
 
 def _stop(history: list[TuneFigures], best: int, patience: int) -> bool:

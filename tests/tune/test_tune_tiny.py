@@ -368,8 +368,11 @@ def test_a_pairwise_tune_learns_the_better_output_in_both_orders(files, tmp_path
     def read(judge_path: Path) -> tuple[float, float]:
         """Accuracy of P(output 1 better) and the mean gap between the two orders' readings, by the engine."""
         records = evaluate(
-            load_cases(tmp_path / "pairs.jsonl"), [metric_from_dict(PAIRWISE)], load_judge(str(judge_path)),
-            min_valid_mass=0.0, progress=False,
+            load_cases(tmp_path / "pairs.jsonl"),
+            [metric_from_dict(PAIRWISE)],
+            load_judge(str(judge_path)),
+            min_valid_mass=0.0,
+            progress=False,
         ).records  # fmt: skip (a random tiny model puts little mass on A/B, tuned or not)
         right = [(r.score > 0.5) == (row["label"] == 1) for r, row in zip(records, rows)]
         return float(np.mean(right)), float(np.mean([r.detail.disagreement for r in records]))
@@ -377,3 +380,29 @@ def test_a_pairwise_tune_learns_the_better_output_in_both_orders(files, tmp_path
     (before, gap_before), (after, gap_after) = read(files / "model"), read(tmp_path / "pw")
     assert after > before + 0.25 and after >= 0.8, (before, after)
     assert gap_after < gap_before, (gap_before, gap_after)  # the orders agree more once tuned
+
+
+def test_a_tune_that_keeps_no_adapter_says_why(files, tmp_path):
+    from localjudge.judges.adapters import TuneFigures
+    from localjudge.tune.trainer import _why_none_kept
+
+    def figures(epoch: int, agreement: float, mass: float) -> TuneFigures:
+        return TuneFigures(epoch=epoch, train_loss=None if epoch == 0 else 0.7, agreement=agreement, valid_mass=mass)
+
+    # an untuned judge with little mass on the labels whose tuned epochs answer but agree no better: the
+    # reason is the agreement, not the untuned epoch's mass (as LLMBar's halves once read)
+    tied = [figures(0, 0.7, 0.26), figures(1, 0.6, 0.99), figures(2, 0.7, 0.99)]
+    assert (
+        _why_none_kept(tied, 0.5)
+        == "no epoch agreed with the labels better than the untuned judge (+0.700 on validation)"
+    )
+    starved = [figures(0, 0.7, 0.26), figures(1, 0.9, 0.31), figures(2, 0.9, 0.42)]
+    assert (
+        _why_none_kept(starved, 0.5) == "every epoch's validation valid mass stayed below the guard 0.5 (highest 0.42)"
+    )
+    # end to end: a guard no epoch of the tiny model reaches fails the command with that reason, in one line
+    args = _tune_cli(files, tmp_path / "guarded", "--epochs", "1")
+    args[args.index("--min-valid-mass") + 1] = "0.999"
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    assert "kept no adapter: every epoch's validation valid mass stayed below the guard 0.999" in result.output
