@@ -96,10 +96,10 @@ def main() -> None:
         row["tuned"] = figures(out) if ok else None
         results["sizes"].append(row)
         print(size, json.dumps({k: v for k, v in row.items() if k != "run"}), flush=True)
-    results["host"] = host_load(load)
-    stem = f"learning_curve_{args.judge}-{args.dim}"
-    (HERE / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n")
-    (HERE / f"{stem}.md").write_text(report(results, args))
+        results["host"] = host_load(load)  # written after every size: a stopped run keeps what it measured
+        stem = f"learning_curve_{args.judge}-{args.dim}"
+        (HERE / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n")
+        (HERE / f"{stem}.md").write_text(report(results, args))
 
 
 def report(results: dict, args) -> str:
