@@ -139,3 +139,19 @@ def load_summeval(path: str | Path, docs: int | None = None):
         )
     keep = set(order[:docs] if docs else order)
     return [c for c in cases if c.extra["doc_id"] in keep]
+
+
+def load_pairs(path: str | Path, name: str, n: int | None = None):
+    """The first `n` (all by default) human-labelled pairs of `path` (`{input, output_1, output_2, label}`) as
+    cases `<name>-<i>`, the outputs and label in `extra`."""
+    from localjudge.io.cases import TestCase
+
+    rows = json.loads(Path(path).read_text(encoding="utf-8"))[:n]
+    return [
+        TestCase(
+            id=f"{name}-{i}",
+            input=r["input"],
+            extra={"output_1": r["output_1"], "output_2": r["output_2"], "label": int(r["label"])},
+        )
+        for i, r in enumerate(rows)
+    ]

@@ -32,7 +32,16 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.lib.common import SHARED_DATA, SUMMEVAL_DATA, cell, host_load, kept_section, load_summeval, machine
+from benchmarks.lib.common import (
+    SHARED_DATA,
+    SUMMEVAL_DATA,
+    cell,
+    host_load,
+    kept_section,
+    load_pairs,
+    load_summeval,
+    machine,
+)
 from benchmarks.lib.summeval import agreement
 
 HERE = Path(__file__).resolve().parent
@@ -42,17 +51,7 @@ SETS = {"mtbench": "mtbench_human_pairs.json", "llmbar_natural": "llmbar_natural
 
 
 def pair_cases(name: str, n: int):
-    from localjudge.io.cases import TestCase
-
-    rows = json.loads((SHARED_DATA / SETS[name]).read_text(encoding="utf-8"))[:n]
-    return [
-        TestCase(
-            id=f"{name}-{i}",
-            input=r["input"],
-            extra={"output_1": r["output_1"], "output_2": r["output_2"], "label": int(r["label"])},
-        )
-        for i, r in enumerate(rows)
-    ]
+    return load_pairs(SHARED_DATA / SETS[name], name, n)
 
 
 def accuracy(prefs: list[float | None], labels: list[int]) -> dict:

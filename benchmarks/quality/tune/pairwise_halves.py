@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.lib import tuning
-from benchmarks.lib.common import host_load, machine
+from benchmarks.lib.common import host_load, load_pairs, machine
 from benchmarks.lib.tuning import alternate_groups, cell, reader
 
 HERE = Path(__file__).resolve().parent
@@ -32,17 +32,7 @@ LABEL = ("label", None, None)  # human field, its scale, group field (None: the 
 
 
 def pair_cases(name: str):
-    from localjudge.io.cases import TestCase
-
-    rows = json.loads((SHARED_DATA / SETS[name]).read_text(encoding="utf-8"))
-    return [
-        TestCase(
-            id=f"{name}-{i}",
-            input=r["input"],
-            extra={"output_1": r["output_1"], "output_2": r["output_2"], "label": int(r["label"])},
-        )
-        for i, r in enumerate(rows)
-    ]
+    return load_pairs(SHARED_DATA / SETS[name], name, None)
 
 
 def readings(data, dists: np.ndarray, mass: np.ndarray) -> dict[str, dict]:
