@@ -103,3 +103,12 @@ def test_the_learning_curve_trains_on_whole_leading_articles():
     cases = _cases()  # four articles of four summaries
     assert {c.extra["doc_id"] for c in first_articles(cases, 5)} == {"d0", "d1"}
     assert len(first_articles(cases, 4)) == 4 and len(first_articles(cases, 100)) == 16
+
+
+def test_summedits_lodo_keeps_the_first_documents_of_every_domain():
+    from benchmarks.quality.tune.summedits_lodo import DOMAINS, load_cases
+
+    cases = load_cases(1)
+    docs = {c.extra["doc_id"] for c in cases}
+    assert docs == {f"{d}/0" for d in DOMAINS}
+    assert all(c.extra["label"] in (0, 1) for c in cases) and len({c.input for c in cases}) == len(DOMAINS)
