@@ -39,3 +39,33 @@ def test_likelihood_members_are_standardised_over_their_finite_scores():
 
     z = standardised(np.array([-10.0, -20.0, np.nan, -30.0]))
     assert np.isnan(z[2]) and np.nanmean(z) == pytest.approx(0.0) and np.nanstd(z) == pytest.approx(1.0)
+
+
+def test_rag_pair_accuracy_counts_ties_half_and_needs_both_answers_scored():
+    from benchmarks.quality.panel.panel_faithfulness import rag_figures
+    from localjudge.io.cases import TestCase
+
+    cases = [
+        TestCase(id=f"{p}-{y}", input="q", actual_output="a", extra={"pair": p, "label": y})
+        for p in ("p1", "p2", "p3", "p4")
+        for y in (1, 0)
+    ]
+    # p1 right, p2 a tie, p3 wrong, p4 one answer unscored
+    out = rag_figures(cases, [0.9, 0.1, 0.5, 0.5, 0.2, 0.8, 0.7, None])
+    assert out["pair_accuracy"] == pytest.approx(0.5) and out["scored"] == 7 and out["n"] == 8
+
+
+def test_summedits_balanced_accuracy_fits_each_domains_threshold_on_the_others():
+    from benchmarks.quality.panel.panel_faithfulness import DOMAINS, summedits_figures
+    from localjudge.io.cases import TestCase
+
+    cases, scores = [], []
+    for d in DOMAINS:
+        for y in (0, 0, 1, 1):
+            extra = {"label": y, "domain": d}
+            cases.append(TestCase(id=f"{d}-{len(cases)}", input="doc", actual_output="s", extra=extra))
+            scores.append(y + (2.0 if d == "scitldr" else 0.0))  # scitldr reads high: the others' cut passes all
+    out = summedits_figures(cases, scores)
+    assert out["per_domain"]["scitldr"] == pytest.approx(0.5)
+    assert all(out["per_domain"][d] == pytest.approx(1.0) for d in DOMAINS if d != "scitldr")
+    assert out["balanced_accuracy"] == pytest.approx(0.9) and out["scored"] == 20
