@@ -112,3 +112,32 @@ def test_summedits_lodo_keeps_the_first_documents_of_every_domain():
     docs = {c.extra["doc_id"] for c in cases}
     assert docs == {f"{d}/0" for d in DOMAINS}
     assert all(c.extra["label"] in (0, 1) for c in cases) and len({c.input for c in cases}) == len(DOMAINS)
+
+
+def test_summedits_lodo_report_averages_the_folds_and_names_a_fold_that_kept_nothing():
+    from benchmarks.quality.tune.summedits_lodo import report
+
+    def fig(auc, ba):
+        figures = {"auc": auc, "balanced_accuracy": ba, "threshold": 0.5, "valid_mass": 0.99}
+        return {**figures, "cases": 50, "consistent": 0.3}
+
+    ok = {"seconds": 60.0, "best_epoch": 2, "tokens_per_second": 90.0, "peak_memory_gib": 7.0, "history": []}
+    folds = {
+        "ectsum": {"run": ok, "untuned": fig(0.6, 0.55), "untuned_half": fig(0.6, 0.5), "tuned_half": fig(0.8, 0.75)},
+        "qmsumm": {
+            "run": {"seconds": 30.0, "failed": "kept no adapter", "history": []},
+            "untuned": fig(0.7, 0.65),
+            "untuned_half": fig(0.7, 0.5),
+        },
+    }
+    results = {
+        "judge": "j",
+        "docs": 2,
+        "machine": {"cpu": "cpu", "cores": 2, "torch": "t", "torch_threads": 2},
+        "settings": {"loss": "ce", "epochs": 2, "patience": 1, "layers": 4, "learning_rate": 2e-4},
+        "folds": folds,
+    }
+    text = report(results)
+    assert "| **mean** | | 0.650 | 0.800 | **0.600** | **0.750** | 0.500 |" in text
+    assert "| qmsumm | 50 (0.30) | 0.700 | n/a | 0.650 | n/a | 0.500 |" in text and "none kept" in text
+    assert "- without qmsumm: kept no adapter" in text
