@@ -141,3 +141,16 @@ def test_summedits_lodo_report_averages_the_folds_and_names_a_fold_that_kept_not
     assert "| **mean** | | 0.650 | 0.800 | **0.600** | **0.750** | 0.500 |" in text
     assert "| qmsumm | 50 (0.30) | 0.700 | n/a | 0.650 | n/a | 0.500 |" in text and "none kept" in text
     assert "- without qmsumm: kept no adapter" in text
+
+
+def test_tune_cost_writes_whole_articles_as_tune_reads_them(tmp_path):
+    import json
+
+    from benchmarks.quality.tune.tune_cost import write_cases
+    from localjudge.io.cases import load_cases
+
+    n = write_cases(tmp_path / "cases.jsonl", 2)
+    cases = load_cases(tmp_path / "cases.jsonl")
+    assert n == len(cases) == 32 and len({c.extra["doc_id"] for c in cases}) == 2
+    raw = [json.loads(x) for x in (tmp_path / "cases.jsonl").read_text().splitlines()]
+    assert all(1 <= r["human_consistency"] <= 5 for r in raw)
