@@ -6,14 +6,20 @@
   (the faithful answer scored above its partner; a tie counts half).
 - SummEdits: the first `--summedits-docs` documents of each of the five dev domains
   (`shared/data/summedits/`), the builtin `consistency_entailment` metric (P(yes)); figures: ROC
-  AUC over all summaries, and balanced accuracy leave-one-domain-out (the threshold fitted on the
-  other four domains, applied to the fifth, averaged over the five).
+  AUC within each domain averaged over the five, and balanced accuracy leave-one-domain-out (the
+  threshold fitted on the other four domains, applied to the fifth, averaged over the five).
 
 Every member judges every case through `localjudge.evaluate_panel` (each member's run resumable
 under `runs/`), and the panel pools the members' scores per case: `mean`, and `agreement`
 (weights from each member's correlation with the others' mean, no labels). A case a member leaves
 unscored is unscored for the panel. `longer` (no judge): the answer's length in characters as its
 score.
+
+`--summedits stored` reads no judge on SummEdits: it pools, with the same weightings
+(`localjudge.panel.weights`), the `entail` readings (`consistency_entailment`, P(yes)) that the
+faithfulness study stored (`benchmarks/quality/faithfulness/summedits_scores/`), on the summaries
+every member read there (the Qwen judges read the first two documents of each domain); a judge with
+no stored `entail` is named and left out.
 
     .venv/bin/python -m benchmarks.quality.panel.panel_faithfulness \\
         --judges smollm2-135m gemma3-270m qwen2.5-coder-0.5b qwen2.5-coder-1.5b --summedits-docs 2
@@ -37,6 +43,7 @@ from benchmarks.lib.common import SHARED_DATA, cell, host_load, kept_section, ma
 
 HERE = Path(__file__).resolve().parent
 RAG_PAIRS = HERE.parents[1] / "quality" / "faithfulness" / "rag_faithfulness" / "contrastive.jsonl"
+STORED = HERE.parents[1] / "quality" / "faithfulness" / "summedits_scores"
 SUMMEDITS = SHARED_DATA / "summedits"
 DOMAINS = ("ectsum", "qmsumm", "sales_call", "sales_email", "scitldr")
 OUT_MD = HERE / "panel_faithfulness_results.md"
@@ -87,23 +94,26 @@ def rag_figures(cases, scores: list[float | None]) -> dict:
 
 
 def summedits_figures(cases, scores: list[float | None]) -> dict:
-    """AUC over the summaries, and balanced accuracy leave-one-domain-out (threshold from the other four)."""
+    """AUC within each domain averaged over the five (as the faithfulness study reports it), and balanced accuracy
+    leave-one-domain-out (the threshold fitted on the other four)."""
     from localjudge.stats.classification import balanced_accuracy, best_threshold, roc_auc
 
     ok = [(s, label(c), c.extra["domain"]) for c, s in zip(cases, scores) if s is not None]
     x = np.array([s for s, _, _ in ok])
     y = np.array([v for _, v, _ in ok])
     dom = np.array([d for _, _, d in ok])
-    per = {}
+    per, aucs = {}, []
     for d in DOMAINS:
         train, test = dom != d, dom == d
+        if test.sum() and len(np.unique(y[test])) == 2:
+            aucs.append(roc_auc(x[test], y[test]))
         if test.sum() == 0 or len(np.unique(y[train])) < 2:
             per[d] = None
             continue
         per[d] = balanced_accuracy(x[test] >= best_threshold(x[train], y[train]), y[test])
     vals = [v for v in per.values() if v is not None]
     return {
-        "auc": roc_auc(x, y) if ok else None,
+        "auc": float(np.mean(aucs)) if aucs else None,
         "balanced_accuracy": float(np.mean(vals)) if vals else None,
         "per_domain": per,
         "scored": len(ok),
@@ -111,18 +121,60 @@ def summedits_figures(cases, scores: list[float | None]) -> dict:
     }
 
 
+def stored_panels(judge_names: list[str], panels: dict) -> dict:
+    """SummEdits rows from the faithfulness study's stored `entail` readings, pooled as `evaluate_panel` pools."""
+    import gzip
+
+    from localjudge.panel.pool import choose_weights
+    from localjudge.panel.weights import pool
+
+    readings, missing = {}, []
+    for j in judge_names:
+        path = STORED / f"{j}.json.gz"
+        entail = json.loads(gzip.open(path).read())["scores"].get("entail") if path.is_file() else None
+        if entail:
+            readings[j] = entail
+        else:
+            missing.append(j)
+    cases = [c for c in summedits_cases(10**6) if all(c.id in r for r in readings.values())]
+    rows: dict = {}
+    for j, r in readings.items():
+        rows[j] = summedits_figures(cases, [r[c.id] for c in cases])
+    done: set[tuple[str, ...]] = set()
+    for panel_name, members in panels.items():
+        members = [m for m in members if m in readings]
+        if len(members) < 2 or tuple(members) in done:  # e.g. "all" without the judge left out
+            continue
+        done.add(tuple(members))
+        scores = np.array([[readings[m][c.id] for m in members] for c in cases])  # (n, M)
+        for method in ("mean", "agreement"):
+            chosen = choose_weights(scores, method)
+            key = f"panel {panel_name} ({method})"
+            rows[key] = summedits_figures(cases, [float(x) for x in pool(scores, chosen.weights)])
+            rows[key]["weights"] = [float(w) for w in chosen.weights]
+            rows[key]["members"] = members
+    rows["longer (no judge)"] = summedits_figures(cases, [float(len(c.actual_output or "")) for c in cases])
+    return {"rows": rows, "seconds": 0.0, "metric": "consistency_entailment (stored)", "left_out": missing}
+
+
 SETS = {"rag_pairs": ("faithfulness", rag_figures), "summedits": ("consistency_entailment", summedits_figures)}
 
 
-def run(judge_names: list[str], sets: list[str], summedits_docs: int, runs: Path, subpanels: dict) -> dict:
+def run(
+    judge_names: list[str], sets: list[str], summedits_docs: int, runs: Path, subpanels: dict, stored: bool
+) -> dict:
     from localjudge.judges.loading import load_judge
     from localjudge.metrics import builtin_metric
     from localjudge.panel import PanelOptions, evaluate_panel, member_path
 
-    judges = [load_judge(n) for n in judge_names]
     tag = "+".join(judge_names)
     panels = {"all": judge_names, **subpanels}
     out: dict = {"judges": judge_names, "panels": panels, "summedits_docs": summedits_docs, "sets": {}}
+    if stored and "summedits" in sets:
+        out["sets"]["summedits"] = stored_panels(judge_names, panels)
+        out["summedits_stored"] = True
+        sets = [s for s in sets if s != "summedits"]
+    judges = [load_judge(n) for n in judge_names] if sets else []
     for name in sets:
         cases = rag_cases() if name == "rag_pairs" else summedits_cases(summedits_docs)
         metric_name, figures = SETS[name]
@@ -184,10 +236,18 @@ def write(result: dict) -> None:
             )
         lines.append("")
     if "summedits" in result["sets"]:
+        entry = result["sets"]["summedits"]
+        which = (
+            "the faithfulness study's stored `entail` readings (`benchmarks/quality/faithfulness/summedits_scores/`) "
+            "of the summaries every member read there"
+            + (f"; no stored reading, left out: {', '.join(entry['left_out'])}" if entry.get("left_out") else "")
+            if result.get("summedits_stored")
+            else f"the first {result['summedits_docs']} documents of each dev domain, judged in this run"
+        )
         lines += [
-            f"SummEdits (first {result['summedits_docs']} documents of each dev domain, `consistency_entailment`, "
-            "P(yes)): AUC over all summaries; balanced accuracy (BA) with the threshold fitted on the other four "
-            "domains, per held-out domain and averaged.",
+            f"SummEdits ({which}; `consistency_entailment`, P(yes)): balanced accuracy (BA) "
+            "with the threshold fitted on the other four domains, per held-out domain and averaged; AUC within each "
+            "domain, averaged.",
             "",
             "| scorer | AUC | BA | " + " | ".join(f"BA {d}" for d in DOMAINS) + " | scored / n | weights |",
             "|---|---|---|" + "---|" * len(DOMAINS) + "---|---|",
@@ -209,6 +269,10 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", choices=list(SETS), default=list(SETS))
     parser.add_argument("--summedits-docs", type=int, default=2, help="First N documents of each SummEdits domain.")
     parser.add_argument(
+        "--summedits", choices=["stored", "judge"], default="stored",
+        help="SummEdits: pool the faithfulness study's stored readings, or judge the summaries again.",
+    )  # fmt: skip
+    parser.add_argument(
         "--subpanel", action="append", default=[], metavar="NAME=J1,J2",
         help="Also a panel of some of --judges (their readings reused); repeatable.",
     )  # fmt: skip
@@ -220,7 +284,7 @@ def main() -> None:
         if len(subpanels[name]) < 2 or not set(subpanels[name]) <= set(args.judges):
             parser.error(f"--subpanel {spec}: two or more of --judges")
     load = os.getloadavg()
-    result = run(args.judges, args.sets, args.summedits_docs, HERE / "runs", subpanels)
+    result = run(args.judges, args.sets, args.summedits_docs, HERE / "runs", subpanels, args.summedits == "stored")
     result["command"] = "python -m benchmarks.quality.panel.panel_faithfulness " + " ".join(sys.argv[1:])
     result["machine"] = machine("torch_threads")
     result["host"] = host_load(load)
