@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.lib import tuning
-from benchmarks.lib.common import host_load, machine
+from benchmarks.lib.common import host_load, kept_section, machine
 from benchmarks.lib.tuning import cell, reader
 
 HERE = Path(__file__).resolve().parent
@@ -103,7 +103,8 @@ def main() -> None:
     args = ap.parse_args()
     stem = f"summedits_lodo_{args.judge}{args.tag}"
     if args.report:
-        (HERE / f"{stem}.md").write_text(report(json.loads((HERE / f"{stem}.json").read_text())))
+        md = HERE / f"{stem}.md"
+        md.write_text(report(json.loads((HERE / f"{stem}.json").read_text())) + kept_section(md))
         return
     import torch
 
@@ -154,7 +155,8 @@ def main() -> None:
         print(domain, json.dumps({k: v for k, v in fold.items() if k != "run"}), flush=True)
         results["host"] = host_load(load)
         (HERE / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n")
-        (HERE / f"{stem}.md").write_text(report(results))
+        md = HERE / f"{stem}.md"
+        md.write_text(report(results) + kept_section(md))
 
 
 def mean(folds: dict, which: str, key: str) -> float | None:
