@@ -155,3 +155,14 @@ def load_pairs(path: str | Path, name: str, n: int | None = None):
         )
         for i, r in enumerate(rows)
     ]
+
+
+def subpanels(parser, specs: list[str], judges: list[str]) -> dict[str, list[str]]:
+    """`--subpanel NAME=J1,J2` specs as {name: members}; `parser.error` unless two or more of `judges`."""
+    out = {}
+    for spec in specs:
+        name, _, members = spec.partition("=")
+        out[name] = [m.strip() for m in members.split(",")]
+        if len(out[name]) < 2 or not set(out[name]) <= set(judges):
+            parser.error(f"--subpanel {spec}: two or more of --judges")
+    return out

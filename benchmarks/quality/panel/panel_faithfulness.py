@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.lib import common
 from benchmarks.lib.common import SHARED_DATA, cell, host_load, kept_section, machine
 
 HERE = Path(__file__).resolve().parent
@@ -277,12 +278,7 @@ def main() -> None:
         help="Also a panel of some of --judges (their readings reused); repeatable.",
     )  # fmt: skip
     args = parser.parse_args()
-    subpanels = {}
-    for spec in args.subpanel:
-        name, _, members = spec.partition("=")
-        subpanels[name] = [m.strip() for m in members.split(",")]
-        if len(subpanels[name]) < 2 or not set(subpanels[name]) <= set(args.judges):
-            parser.error(f"--subpanel {spec}: two or more of --judges")
+    subpanels = common.subpanels(parser, args.subpanel, args.judges)
     load = os.getloadavg()
     result = run(args.judges, args.sets, args.summedits_docs, HERE / "runs", subpanels, args.summedits == "stored")
     result["command"] = "python -m benchmarks.quality.panel.panel_faithfulness " + " ".join(sys.argv[1:])

@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from benchmarks.lib import common
 from benchmarks.lib.common import (
     SHARED_DATA,
     SUMMEVAL_DATA,
@@ -193,12 +194,7 @@ def main() -> None:
         help="Also pool each panel with this quorum (members that must score a pair; fewer than all); repeatable.",
     )  # fmt: skip
     args = parser.parse_args()
-    subpanels = {}
-    for spec in args.subpanel:
-        name, _, members = spec.partition("=")
-        subpanels[name] = [m.strip() for m in members.split(",")]
-        if len(subpanels[name]) < 2 or not set(subpanels[name]) <= set(args.judges):
-            parser.error(f"--subpanel {spec}: two or more of --judges")
+    subpanels = common.subpanels(parser, args.subpanel, args.judges)
     load = os.getloadavg()
     t0 = time.perf_counter()
     result = run(args.judges, args.pairs, args.summeval_docs, HERE / "runs", subpanels, args.sets, tuple(args.quorum))

@@ -69,3 +69,16 @@ def test_summedits_balanced_accuracy_fits_each_domains_threshold_on_the_others()
     assert out["per_domain"]["scitldr"] == pytest.approx(0.5)
     assert all(out["per_domain"][d] == pytest.approx(1.0) for d in DOMAINS if d != "scitldr")
     assert out["balanced_accuracy"] == pytest.approx(0.9) and out["scored"] == 20
+
+
+def test_subpanels_are_parsed_once_for_every_panel_study():
+    import argparse
+
+    from benchmarks.lib.common import subpanels
+
+    parser = argparse.ArgumentParser()
+    assert subpanels(parser, ["qwens=a, b"], ["a", "b", "c"]) == {"qwens": ["a", "b"]}
+    with pytest.raises(SystemExit):
+        subpanels(parser, ["solo=a"], ["a", "b"])
+    with pytest.raises(SystemExit):
+        subpanels(parser, ["odd=a,z"], ["a", "b"])
