@@ -23,6 +23,8 @@ from localjudge.kinds.geval.spec import GEvalMetric
 
 log = logging.getLogger("localjudge")
 STEPS_PREFILL = "Evaluation steps:\n1."
+STEPS_MAX_TOKENS = 200
+"""Most tokens a judge writes for a metric's evaluation steps (greedy; a step the limit cuts off is dropped)."""
 
 
 def cache_dir() -> Path:
@@ -81,7 +83,7 @@ def atomic_write_text(path: Path, text: str) -> None:
 def generate_steps(judge: Judge, metric: GEvalMetric) -> list[str]:
     """Asks the judge to write evaluation steps (greedy, deterministic), uncached."""
     prompt = judge.render("", steps_request(metric), STEPS_PREFILL)
-    text = "1." + judge.generate([prompt], max_new_tokens=200)[0]
+    text = "1." + judge.generate([prompt], max_new_tokens=STEPS_MAX_TOKENS)[0]
     steps = parse_steps(text)
     if not steps:
         raise LocalJudgeError(
