@@ -152,7 +152,7 @@ def test_concurrent_clients_get_bitwise_the_offline_records(smollm_judge):
     result = evaluate(cases, [builtin_metric("fluency")], smollm_judge, progress=False)
     offline = {r.case_id: json.dumps(r.model_dump(mode="json"), ensure_ascii=False) for r in result.records}
     rng = random.Random(3)
-    requests = [rng.sample(rows, rng.randint(1, 3)) for _ in range(24)]
+    requests = [rng.sample(rows, rng.randint(1, 3)) for _ in range(12)]
     with running(smollm_judge, batch_window_ms=20) as server:
 
         def send(chosen):
