@@ -32,6 +32,7 @@ LM = Callable[[str, str], Sequence[float]]
 # a text's length and the fake lm gets one character per token of a continuation with non-ASCII text
 _VOCAB = [chr(c) for c in range(32, 127)] + ["\n", "\ufffd"]
 _OTHER = len(_VOCAB) - 1
+_ID = {c: i for i, c in enumerate(_VOCAB)}
 
 
 class FakeBackend:
@@ -67,7 +68,7 @@ class FakeBackend:
         raise ConfigError("a fake backend has no engine options to change; build another fake judge instead")
 
     def encode(self, text: str) -> list[int]:
-        return [_VOCAB.index(c) if c in _VOCAB else _OTHER for c in text]
+        return [_ID.get(c, _OTHER) for c in text]
 
     def decode(self, ids: Sequence[int]) -> str:
         return "".join(_VOCAB[i] for i in ids)
@@ -81,6 +82,7 @@ class FakeBackend:
     def tree_logprobs(self, ids, tree: TokenTree, progress=None) -> TreeLogprobs:
         edge = np.zeros((len(ids), tree.n_nodes))
         end = np.zeros((len(ids), tree.n_nodes))
+        continues = set(tree.continue_ids.tolist())
         for b, row in enumerate(ids):
             prompt = self.decode(row)
             self.calls.append(prompt)
@@ -99,9 +101,7 @@ class FakeBackend:
                 cont = sum(
                     p
                     for o, p in outcomes.items()
-                    if o.startswith(text)
-                    and len(o) > len(text)
-                    and _VOCAB.index(o[len(text)]) in set(tree.continue_ids.tolist())
+                    if o.startswith(text) and len(o) > len(text) and _ID.get(o[len(text)], _OTHER) in continues
                 )
                 end[b, node] = _log(1 - cont / here) if here > 0 else 0.0
             if progress:
