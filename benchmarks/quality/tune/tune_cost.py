@@ -26,8 +26,13 @@ from pathlib import Path
 from benchmarks.lib.common import SUMMEVAL_DATA, host_load, kept_section, machine
 
 HERE = Path(__file__).resolve().parent
-OUT_MD = HERE / "tune_cost_results.md"
-OUT_JSON = HERE / "tune_cost_results.json"
+
+
+def outputs(articles: int) -> tuple[Path, Path]:
+    """The results files of a run on `articles` articles: one pair per subset size, so runs of
+    different sizes (the 1.5B's memory bound, the 0.5B's 400-case time) keep their own notes."""
+    stem = "tune_cost_results" if articles == 3 else f"tune_cost_{articles}_articles_results"
+    return HERE / f"{stem}.md", HERE / f"{stem}.json"
 
 
 def write_cases(path: Path, articles: int) -> int:
@@ -80,7 +85,8 @@ def tune_once(judge: str, cases: Path, out: Path, epochs: int) -> dict:
 
 
 def write(result: dict) -> None:
-    OUT_JSON.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    out_md, out_json = outputs(result["articles"])
+    out_json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     m = result["machine"]
     lines = [
         "# The cost of a cold `localjudge tune`",
@@ -88,7 +94,8 @@ def write(result: dict) -> None:
         f"One run of `{result['command']}` on {m['cpu']}, {m['cores']} cores; {result['host']}.",
         "",
         f"Each judge tuned from nothing for `consistency` on the first {result['articles']} SummEval dev articles "
-        f"({result['cases']} summaries, one article held out for early stopping), at most {result['epochs']} "
+        f"({result['cases']} summaries, a fifth of the articles and at least one held out for early stopping), at "
+        f"most {result['epochs']} "
         "epoch(s), default settings otherwise (4 top layers, LoRA rank 16, packs of at most 4,096 tokens), by the "
         "CLI in its own process. Wall: from the command to the folder (load, features, training, validation). "
         "Tokens/s: packed tokens per second of training steps (the manifest's). Peak: maximum RSS of the process "
@@ -105,7 +112,7 @@ def write(result: dict) -> None:
             f"{r.get('peak_memory_gib', 'n/a')} | {r.get('adapter_mib', 'n/a')} | {r.get('best_epoch', 'n/a')} | "
             f"{outcome} |"
         )
-    OUT_MD.write_text("\n".join(lines) + "\n" + kept_section(OUT_MD), encoding="utf-8")
+    out_md.write_text("\n".join(lines) + "\n" + kept_section(out_md), encoding="utf-8")
 
 
 def main() -> None:
@@ -133,7 +140,7 @@ def main() -> None:
         "rows": rows,
     }
     write(result)
-    print(OUT_MD.read_text(encoding="utf-8"))
+    print(outputs(args.articles)[0].read_text(encoding="utf-8"))
 
 
 if __name__ == "__main__":
