@@ -99,10 +99,14 @@ def _tune_cli(files: Path, out: Path, *extra: str) -> list[str]:
     ]
 
 
+WHOLE = ["--epochs", "6", "--patience", "6"]
+"""Six epochs, no early stop: the module's tune, and the one the killed tune must end as."""
+
+
 @pytest.fixture(scope="module")
 def tuned(files):
     out = files / "tuned"
-    result = CliRunner().invoke(main, _tune_cli(files, out, "--epochs", "6", "--patience", "6"))
+    result = CliRunner().invoke(main, _tune_cli(files, out, *WHOLE))
     assert result.exit_code == 0, result.output
     return out
 
@@ -198,7 +202,7 @@ def test_a_metric_the_adapter_never_trained_on_is_read_with_a_warning(tuned, fil
 
 @pytest.mark.slow  # a tune in a subprocess, killed, then resumed
 def test_a_killed_tune_resumes_to_the_same_adapter_bytes(files, tuned):
-    args = ["--epochs", "6", "--patience", "6"]  # `tuned`'s: it is the unkilled tune of the same data and seed
+    args = WHOLE  # `tuned` is the unkilled tune of the same data, seed and settings
     killed = files / "killed"
     cmd = [sys.executable, "-m", "localjudge", *_tune_cli(files, killed, *args)]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, "CI": "1"})
@@ -308,7 +312,7 @@ def test_one_adapter_tunes_several_metrics_each_read_on_its_own_labels(files, tm
         for row in rows:
             good = row["human"] - 1
             f.write(json.dumps({**row, "human_goodness": 1 + good, "human_brief": 1 + good / 2}) + "\n")
-    args = _tune_cli(files, tmp_path / "both", "--epochs", "6", "--patience", "6")
+    args = _tune_cli(files, tmp_path / "both", *WHOLE)
     args[1] = str(tmp_path / "cases.jsonl")
     args[args.index("--human") + 1] = "human_{metric}"
     at = args.index("--metric") + 2

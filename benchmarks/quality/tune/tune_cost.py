@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 def outputs(articles: int) -> tuple[Path, Path]:
     """The results files of a run on `articles` articles: one pair per subset size, so runs of
     different sizes (the 1.5B's memory bound, the 0.5B's 400-case time) keep their own notes."""
-    stem = "tune_cost_results" if articles == 3 else f"tune_cost_{articles}_articles_results"
+    stem = f"tune_cost_{articles}_articles_results"
     return HERE / f"{stem}.md", HERE / f"{stem}.json"
 
 
