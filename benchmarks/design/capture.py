@@ -1,0 +1,484 @@
+"""Capture what localjudge's user-facing jobs write, to show a refactor changes no result.
+
+Runs, with the embedded judges on CPU in fp32, every job a user runs: the demo, the RAG demo, an
+eval of each metric kind, a panel in both pooling modes, a ranking, calibration (agreement, an
+isotonic fit, a hybrid, a verdict), the bias lab (judging and re-analysis), a served evaluation
+over HTTP and a short tune. Each job's files and printed output land in --out; `--compare A B`
+then says, file by file, whether two captures are equal byte for byte once the fields that hold
+time (seconds, dates, rates) are blanked.
+
+    .venv/bin/python -m benchmarks.design.capture --out /tmp/before
+    ... change the code ...
+    .venv/bin/python -m benchmarks.design.capture --out /tmp/after
+    .venv/bin/python -m benchmarks.design.capture --compare /tmp/before /tmp/after
+
+The command lines live in `JOBS`; a change that renames a command updates them in the same commit
+and says so, so that before and after run the same work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+EXAMPLES = ROOT / "localjudge" / "examples"
+# `python -m localjudge` with this tree first on the path: a capture runs the code of the tree it lives in.
+CLI = [sys.executable, "-m", "localjudge"]
+
+# Keys whose values are times, dates or rates: blanked before comparing. Anything else must match.
+TIME_KEY = re.compile(
+    r"(^|_)(seconds|second|secs|s|ms|time|times|timing|timings|elapsed|date|created|started|finished|"
+    r"wall|cpu|duration|per_s|per_second|rate_s|tokens_per_s|throughput|timestamp|when|run)($|_)"
+)
+TIME_TEXT = re.compile(
+    r"\d+(\.\d+)?\s?(s|ms|min|h)\b|\d+(\.\d+)?(it|items|cases|tok)/s|\d{4}-\d{2}-\d{2}[T ][\d:.]+\S*"
+)
+
+
+def inputs(out: Path) -> dict[str, Path]:
+    """Small input files cut from the bundled examples (first article's 16 summaries, pairs of them)."""
+    rows = [json.loads(x) for x in (EXAMPLES / "summeval_demo.jsonl").read_text().splitlines() if x.strip()]
+    first = [r for r in rows if r["doc_id"] == rows[0]["doc_id"]]
+    pairs = [
+        {
+            "id": f"{a['id']}|{b['id']}",
+            "input": a["input"],
+            "output_1": a["actual_output"],
+            "output_2": b["actual_output"],
+            "human_preferred": 1 if a["human_consistency"] >= b["human_consistency"] else 2,
+        }
+        for a, b in zip(first[0:8:2], first[1:8:2])
+    ]
+    files = {"article": out / "in_article.jsonl", "pairs": out / "in_pairs.jsonl"}
+    files["article"].write_text("".join(json.dumps(r) + "\n" for r in first))
+    files["pairs"].write_text("".join(json.dumps(r) + "\n" for r in pairs))
+    return files
+
+
+def jobs(out: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
+    """Each job's name and command line (arguments after `localjudge`)."""
+    art, pairs, rag = str(files["article"]), str(files["pairs"]), str(EXAMPLES / "rag_demo.jsonl")
+    bias_in = out / "in_responses.jsonl"
+    o = str(out)
+    S = "smollm2-135m"  # named where the default would be the 1.5B judge (minutes per job on 2 cores)
+    return [
+        ("demo", ["demo", "--out", f"{o}/demo.jsonl", "--no-progress"]),
+        ("rag", ["eval", rag, "--metric", "correctness", "--metric", "faithfulness", "--out", f"{o}/rag.jsonl"]),
+        ("kind_pmi", ["eval", rag, "--metric", "faithfulness_pmi", "--limit", "4", "--out", f"{o}/kind_pmi.jsonl"]),
+        (
+            "kind_pointwise",
+            [
+                "eval",
+                art,
+                "--limit",
+                "6",
+                "--out",
+                f"{o}/kind_pointwise.jsonl",
+                "--metric",
+                "consistency",
+                "--metric",
+                "fluency",
+                "--metric",
+                "consistency_likelihood",
+                "--metric",
+                "consistency_tokens",
+                "--metric",
+                "consistency_entailment",
+                "--metric",
+                "rouge_l",
+            ],
+        ),
+        (
+            "kind_pairwise",
+            [
+                "eval",
+                pairs,
+                "--metric",
+                "pairwise",
+                "--metric",
+                "pairwise_likelihood",
+                "--judge",
+                S,
+                "--out",
+                f"{o}/kind_pairwise.jsonl",
+            ],
+        ),
+        (
+            "panel_mean",
+            [
+                "eval",
+                art,
+                "--limit",
+                "6",
+                "--metric",
+                "consistency",
+                "--judge",
+                "smollm2-135m",
+                "--judge",
+                "gemma3-270m",
+                "--panel",
+                "mean",
+                "--out",
+                f"{o}/panel_mean.jsonl",
+            ],
+        ),
+        (
+            "panel_agreement",
+            [
+                "eval",
+                art,
+                "--limit",
+                "6",
+                "--metric",
+                "consistency",
+                "--judge",
+                "smollm2-135m",
+                "--judge",
+                "gemma3-270m",
+                "--panel",
+                "agreement",
+                "--out",
+                f"{o}/panel_agreement.jsonl",
+            ],
+        ),
+        (
+            "panel_pairwise",
+            [
+                "eval",
+                pairs,
+                "--metric",
+                "pairwise",
+                "--judge",
+                "smollm2-135m",
+                "--judge",
+                "gemma3-270m",
+                "--panel",
+                "mean",
+                "--out",
+                f"{o}/panel_pairwise.jsonl",
+            ],
+        ),
+        (
+            "rank",
+            [
+                "rank",
+                art,
+                "--metric",
+                "pairwise",
+                "--judge",
+                S,
+                "--group",
+                "doc_id",
+                "--budget",
+                "2",
+                "--system",
+                "system_id",
+                "--out",
+                f"{o}/rank.jsonl",
+                "--no-progress",
+                "--json",
+            ],
+        ),
+        (
+            "calibrate",
+            [
+                "calibrate",
+                f"{o}/demo.jsonl",
+                "--human",
+                "human_consistency",
+                "--group",
+                "doc_id",
+                "--no-plots",
+                "--json",
+            ],
+        ),
+        (
+            "calibrate_fit",
+            [
+                "calibrate",
+                f"{o}/demo.jsonl",
+                "--human",
+                "human_consistency",
+                "--group",
+                "doc_id",
+                "--fit",
+                "isotonic",
+                "--no-plots",
+                "--json",
+            ],
+        ),
+        (
+            "calibrate_rank",
+            [
+                "calibrate",
+                f"{o}/rank.jsonl",
+                "--human",
+                "human_consistency",
+                "--group",
+                "doc_id",
+                "--no-plots",
+                "--json",
+            ],
+        ),
+        (
+            "fit_hybrid",
+            [
+                "calibrate",
+                f"{o}/kind_pointwise.jsonl",
+                "--human",
+                "human_consistency",
+                "--hybrid",
+                "consistency,consistency_likelihood",
+                "--save-hybrid",
+                f"{o}/hybrid.json",
+                "--no-plots",
+                "--json",
+            ],
+        ),
+        (
+            "fit_verdict",
+            [
+                "calibrate",
+                f"{o}/kind_pointwise.jsonl",
+                "--human",
+                "human_consistency",
+                "--verdict",
+                "consistency,consistency_likelihood",
+                "--pass-at",
+                "4",
+                "--save-verdict",
+                f"{o}/verdict.json",
+                "--no-plots",
+                "--json",
+            ],
+        ),
+        (
+            "bias_run",
+            [
+                "bias",
+                str(bias_in),
+                "--judge",
+                "smollm2-135m",
+                "--judge",
+                "gemma3-270m",
+                "--pairwise",
+                "--out-dir",
+                f"{o}/bias_run",
+                "--no-progress",
+                "--bootstrap",
+                "200",
+            ],
+        ),
+        (
+            "bias_analyse",
+            [
+                "bias",
+                str(ROOT / "benchmarks/bias/self_preference/summaries/responses.jsonl"),
+                "--verdicts",
+                str(ROOT / "benchmarks/bias/self_preference/summaries"),
+                "--out-dir",
+                f"{o}/bias_analyse",
+                "--bootstrap",
+                "200",
+                "--panel",
+                "three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b",
+            ],
+        ),
+        (
+            "tune",
+            [
+                "tune",
+                art,
+                "--metric",
+                "consistency",
+                "--judge",
+                "smollm2-135m",
+                "--human",
+                "human_consistency",
+                "--group",
+                "system_id",
+                "--epochs",
+                "1",
+                "--layers",
+                "1",
+                "--rank",
+                "4",
+                "--pack-tokens",
+                "2048",
+                "--out",
+                f"{o}/tune",
+            ],
+        ),
+    ]
+
+
+def bias_responses(path: Path) -> None:
+    """Six responses of two generators to three prompts, cut from the bias study's answers."""
+    src = ROOT / "benchmarks/bias/self_preference/answers/responses.jsonl"
+    rows = [json.loads(x) for x in src.read_text().splitlines() if x.strip()]
+    keep = {"smollm2-135m", "gemma3-270m"}
+    ids = sorted({r["id"] for r in rows})[:3]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows if r["id"] in ids and r["generator"] in keep))
+
+
+def serve(out: Path, files: dict[str, Path]) -> None:
+    """A served evaluation: `localjudge serve`, then /v1/evaluate and /v1/score over HTTP."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = (out / "serve.log").open("w")
+    proc = subprocess.Popen(
+        [*CLI, "serve", "--judge", "smollm2-135m", "--port", str(port), "--no-progress"],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env=_env(),
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(base + "/health", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        cases = [json.loads(x) for x in files["article"].read_text().splitlines()[:3]]
+        for name, path, body in [
+            ("serve_evaluate", "/v1/evaluate", {"metric": "consistency", "cases": cases}),
+            ("serve_score", "/v1/score", {"prompt": "Rate this answer from 1 to 5. Score:", "low": 1, "high": 5}),
+        ]:
+            req = urllib.request.Request(
+                base + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+            )
+            try:
+                with urllib.request.urlopen(req, timeout=600) as r:
+                    (out / f"{name}.json").write_bytes(r.read())
+            except urllib.error.HTTPError as e:
+                (out / f"{name}.json").write_text(f"HTTP {e.code}\n{e.read().decode()}")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=60)
+        log.close()
+
+
+def _env() -> dict[str, str]:
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    return dict(os.environ, PYTHONPATH=path, TQDM_DISABLE="1", TRANSFORMERS_VERBOSITY="error")
+
+
+def capture(out: Path, only: list[str] | None) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    files = inputs(out)
+    bias_responses(out / "in_responses.jsonl")
+    env = _env()
+    for name, argv in jobs(out, files):
+        if only and name not in only:
+            continue
+        start = time.perf_counter()
+        r = subprocess.run([*CLI, *argv], capture_output=True, text=True, env=env, cwd=out)
+        (out / f"{name}.stdout").write_text(r.stdout)
+        (out / f"{name}.stderr").write_text(r.stderr)
+        print(f"{name}: exit {r.returncode} in {time.perf_counter() - start:.0f}s", flush=True)
+    if not only or "serve" in only:
+        start = time.perf_counter()
+        serve(out, files)
+        print(f"serve: {time.perf_counter() - start:.0f}s", flush=True)
+    tune = out / "tune"
+    if tune.is_dir():
+        (out / "tune_files.txt").write_text(
+            "".join(
+                f"{p.relative_to(tune)} {hashlib.sha256(p.read_bytes()).hexdigest()}\n"
+                for p in sorted(tune.rglob("*"))
+                if p.is_file() and p.suffix in {".safetensors", ".bin"}
+            )
+        )
+
+
+def blank(value: object, key: str = "") -> object:
+    """The value with time-like keys set to None and times in strings masked."""
+    if TIME_KEY.search(key.lower()):
+        return None
+    if isinstance(value, dict):
+        return {k: blank(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [blank(v) for v in value]
+    if isinstance(value, str):
+        return TIME_TEXT.sub("<t>", value)
+    return value
+
+
+def canonical(path: Path, root: Path) -> str:
+    """A file's text to compare: JSON with times blanked, other text with times masked, the folder as <out>."""
+    text = path.read_text(errors="replace").replace(str(root), "<out>")
+    try:
+        if path.suffix == ".jsonl":
+            return "".join(json.dumps(blank(json.loads(x)), sort_keys=True) + "\n" for x in text.splitlines() if x)
+        if path.suffix == ".json":
+            return json.dumps(blank(json.loads(text)), sort_keys=True)
+    except json.JSONDecodeError:
+        pass
+    return TIME_TEXT.sub("<t>", text)
+
+
+def compare(a: Path, b: Path) -> int:
+    """Print each file as same or different (first differing line); exit 1 when any differs."""
+    skip = {".png", ".log", ".pt", ".safetensors"}
+    names = sorted(
+        {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
+        | {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
+    )
+    bad = 0
+    for n in names:
+        if n.suffix in skip or (n.parts[0] == "tune" and n.suffix not in {".json", ".jsonl", ".md"}):
+            continue
+        pa, pb = a / n, b / n
+        if not pa.exists() or not pb.exists():
+            print(f"ONLY IN {'after' if not pa.exists() else 'before'}: {n}")
+            bad += 1
+            continue
+        ta, tb = canonical(pa, a), canonical(pb, b)
+        if ta == tb:
+            print(f"same  {n}")
+            continue
+        bad += 1
+        la, lb = ta.splitlines(), tb.splitlines()
+        i = next((i for i, (x, y) in enumerate(zip(la, lb)) if x != y), min(len(la), len(lb)))
+        print(
+            f"DIFF  {n} line {i + 1}:\n  - {la[i][:300] if i < len(la) else '<end>'}\n"
+            f"  + {lb[i][:300] if i < len(lb) else '<end>'}"
+        )
+    print(f"{len(names)} files, {bad} differ")
+    return 1 if bad else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, help="folder to capture into (replaced)")
+    ap.add_argument("--only", nargs="+", help="run only these jobs (names in JOBS, or serve)")
+    ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
+    args = ap.parse_args(argv)
+    if args.compare:
+        return compare(*args.compare)
+    if args.out is None:
+        ap.error("--out or --compare is required")
+    if args.out.exists() and not args.only:
+        shutil.rmtree(args.out)
+    capture(args.out.resolve(), args.only)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
