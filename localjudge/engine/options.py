@@ -153,7 +153,7 @@ class EngineOptions(Options):
     def weights_layout(self) -> str:
         """How the weights are read at load: the dtype, or "<dtype>-mixed" (the linear layers in it, the rest fp32).
 
-        A GGUF judge's prepared copy is stored in this layout (`judges.cache.LAYOUTS`), so its load
+        A GGUF judge's prepared copy is stored in this layout (`weights.cache.LAYOUTS`), so its load
         makes no fp32 copy of weights that run in bf16.
         """
         assert self.dtype is not None and self.dtype != "auto", "resolve the options first"

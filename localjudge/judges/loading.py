@@ -14,25 +14,21 @@ from localjudge.engine.options import EngineOptions
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
 from localjudge.io.files import is_dir
 from localjudge.judges.adapters import TuneManifest, is_tune_folder, merge_adapter, read_manifest
-from localjudge.judges.cache import cache_root
-from localjudge.judges.chunks import joined_gguf, joined_if_present
-from localjudge.judges.gguf_weights import file_sha256, load_gguf
-from localjudge.judges.install import package_weights
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.judges.registry import (
     REGISTRY_PATH,
     UNKNOWN_FAMILY,
-    GGUFFileSource,
-    HubSource,
     JudgeEntry,
-    LocalDirSource,
-    PackageChunksSource,
-    PackageGGUFSource,
     TunedSource,
     load_registry,
     model_family,
 )
 from localjudge.judges.versions import warn_untested_versions
+from localjudge.weights.cache import cache_root
+from localjudge.weights.chunks import joined_gguf, joined_if_present
+from localjudge.weights.gguf import file_sha256, load_gguf
+from localjudge.weights.install import package_weights
+from localjudge.weights.sources import GGUFFileSource, HubSource, LocalDirSource, PackageChunksSource, PackageGGUFSource
 
 __all__ = ["file_sha256", "load_judge"]
 
@@ -288,7 +284,7 @@ def _load_weights(entry: JudgeEntry, layout: str, trust: bool, allow_pickle: boo
                 return load_gguf(joined_gguf(src, entry.name, Path(tmp)), layout, False)
         return load_gguf(joined_gguf(src, entry.name, cache_root(None if cache is True else cache)), layout, cache)
     if isinstance(src, PackageGGUFSource):
-        path, _ = package_weights(entry)  # size and SHA-256 checked when the registry gives them
+        path, _ = package_weights(entry.name, src)  # size and SHA-256 checked when the registry gives them
         return load_gguf(path, layout, cache)
     if isinstance(src, GGUFFileSource):
         path = Path(src.path)

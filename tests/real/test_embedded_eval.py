@@ -17,9 +17,10 @@ import pytest
 from localjudge.io.cases import load_cases
 from localjudge.judges.judge import Judge
 from localjudge.judges.loading import file_sha256
-from localjudge.judges.registry import load_registry, package_gguf_path
+from localjudge.judges.registry import load_registry
 from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate
+from localjudge.weights.sources import package_gguf_path
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,8 @@ import pytest
 from inspect_report import assert_paths_decode, report_json, run, spelling_paths
 
 from localjudge.judges.loading import file_sha256
-from localjudge.judges.registry import load_registry, package_gguf_path
+from localjudge.judges.registry import load_registry
+from localjudge.weights.sources import package_gguf_path
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

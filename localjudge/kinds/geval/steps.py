@@ -16,10 +16,10 @@ import tempfile
 from pathlib import Path
 
 from localjudge.errors import LocalJudgeError, clip
-from localjudge.judges.cache import cache_root
 from localjudge.judges.judge import Judge
 from localjudge.kinds.geval.prompts import TEMPLATE_VERSION, parse_steps, steps_request
 from localjudge.kinds.geval.spec import GEvalMetric
+from localjudge.weights.cache import cache_root
 
 log = logging.getLogger("localjudge")
 STEPS_PREFILL = "Evaluation steps:\n1."
