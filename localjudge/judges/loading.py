@@ -104,7 +104,7 @@ def load_judge(
         entry = entry.model_copy(update={"family": model_family(entry.name, registry, family)})
     if isinstance(entry.source, LocalDirSource) and not Path(entry.source.path).is_absolute() and not adhoc:
         # registry paths are relative to the registry file, not to the working directory
-        where = Path(registry_path or REGISTRY_PATH).resolve().parent / entry.source.path
+        where = Path(registry_path or REGISTRY_PATH).absolute().parent / entry.source.path
         entry = entry.model_copy(update={"source": LocalDirSource(kind="local_dir", path=str(where))})
     run = asked.resolve(torch.cuda.is_available(), entry.dtype)
     assert run.device is not None and run.dtype is not None  # resolved

@@ -22,6 +22,10 @@ from localjudge.weights.sources import (
 )
 
 REGISTRY_PATH = Path(__file__).resolve().parent.parent / "models.yaml"
+"""The bundled registry: in a checkout a link to the top-level models.yaml, in the wheel that file itself.
+
+Relative paths in a registry are read from the folder the registry is named in, links not followed,
+so the bundled registry's `tuned/...` is the package's folder in a checkout and in an install alike."""
 UNKNOWN_FAMILY = "unknown"
 """The family of a model loaded by path or hub id when none is given: too vague for bias studies."""
 
@@ -34,14 +38,14 @@ class TunedSource(_Strict):
     """A tuned judge: a tune folder (adapter and manifest, `localjudge tune`) over the base judge it names."""
 
     kind: Literal["tuned"] = Field(description="Source kind.")
-    path: str = Field(description="The tune folder; relative paths are relative to models.yaml.")
+    path: str = Field(description="The tune folder; relative paths from the folder models.yaml is named in.")
 
     def describe(self) -> str:
         return f"tuned:{self.path}"
 
     def folder(self, registry_path: str | Path = REGISTRY_PATH) -> Path:
         """The tune folder, for the registry file at `registry_path`."""
-        return Path(registry_path).resolve().parent / self.path
+        return Path(registry_path).absolute().parent / self.path
 
 
 Source = Annotated[
@@ -137,7 +141,7 @@ def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
     if isinstance(src, TunedSource):
         return _tuned_availability(entry.name, src.folder(registry_path), registry_path)
     if isinstance(src, LocalDirSource):
-        where = Path(registry_path).resolve().parent / src.path  # absolute paths stay as they are
+        where = Path(registry_path).absolute().parent / src.path  # absolute paths stay as they are
         return "yes" if where.is_dir() else f"no: {where} missing"
     if isinstance(src, PackageGGUFSource):
         if importlib.util.find_spec(src.module) is None:
