@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.stats import Estimate
 
@@ -20,15 +20,14 @@ class _Result(BaseModel):
 class BiasSettings(_Result):
     """How estimates, intervals and tests of a bias analysis are computed."""
 
-    n_bootstrap: int = Field(default=1000, ge=1, validation_alias=AliasChoices("n_bootstrap", "n_resamples"))
-    """Bootstrap resamples of items for the confidence intervals (as `CalibrationSettings`; reports
-    written before the rename call it `n_resamples`, and still load)."""
+    n_bootstrap: int = Field(default=1000, ge=1)
+    """Bootstrap resamples of items for the confidence intervals (as `CalibrationSettings`)."""
     n_permutations: int = Field(default=9999, ge=1)
     """Random sign flips or permutations per test (small samples are enumerated exactly)."""
     seed: int = Field(default=0, ge=0)
     """Seed of every random draw; the same seed and records give the same report."""
-    ci_level: float = Field(default=0.95, gt=0.0, lt=1.0, validation_alias=AliasChoices("ci_level", "confidence"))
-    """Coverage of the percentile bootstrap intervals (as `CalibrationSettings`; formerly `confidence`)."""
+    ci_level: float = Field(default=0.95, gt=0.0, lt=1.0)
+    """Coverage of the percentile bootstrap intervals (as `CalibrationSettings`)."""
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     """Family-wise error rate of the Holm-corrected findings."""
     length_unit: int = Field(default=100, ge=1)

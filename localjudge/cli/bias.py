@@ -41,7 +41,7 @@ _models = registry_option(_REGISTRY_HELP)
     "--batch-size", type=click.IntRange(min=1), default=8, show_default=True, help="Prompts per generation chunk."
 )
 @_family
-@registry_option(_REGISTRY_HELP, old_name=False)  # --models: a misspelt --model here, not the old --registry
+@registry_option(_REGISTRY_HELP)
 @engine_options
 def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs, registry, engine) -> None:
     """Answer the prompts in PROMPTS (JSONL with id, input, optional context/reference) with each --model.
@@ -120,12 +120,11 @@ def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs,
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests.")
 @click.option(
     "--bootstrap",
-    "--resamples",
     "n_bootstrap",
     type=click.IntRange(min=1),
     default=1000,
     show_default=True,
-    help="Bootstrap resamples (as calibrate's --bootstrap; --resamples is its former name).",
+    help="Bootstrap resamples (as calibrate's --bootstrap).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of the summary.")
 @_family

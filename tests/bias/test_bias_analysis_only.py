@@ -33,8 +33,7 @@ def test_reanalysis_of_a_finished_study_gives_its_reports(tmp_path, no_load):
     res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", out)
     assert res.exit_code == 0, res.output
     before, after = json.loads((STUDY / "report.json").read_text()), json.loads((out / "report.json").read_text())
-    # the study was written before BiasSettings took calibration's names (n_bootstrap, ci_level): it still loads
-    assert before["pointwise"]["settings"]["n_resamples"] == after["pointwise"]["settings"]["n_bootstrap"] == 1000
+    assert before["pointwise"]["settings"]["n_bootstrap"] == after["pointwise"]["settings"]["n_bootstrap"] == 1000
     for part in ("pointwise", "pairwise"):
         assert after[part] == BiasReport.model_validate(before[part]).model_dump(mode="json")
         assert after[part]["findings"] == before[part]["findings"]
@@ -52,7 +51,7 @@ def test_analysis_only_imports_no_torch(tmp_path):
     code = (
         "import sys\nfrom localjudge.cli import main\n"
         f"main(['bias', {str(RESPONSES)!r}, '--verdicts', {str(STUDY / 'pointwise_records.jsonl')!r}, "
-        f"'--out-dir', {str(tmp_path / 'out')!r}, '--metric', 'correctness', '--resamples', '200'], "
+        f"'--out-dir', {str(tmp_path / 'out')!r}, '--metric', 'correctness', '--bootstrap', '200'], "
         "standalone_mode=False)\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'accelerate') if m in sys.modules)\n"
         "assert not heavy, heavy\n"
@@ -78,7 +77,7 @@ def test_verdicts_without_perplexity_skip_that_analysis_and_say_so(tmp_path, no_
         _verdicts_without_perplexity(tmp_path),
         "--out-dir",
         tmp_path / "out",
-        "--resamples",
+        "--bootstrap",
         "200",
     )
     assert res.exit_code == 0, res.output
@@ -102,7 +101,7 @@ def test_unknown_families_in_verdicts_are_filled_by_family_or_refused(tmp_path, 
         verdicts,
         "--out-dir",
         tmp_path / "b",
-        "--resamples",
+        "--bootstrap",
         "200",
         "--family",
         "smollm2-135m=smollm",
@@ -160,7 +159,7 @@ def test_human_field_refills_human_scores(tmp_path, no_load):
         STUDY,
         "--out-dir",
         tmp_path / "out",
-        "--resamples",
+        "--bootstrap",
         "200",
         "--human-field",
         "stars",
@@ -183,9 +182,10 @@ def test_the_lab_runs_without_the_command_line(tmp_path, no_load):
     assert study.study.pointwise is not None and study.study.pointwise.settings == settings
     files = write_study(study.study, study.verdicts, tmp_path / "out")
     assert files and (tmp_path / "out" / "report.json").is_file()
-    # the command's --bootstrap (calibrate's name) and its former name --resamples set the same setting
-    for flag in ("--bootstrap", "--resamples"):
-        out = tmp_path / flag.strip("-")
-        res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", out, flag, "200", "--json")
-        assert res.exit_code == 0, res.output
-        assert json.loads((out / "report.json").read_text())["pointwise"]["settings"]["n_bootstrap"] == 200
+    # the command's --bootstrap (calibrate's name) sets the setting; --resamples, its first name, is gone
+    out = tmp_path / "bootstrap"
+    res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", out, "--bootstrap", "200", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "report.json").read_text())["pointwise"]["settings"]["n_bootstrap"] == 200
+    res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", tmp_path / "r", "--resamples", "200")
+    assert res.exit_code == 2 and "No such option '--resamples'" in res.output

@@ -395,7 +395,7 @@ def test_cli_generate_then_bias(prompts_file, tmp_path, fake_loader):
             *JUDGE_FAMILIES,
             "--out-dir",
             str(report),
-            "--resamples",
+            "--bootstrap",
             "200",
             "--no-progress",
         ],
@@ -486,7 +486,7 @@ def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loade
             "pairwise",
             "--out-dir",
             str(report),
-            "--resamples",
+            "--bootstrap",
             "200",
             "--no-progress",
             "--json",
@@ -565,7 +565,7 @@ def test_cli_bias_min_valid_mass_is_recorded_and_refused_without_judges(response
     from localjudge.runs.results_file import read_results
 
     report = tmp_path / "report"
-    args = ["bias", str(responses_file), "--out-dir", str(report), "--resamples", "50", "--no-progress"]
+    args = ["bias", str(responses_file), "--out-dir", str(report), "--bootstrap", "50", "--no-progress"]
     res = CliRunner().invoke(main, [*args, "--judge", "j-alpha", *JUDGE_FAMILIES[:2], "--min-valid-mass", "0.5"])
     assert res.exit_code == 0, res.output
     records = read_results(report / "records" / "j-alpha.correctness.jsonl")

@@ -66,22 +66,16 @@ def test_defaults_are_shown():
 
 
 @pytest.mark.parametrize("command", ["eval", "models", "bias", "generate"])
-def test_the_registry_option_is_called_registry_and_models_is_a_hidden_alias(command):
+def test_the_registry_option_is_called_registry(command):
     text = _help(command)
     assert "--registry FILE" in text and "--models" not in text
 
 
-def test_the_old_registry_option_name_still_works(tmp_path):
-    registry = tmp_path / "r.yaml"
-    registry.write_text(
-        "default: x\njudges:\n - {name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, "
-        "context_length: 64}\n"
-    )
-    runner = CliRunner()
-    old = runner.invoke(main, ["models", "--models", str(registry)])
-    assert old.exit_code == 0 and old.stdout.splitlines()[2].startswith("*x"), old.output
-    both = runner.invoke(main, ["models", "--models", str(registry), "--registry", str(tmp_path / "other.yaml")])
-    assert both.exit_code == 2 and "give --registry only" in both.output
+@pytest.mark.parametrize("command", ["models", "eval"])
+def test_the_old_registry_option_name_is_gone(command):
+    # a shim of a package never released (#48): --models was --registry's first name
+    result = CliRunner().invoke(main, [command, "--models", "r.yaml"])
+    assert result.exit_code == 2 and "No such option '--models'" in result.output
 
 
 def test_generate_reads_models_as_a_misspelt_model_not_the_old_registry(tmp_path):
