@@ -69,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     from localjudge.io.cases import load_cases
     from localjudge.metrics import builtin_metric
     from localjudge.runs.generation import generate_responses, read_responses
+    from localjudge.runs.options import RunOptions
 
     torch.set_num_threads(args.threads)
     out = args.out_dir.resolve()
@@ -96,11 +97,9 @@ def main(argv: list[str] | None = None) -> int:
             lambda: generate_responses(
                 cases,
                 model,
-                responses_file,
+                RunOptions(out=responses_file, resume=args.resume or not first, overwrite=first and not args.resume),
                 max_new_tokens=args.max_new_tokens,
                 batch_size=args.batch_size,
-                resume=args.resume or not first,
-                overwrite=first and not args.resume,
             ),
         )
 
@@ -109,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         return timed(
             f"judge with {model.info.name}",
             lambda: judge_responses(
-                model, responses, metric, pairwise, records_dir=out / "records", resume=args.resume
+                model, responses, metric, pairwise, records_dir=out / "records", run=RunOptions(resume=args.resume)
             ),
         )
 

@@ -204,6 +204,7 @@ def run_models(args: argparse.Namespace, out: Path, clock: Clock, study_tasks: l
     import torch
 
     from localjudge.runs.generation import generate_responses, read_responses
+    from localjudge.runs.options import RunOptions
     from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
     torch.set_num_threads(args.threads)
@@ -232,11 +233,9 @@ def run_models(args: argparse.Namespace, out: Path, clock: Clock, study_tasks: l
                 generate_responses(
                     cases[t],
                     model,
-                    files[t],
+                    RunOptions(out=files[t], resume=True, progress=False),
                     max_new_tokens=limits[t],
                     batch_size=args.batch_size,
-                    resume=True,
-                    progress=False,
                 )
                 clock("generate", t, name, f"{len(todo[t])} items", time.perf_counter() - start, len(todo[t]))
         del model

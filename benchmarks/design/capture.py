@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -43,6 +44,8 @@ TIME_KEY = re.compile(
     r"(^|_)(seconds|second|secs|s|ms|time|times|timing|timings|elapsed|date|created|started|finished|"
     r"wall|cpu|duration|per_s|per_second|rate_s|tokens_per_s|throughput|timestamp|when|run)($|_)"
 )
+# Per-request ids of the OpenAI-compatible endpoints: random by design.
+REQUEST_ID = re.compile(r"\b(chat)?cmpl-[0-9a-f]{8,}")
 TIME_TEXT = re.compile(
     r"\d+(\.\d+)?\s?(s|ms|min|h)\b|\d+(\.\d+)?(it|items|cases|tok)/s|\d{4}-\d{2}-\d{2}[T ][\d:.]+\S*"
 )
@@ -69,260 +72,46 @@ def inputs(out: Path) -> dict[str, Path]:
 
 
 def jobs(out: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
-    """Each job's name and command line (arguments after `localjudge`)."""
-    art, pairs, rag = str(files["article"]), str(files["pairs"]), str(EXAMPLES / "rag_demo.jsonl")
-    bias_in = out / "in_responses.jsonl"
-    o = str(out)
-    S = "smollm2-135m"  # named where the default would be the 1.5B judge (minutes per job on 2 cores)
-    return [
-        ("demo", ["demo", "--out", f"{o}/demo.jsonl", "--no-progress"]),
-        ("rag", ["eval", rag, "--metric", "correctness", "--metric", "faithfulness", "--out", f"{o}/rag.jsonl"]),
-        ("kind_pmi", ["eval", rag, "--metric", "faithfulness_pmi", "--limit", "4", "--out", f"{o}/kind_pmi.jsonl"]),
-        (
-            "kind_pointwise",
-            [
-                "eval",
-                art,
-                "--limit",
-                "6",
-                "--out",
-                f"{o}/kind_pointwise.jsonl",
-                "--metric",
-                "consistency",
-                "--metric",
-                "fluency",
-                "--metric",
-                "consistency_likelihood",
-                "--metric",
-                "consistency_tokens",
-                "--metric",
-                "consistency_entailment",
-                "--metric",
-                "rouge_l",
-            ],
-        ),
-        (
-            "kind_pairwise",
-            [
-                "eval",
-                pairs,
-                "--metric",
-                "pairwise",
-                "--metric",
-                "pairwise_likelihood",
-                "--judge",
-                S,
-                "--out",
-                f"{o}/kind_pairwise.jsonl",
-            ],
-        ),
-        (
-            "panel_mean",
-            [
-                "eval",
-                art,
-                "--limit",
-                "6",
-                "--metric",
-                "consistency",
-                "--judge",
-                "smollm2-135m",
-                "--judge",
-                "gemma3-270m",
-                "--panel",
-                "mean",
-                "--out",
-                f"{o}/panel_mean.jsonl",
-            ],
-        ),
-        (
-            "panel_agreement",
-            [
-                "eval",
-                art,
-                "--limit",
-                "6",
-                "--metric",
-                "consistency",
-                "--judge",
-                "smollm2-135m",
-                "--judge",
-                "gemma3-270m",
-                "--panel",
-                "agreement",
-                "--out",
-                f"{o}/panel_agreement.jsonl",
-            ],
-        ),
-        (
-            "panel_pairwise",
-            [
-                "eval",
-                pairs,
-                "--metric",
-                "pairwise",
-                "--judge",
-                "smollm2-135m",
-                "--judge",
-                "gemma3-270m",
-                "--panel",
-                "mean",
-                "--out",
-                f"{o}/panel_pairwise.jsonl",
-            ],
-        ),
-        (
-            "rank",
-            [
-                "rank",
-                art,
-                "--metric",
-                "pairwise",
-                "--judge",
-                S,
-                "--group",
-                "doc_id",
-                "--budget",
-                "2",
-                "--system",
-                "system_id",
-                "--out",
-                f"{o}/rank.jsonl",
-                "--no-progress",
-                "--json",
-            ],
-        ),
-        (
-            "calibrate",
-            [
-                "calibrate",
-                f"{o}/demo.jsonl",
-                "--human",
-                "human_consistency",
-                "--group",
-                "doc_id",
-                "--no-plots",
-                "--json",
-            ],
-        ),
-        (
-            "calibrate_fit",
-            [
-                "calibrate",
-                f"{o}/demo.jsonl",
-                "--human",
-                "human_consistency",
-                "--group",
-                "doc_id",
-                "--fit",
-                "isotonic",
-                "--no-plots",
-                "--json",
-            ],
-        ),
-        (
-            "calibrate_rank",
-            [
-                "calibrate",
-                f"{o}/rank.jsonl",
-                "--human",
-                "human_consistency",
-                "--group",
-                "doc_id",
-                "--no-plots",
-                "--json",
-            ],
-        ),
-        (
-            "fit_hybrid",
-            [
-                "calibrate",
-                f"{o}/kind_pointwise.jsonl",
-                "--human",
-                "human_consistency",
-                "--hybrid",
-                "consistency,consistency_likelihood",
-                "--save-hybrid",
-                f"{o}/hybrid.json",
-                "--no-plots",
-                "--json",
-            ],
-        ),
-        (
-            "fit_verdict",
-            [
-                "calibrate",
-                f"{o}/kind_pointwise.jsonl",
-                "--human",
-                "human_consistency",
-                "--verdict",
-                "consistency,consistency_likelihood",
-                "--pass-at",
-                "4",
-                "--save-verdict",
-                f"{o}/verdict.json",
-                "--no-plots",
-                "--json",
-            ],
-        ),
-        (
-            "bias_run",
-            [
-                "bias",
-                str(bias_in),
-                "--judge",
-                "smollm2-135m",
-                "--judge",
-                "gemma3-270m",
-                "--pairwise",
-                "--out-dir",
-                f"{o}/bias_run",
-                "--no-progress",
-                "--bootstrap",
-                "200",
-            ],
-        ),
-        (
-            "bias_analyse",
-            [
-                "bias",
-                str(ROOT / "benchmarks/bias/self_preference/summaries/responses.jsonl"),
-                "--verdicts",
-                str(ROOT / "benchmarks/bias/self_preference/summaries"),
-                "--out-dir",
-                f"{o}/bias_analyse",
-                "--bootstrap",
-                "200",
-                "--panel",
-                "three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b",
-            ],
-        ),
-        (
-            "tune",
-            [
-                "tune",
-                art,
-                "--metric",
-                "consistency",
-                "--judge",
-                "smollm2-135m",
-                "--human",
-                "human_consistency",
-                "--group",
-                "system_id",
-                "--epochs",
-                "1",
-                "--layers",
-                "1",
-                "--rank",
-                "4",
-                "--pack-tokens",
-                "2048",
-                "--out",
-                f"{o}/tune",
-            ],
-        ),
-    ]
+    """Each job's name and command line (the arguments after `localjudge`), in the order they run."""
+    art, pairs, demo = files["article"], files["pairs"], EXAMPLES / "summeval_demo.jsonl"
+    rag, study = EXAMPLES / "rag_demo.jsonl", ROOT / "benchmarks/bias/self_preference/summaries"
+    s = "--judge smollm2-135m"  # named where the default would be the 1.5B judge (minutes per job on 2 cores)
+    two = f"{s} --metric consistency_likelihood --metric consistency_tokens"
+    human = "--human human_consistency --no-plots --json"
+    coherence = "--human human_coherence --no-plots --json"  # consistency's labels are too often 5 to fit on 48
+    lines = {
+        "demo": f"demo --out {out}/demo.jsonl --no-progress",
+        "rag": f"eval {rag} --metric correctness --metric faithfulness --out {out}/rag.jsonl",
+        "kind_pmi": f"eval {rag} --metric faithfulness_pmi --limit 4 --out {out}/kind_pmi.jsonl",
+        "kind_pointwise": f"eval {art} --limit 6 --out {out}/kind_pointwise.jsonl --metric consistency "
+        "--metric fluency --metric consistency_likelihood --metric consistency_tokens "
+        "--metric consistency_entailment --metric rouge_l",
+        "kind_pairwise": f"eval {pairs} --metric pairwise --metric pairwise_likelihood {s} "
+        f"--out {out}/kind_pairwise.jsonl",
+        "kind_two": f"eval {demo} {two} --out {out}/two.jsonl",
+        "panel_mean": f"eval {art} --limit 6 --metric consistency {s} --judge gemma3-270m --panel mean "
+        f"--out {out}/panel_mean.jsonl",
+        "panel_agreement": f"eval {art} --limit 6 --metric consistency {s} --judge gemma3-270m "
+        f"--panel agreement --out {out}/panel_agreement.jsonl",
+        "panel_pairwise": f"eval {pairs} --metric pairwise {s} --judge gemma3-270m --panel mean "
+        f"--out {out}/panel_pairwise.jsonl",
+        "rank": f"rank {art} --metric pairwise {s} --group doc_id --budget 2 --system system_id "
+        f"--out {out}/rank.jsonl --no-progress --json",
+        "calibrate": f"calibrate {out}/demo.jsonl {human} --group doc_id",
+        "calibrate_two": f"calibrate {out}/two.jsonl --metric consistency_tokens {human} --group doc_id",
+        "calibrate_rank": f"calibrate {out}/rank.jsonl {human} --group doc_id",
+        "fit_hybrid": f"calibrate {out}/two.jsonl {coherence} --hybrid consistency_likelihood,consistency_tokens "
+        f"--save-hybrid {out}/hybrid.json",
+        "fit_verdict": f"calibrate {out}/two.jsonl {coherence} --verdict consistency_likelihood,consistency_tokens "
+        f"--pass-at 4 --save-verdict {out}/verdict.json",
+        "bias_run": f"bias {out}/in_responses.jsonl {s} --judge gemma3-270m --pairwise --out-dir {out}/bias_run "
+        "--no-progress --bootstrap 200",
+        "bias_analyse": f"bias {study}/responses.jsonl --verdicts {study} --out-dir {out}/bias_analyse "
+        "--bootstrap 200 --panel three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b",
+        "tune": f"tune {demo} --metric consistency {s} --human human_consistency --group doc_id --epochs 1 "
+        f"--layers 1 --rank 4 --validation-share 0.34 --out {out}/tune --overwrite",
+    }
+    return [(name, shlex.split(line)) for name, line in lines.items()]
 
 
 def bias_responses(path: Path) -> None:
@@ -357,8 +146,13 @@ def serve(out: Path, files: dict[str, Path]) -> None:
                 time.sleep(0.5)
         cases = [json.loads(x) for x in files["article"].read_text().splitlines()[:3]]
         for name, path, body in [
-            ("serve_evaluate", "/v1/evaluate", {"metric": "consistency", "cases": cases}),
-            ("serve_score", "/v1/score", {"prompt": "Rate this answer from 1 to 5. Score:", "low": 1, "high": 5}),
+            ("serve_evaluate", "/v1/evaluate", {"metrics": ["consistency"], "cases": cases}),
+            ("serve_score", "/v1/score", {"prompts": ["Rate this answer from 1 to 5. Score:"], "low": 1, "high": 5}),
+            (
+                "serve_completions",
+                "/v1/completions",
+                {"prompt": "The capital of France is", "max_tokens": 4, "logprobs": 3},
+            ),
         ]:
             req = urllib.request.Request(
                 base + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
@@ -416,7 +210,7 @@ def blank(value: object, key: str = "") -> object:
     if isinstance(value, list):
         return [blank(v) for v in value]
     if isinstance(value, str):
-        return TIME_TEXT.sub("<t>", value)
+        return REQUEST_ID.sub("<id>", TIME_TEXT.sub("<t>", value))
     return value
 
 

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.engine.options import EngineOptions
@@ -36,11 +36,9 @@ from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.kinds.records import PairwiseDetail, ResultRecord
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
-from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
+from localjudge.runs.options import RunOptions, ScoringOptions
 
 _SEP = "|"  # joins item id and generator names into case ids
-RUN_KEYWORDS = ("resume", "progress")
-"""The `RunOptions` fields the judging functions take as keywords (their records files are theirs)."""
 
 
 @dataclass(frozen=True)
@@ -177,7 +175,6 @@ def judge_responses(
     records_dir: str | Path | None = None,
     run: RunOptions | None = None,
     scoring: ScoringOptions | None = None,
-    **keywords: Any,
 ) -> JudgeVerdicts:
     """One judge's pointwise scores, perplexities and (optionally) pairwise verdicts.
 
@@ -191,8 +188,6 @@ def judge_responses(
         run: `resume` continues result files in `records_dir` instead of starting them afresh;
             `progress` shows progress bars.
         scoring: How each response is scored, as for `evaluate` (truncate, min_valid_mass...).
-        **keywords: The fields of `run` (resume, progress) and of `scoring` one by one, when the
-            object is not given.
 
     Returns:
         The judge's verdicts; unscored items have score None (skipped by the analysis).
@@ -201,7 +196,7 @@ def judge_responses(
         >>> v = judge_responses(judge, responses, builtin_metric("correctness"))  # doctest: +SKIP
         >>> [(p.generator, p.score) for p in v.pointwise][:2]  # doctest: +SKIP
     """
-    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "judge_responses")
+    run, scoring = run or RunOptions(), scoring or ScoringOptions()
     if metric is None and pairwise_metric is None:
         raise ConfigError("give a pointwise metric, a pairwise metric, or both")
     check_responses(responses, metric)
@@ -287,7 +282,6 @@ def run_bias(
     records_dir: str | Path | None = None,
     run: RunOptions | None = None,
     scoring: ScoringOptions | None = None,
-    **keywords: Any,
 ) -> list[JudgeVerdicts]:
     """Loads each judge in turn, collects its verdicts and frees it before loading the next.
 
@@ -301,14 +295,14 @@ def run_bias(
         options: Engine options for every judge, as for `load_judge` (not with device or dtype).
         families: Model family of judges loaded by path or hub id (`load_judge(family=...)`).
         registry_path: A models.yaml other than the bundled one.
-        human_field, records_dir, run, scoring, keywords: as for `judge_responses`.
+        human_field, records_dir, run, scoring: as for `judge_responses`.
 
     Returns:
         One `JudgeVerdicts` per judge, in the order given.
     """
     from localjudge.judges import loading  # torch loads only when a judge does
 
-    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "run_bias")
+    run, scoring = run or RunOptions(), scoring or ScoringOptions()
     if len(set(judges)) != len(judges):
         raise ConfigError(f"judges repeated: {_repeated(judges)}; give each --judge once")
     check_responses(responses, metric, human_field)  # before the first (slow) load

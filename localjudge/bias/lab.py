@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from localjudge.bias.judging import RUN_KEYWORDS, JudgeVerdicts
+from localjudge.bias.judging import JudgeVerdicts
 from localjudge.bias.panels import BiasPanel, check_panels
 from localjudge.bias.results import BiasSettings
 from localjudge.bias.study import BiasStudy, Verdicts
@@ -27,7 +27,7 @@ from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError, clip
 from localjudge.io.files import model_path_input
 from localjudge.kinds.pairwise import PairwiseMetric
-from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
+from localjudge.runs.options import RunOptions, ScoringOptions
 
 
 class Study(NamedTuple):
@@ -82,7 +82,6 @@ def judge_and_analyse(
     scoring: ScoringOptions | None = None,
     engine: EngineOptions | None = None,
     panels: Sequence[BiasPanel] = (),
-    **keywords: Any,
 ) -> Study:
     """Checks everything that needs no model, then runs the judges one at a time and analyses.
 
@@ -102,8 +101,6 @@ def judge_and_analyse(
         engine: `EngineOptions` of every judge.
         panels: Panels of the judges, pooled and measured as judges (`bias.panels`); checked before
             any judge loads.
-        **keywords: the fields of `run` (resume, progress) and of `scoring` one by one, when the
-            object is not given (min_valid_mass None: the default).
     """
     from localjudge.bias.families import check_names, fill_families, model_families
     from localjudge.bias.judging import check_responses, records_path, run_bias
@@ -111,9 +108,7 @@ def judge_and_analyse(
     from localjudge.io.files import refuse_overwriting
     from localjudge.runs.generation import read_responses
 
-    if keywords.get("min_valid_mass", 0) is None:
-        del keywords["min_valid_mass"]
-    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "judge_and_analyse")
+    run, scoring = run or RunOptions(), scoring or ScoringOptions()
     given = dict(families or {})
     metric, pair_metric = study_metrics(metric_name, pairwise, pairwise_metric, default=True)
     written = [*outputs] + [

@@ -6,10 +6,11 @@ so a `BiasReport` always serialises to strict JSON.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from localjudge.options import Options
 from localjudge.stats import Estimate
 
 
@@ -17,8 +18,11 @@ class _Result(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-class BiasSettings(_Result):
+class BiasSettings(Options):
     """How estimates, intervals and tests of a bias analysis are computed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    label: ClassVar[str] = "bias option"
 
     n_bootstrap: int = Field(default=1000, ge=1)
     """Bootstrap resamples of items for the confidence intervals (as `CalibrationSettings`)."""

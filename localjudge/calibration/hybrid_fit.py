@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.calibration import hybrid as H
-from localjudge.calibration.results import CalibrationSettings, calibration_settings, split_keywords
+from localjudge.calibration.results import CalibrationSettings
 from localjudge.errors import ConfigError, DataError, clip, cut
 from localjudge.kinds.hybrid import HybridComponent, HybridMetric
 from localjudge.kinds.records import ResultRecord
@@ -102,8 +102,6 @@ def fit_hybrid(
     group: str | None = None,
     field: Literal["raw_score", "score"] = "raw_score",
     settings: CalibrationSettings | None = None,
-    share: float | None = None,
-    seed: int | None = None,
     folds: int = 5,
     name: str = "hybrid",
 ) -> tuple[HybridMetric, HybridReport]:
@@ -112,8 +110,7 @@ def fit_hybrid(
     The fit split (a share of the cases, or of whole groups) chooses and fits the combination
     by cross-validation; the held-back split only reports it against each component alone.
     The share is `settings.split` (default 0.5) and the seed of the split and the folds
-    `settings.seed` (default 0); `share` and `seed` give them one by one instead, and must
-    agree with `settings` when both are given (else `ConfigError`).
+    `settings.seed` (default 0).
 
     Examples:
         >>> metric, report = fit_hybrid(read_results("r.jsonl"), ["consistency", "consistency_likelihood"],
@@ -123,7 +120,7 @@ def fit_hybrid(
     components = list(dict.fromkeys(components))
     if name in components:
         raise ConfigError(f"the hybrid's name {clip(name)} is one of its components; name it otherwise")
-    settings = calibration_settings(settings, split_keywords(share, seed), "fit_hybrid")
+    settings = settings or CalibrationSettings()
     x, y, g, specs, skipped = component_table(records, components, human, group, field)
     model, report = fit_arrays(x, y, g, components, share=settings.split, seed=settings.seed, folds=folds)
     report = report.model_copy(update={"human_field": human, "group_field": group, "skipped": skipped})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal, cast
 
 import click
 
@@ -151,7 +152,7 @@ def calibrate(
     from localjudge.calibration import PairSource, format_report, load_pairs, write_plots
     from localjudge.calibration import calibrate as run_calibration
     from localjudge.calibration.plots import plot_paths
-    from localjudge.calibration.results import calibration_settings
+    from localjudge.calibration.results import CalibrationSettings
     from localjudge.io.files import refuse_overwriting
 
     if save_hybrid is not None and not hybrid:
@@ -166,13 +167,9 @@ def calibrate(
         group=_pick(group, group_col, "--group and --group-col"),
         metric=metric,
     )
-    settings = calibration_settings(
-        None,
-        dict(
-            target=target, n_bootstrap=n_bootstrap, seed=seed, judge_scale=judge_scale,
-            human_scale=human_scale, fit=fit, split=split,
-        ),
-        "calibrate",
+    settings = CalibrationSettings(
+        target=target, n_bootstrap=n_bootstrap, seed=seed, judge_scale=judge_scale,
+        human_scale=human_scale, fit=cast(Literal["isotonic"] | None, fit), split=split,
     )  # fmt: skip
     if save_panel_weights is not None:
         from localjudge.cli.panel_fit import fit_panel_cmd

@@ -29,7 +29,7 @@ CHECKED = ("transformers", "gguf")
 
 
 @lru_cache(maxsize=1)
-def tested_ranges() -> dict[str, str]:
+def required_ranges() -> dict[str, str]:
     """Distribution name -> the range pyproject.toml requires, read from the installed metadata.
 
     Empty when localjudge runs from a folder that was never installed: there is nothing to read the
@@ -54,7 +54,7 @@ def outside_tested(distribution: str, version: str) -> str | None:
     """The message for `version` of `distribution` when it lies outside its tested range, else None."""
     from packaging.specifiers import SpecifierSet
 
-    tested = tested_ranges().get(distribution)
+    tested = required_ranges().get(distribution)
     if tested is None:
         return None
     if SpecifierSet(tested).contains(version, prereleases=True):
@@ -69,7 +69,7 @@ def outside_tested(distribution: str, version: str) -> str | None:
 def warn_untested_versions() -> tuple[str, ...]:
     """Logs one warning per installed package outside its tested range (once per process); returns them."""
     found = []
-    for distribution in tested_ranges():
+    for distribution in required_ranges():
         try:
             version = importlib.metadata.version(distribution)
         except importlib.metadata.PackageNotFoundError:
@@ -81,4 +81,4 @@ def warn_untested_versions() -> tuple[str, ...]:
     return tuple(found)
 
 
-__all__ = ["CHECKED", "DISTRIBUTION", "outside_tested", "tested_ranges", "warn_untested_versions"]
+__all__ = ["CHECKED", "DISTRIBUTION", "outside_tested", "required_ranges", "warn_untested_versions"]

@@ -23,6 +23,7 @@ from localjudge.errors import ConfigError, DataError
 from localjudge.judges.registry import load_registry
 from localjudge.metrics import builtin_metric
 from localjudge.runs.generation import read_responses
+from localjudge.runs.options import RunOptions
 
 REGISTRY = """default: my-judge
 judges:
@@ -180,7 +181,9 @@ def test_fill_families_and_parse():
 def test_analysis_refuses_unknown_families(responses_file):
     """The Python API too: a judge of family "unknown" is not compared with anyone."""
     responses = read_responses(responses_file)
-    v = judge_responses(_judge("./j", "unknown"), responses, builtin_metric("correctness"), progress=False)
+    v = judge_responses(
+        _judge("./j", "unknown"), responses, builtin_metric("correctness"), run=RunOptions(progress=False)
+    )
     with pytest.raises(ConfigError, match=re.escape("'./j' has the model family 'unknown'")):
         analyze_verdicts([v], responses, responses_file, builtin_metric("correctness"), None, settings=FAST)
 

@@ -25,6 +25,7 @@ from localjudge.errors import ConfigError
 from localjudge.io.cases import load_cases
 from localjudge.metrics import builtin_metric
 from localjudge.runs.generation import clean_response, generate_responses, generation_prompt, read_responses
+from localjudge.runs.options import RunOptions, ScoringOptions
 from localjudge.testing import fake_judge
 
 FAST = BiasSettings(n_bootstrap=300, n_permutations=1999)
@@ -118,7 +119,9 @@ def write_responses(prompts: Path) -> Path:
     out = prompts.parent / "responses.jsonl"
     cases = load_cases(prompts)
     for family, chat in (("alpha", True), ("beta", False), ("gamma", True)):
-        generate_responses(cases, _judge(f"gen-{family}", family, chat=chat), out, resume=True, progress=False)
+        generate_responses(
+            cases, _judge(f"gen-{family}", family, chat=chat), RunOptions(out=out, resume=True, progress=False)
+        )
     return out
 
 
@@ -135,7 +138,7 @@ def responses_file(prompts_file):
 def _study(responses_file, judges):
     responses = read_responses(responses_file)
     metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
-    verdicts = [judge_responses(j, responses, metric, pairwise, progress=False) for j in judges]
+    verdicts = [judge_responses(j, responses, metric, pairwise, run=RunOptions(progress=False)) for j in judges]
     return analyze_verdicts(verdicts, responses, responses_file, metric, pairwise, settings=FAST), verdicts
 
 
@@ -251,7 +254,7 @@ def test_human_field_reaches_the_records(responses_file):
         builtin_metric("correctness"),
         builtin_metric("pairwise"),
         human_field="human",
-        progress=False,
+        run=RunOptions(progress=False),
     )
     assert all(r.human_score is not None for r in v.pointwise)
     assert {r.human_preferred for r in v.pairwise} <= {"a", "b", None}
@@ -261,9 +264,11 @@ def test_metric_without_reference_is_refused(tmp_path):
     prompts = tmp_path / "p.jsonl"
     prompts.write_text(json.dumps({"id": "a", "input": "Question number 1?"}) + "\n")
     out = tmp_path / "r.jsonl"
-    generate_responses(load_cases(prompts), _judge("g", "alpha"), out, progress=False)
+    generate_responses(load_cases(prompts), _judge("g", "alpha"), RunOptions(out=out, progress=False))
     with pytest.raises(ConfigError, match="reference"):
-        judge_responses(_judge("j", "alpha"), read_responses(out), builtin_metric("correctness"), progress=False)
+        judge_responses(
+            _judge("j", "alpha"), read_responses(out), builtin_metric("correctness"), run=RunOptions(progress=False)
+        )
 
 
 # -- generation ---------------------------------------------------------------------------------
@@ -292,17 +297,19 @@ def load_cases_from_rows(rows):
 def test_generate_resume_reproduces_an_uninterrupted_run(prompts_file, tmp_path):
     cases = load_cases(prompts_file)[:10]
     full, part = tmp_path / "full.jsonl", tmp_path / "part.jsonl"
-    generate_responses(cases, _judge("g", "alpha"), full, batch_size=4, progress=False)
+    generate_responses(cases, _judge("g", "alpha"), RunOptions(out=full, progress=False), batch_size=4)
     lines = full.read_text().splitlines(keepends=True)
     part.write_text("".join(lines[:5]) + lines[5][:20])  # killed while writing the 6th record
     model = _judge("g", "alpha")
-    generate_responses(cases, model, part, batch_size=4, resume=True, progress=False)
+    generate_responses(cases, model, RunOptions(out=part, resume=True, progress=False), batch_size=4)
     assert part.read_text() == full.read_text()
     assert len(model.backend.calls) == 4 + 2  # chunk 5-8 again (for identical padding), chunk 9-10
     with pytest.raises(ConfigError, match="other settings"):
-        generate_responses(cases, _judge("g", "alpha"), part, batch_size=4, max_new_tokens=7, resume=True)
+        generate_responses(
+            cases, _judge("g", "alpha"), RunOptions(out=part, resume=True), batch_size=4, max_new_tokens=7
+        )
     with pytest.raises(ConfigError, match="--resume"):
-        generate_responses(cases, _judge("g", "alpha"), part, batch_size=4)
+        generate_responses(cases, _judge("g", "alpha"), RunOptions(out=part), batch_size=4)
 
 
 def test_a_mixed_precision_generator_resumes_its_own_responses(prompts_file, tmp_path):
@@ -315,12 +322,12 @@ def test_a_mixed_precision_generator_resumes_its_own_responses(prompts_file, tmp
         model.info = model.info.model_copy(update={"dtype": "bfloat16", "mixed_precision": mixed})
         return model
 
-    generate_responses(cases[:3], bf16(True), out, batch_size=4, progress=False)
+    generate_responses(cases[:3], bf16(True), RunOptions(out=out, progress=False), batch_size=4)
     assert json.loads(out.read_text().splitlines()[0])["generator_info"]["mixed_precision"] is True
-    generate_responses(cases, bf16(True), out, batch_size=4, resume=True, progress=False)
+    generate_responses(cases, bf16(True), RunOptions(out=out, resume=True, progress=False), batch_size=4)
     assert len(out.read_text().splitlines()) == 6
     with pytest.raises(ConfigError, match="mixed precision"):
-        generate_responses(cases, bf16(False), out, batch_size=4, resume=True, progress=False)
+        generate_responses(cases, bf16(False), RunOptions(out=out, resume=True, progress=False), batch_size=4)
 
 
 def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
@@ -330,7 +337,7 @@ def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
     prompts.write_text(json.dumps({"id": "a", "input": "Question number 1?"}) + "\n")
     out = tmp_path / "r.jsonl"
     odd = fake_judge(lambda p: {}, lambda p: "one\u2028two\x85three", name="g", family="alpha")
-    generate_responses(load_cases(prompts), odd, out, progress=False)
+    generate_responses(load_cases(prompts), odd, RunOptions(out=out, progress=False))
     assert "\u2028".encode() in out.read_bytes()
     assert [r.response for r in read_responses(out)] == ["one\u2028two\x85three"]
 
@@ -549,11 +556,16 @@ def test_min_valid_mass_reaches_every_verdict_and_unscored_pairs_give_none(respo
     """The fake judges put 0.95 of their probability on the valid scores and labels."""
     responses = [r for r in read_responses(responses_file) if r.id in ("p00", "p01")]  # 2 items × 3 families
     metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
-    default = judge_responses(_judge("j-alpha", "alpha"), responses, metric, pairwise, progress=False)
+    default = judge_responses(_judge("j-alpha", "alpha"), responses, metric, pairwise, run=RunOptions(progress=False))
     assert all(p.score is not None for p in default.pointwise)
     assert default.pairwise and all(p.p_a_first is not None for p in default.pairwise)
     strict = judge_responses(
-        _judge("j-alpha", "alpha"), responses, metric, pairwise, progress=False, min_valid_mass=0.96
+        _judge("j-alpha", "alpha"),
+        responses,
+        metric,
+        pairwise,
+        run=RunOptions(progress=False),
+        scoring=ScoringOptions(min_valid_mass=0.96),
     )
     assert all(p.score is None for p in strict.pointwise)
     # an unscored pair keeps its readings in its result record, but gives the analysis no verdict

@@ -435,14 +435,18 @@ def test_cli_settings_reach_the_report_unchanged(tmp_path):
     assert report.settings == CalibrationSettings(seed=3, n_bootstrap=50, target=0.7, human_scale=(1, 5), split=0.4)
 
 
-def test_settings_object_and_a_differing_keyword_are_refused():
+def test_settings_come_as_the_object_or_its_keywords_never_both():
     judge, human = _noisy(30, 0)
     settings = CalibrationSettings(seed=1, n_bootstrap=0)
-    assert calibrate(judge, human, settings=settings, seed=1).settings is settings  # agreeing: accepted
-    with pytest.raises(ConfigError, match=r"seed=2 differs from settings\.seed=1"):
-        calibrate(judge, human, settings=settings, seed=2)
-    with pytest.raises(ConfigError, match=r"split=0\.3 differs from settings\.split=0\.5"):
-        fit_hybrid([], ["a", "b"], "human", settings=settings, share=0.3)
+    assert calibrate(judge, human, settings=settings).settings is settings
+    assert calibrate(judge, human, seed=1, n_bootstrap=0).settings == settings
+    for keyword in ({"seed": 1}, {"seed": 2}):  # equal or not: one call has one place for each setting
+        with pytest.raises(ConfigError, match="calibrate: give settings= or its fields as keywords, not both"):
+            calibrate(judge, human, settings=settings, **keyword)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'share'"):
+        calibrate(judge, human, share=0.3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'share'"):
+        fit_hybrid([], ["a", "b"], "human", settings=settings, share=0.3)  # type: ignore[call-arg]
 
 
 def test_cli_user_errors_exit_2_without_traceback(tmp_path):

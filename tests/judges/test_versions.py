@@ -14,7 +14,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from localjudge.judges import versions
-from localjudge.judges.versions import CHECKED, DISTRIBUTION, outside_tested, tested_ranges
+from localjudge.judges.versions import CHECKED, DISTRIBUTION, outside_tested, required_ranges
 
 ROOT = Path(__file__).resolve().parents[2]
 tomllib = pytest.importorskip("tomllib")  # Python 3.11+
@@ -31,8 +31,8 @@ def test_the_checked_range_is_pyprojects(distribution):
 
     declared = _declared()
     assert distribution in declared, f"pyproject.toml does not require {distribution}"
-    assert SpecifierSet(tested_ranges()[distribution]) == SpecifierSet(declared[distribution]), (
-        f"the installed {DISTRIBUTION} requires {distribution}{tested_ranges()[distribution]}, pyproject.toml "
+    assert SpecifierSet(required_ranges()[distribution]) == SpecifierSet(declared[distribution]), (
+        f"the installed {DISTRIBUTION} requires {distribution}{required_ranges()[distribution]}, pyproject.toml "
         f"{declared[distribution]}: reinstall the checkout (make install)"
     )
     assert any(s.operator in ("<", "<=", "==", "~=") for s in SpecifierSet(declared[distribution])), "no upper bound"
