@@ -12,8 +12,11 @@ time (seconds, dates, rates) are blanked.
     .venv/bin/python -m benchmarks.design.capture --out /tmp/after
     .venv/bin/python -m benchmarks.design.capture --compare /tmp/before /tmp/after
 
-The command lines live in `JOBS`; a change that renames a command updates them in the same commit
-and says so, so that before and after run the same work.
+The command lines live in `jobs`; a change that renames a command updates them in the same commit
+and says so, so that before and after run the same work. (The fits label coherence: consistency's
+labels on the 48 bundled summaries are too often 5 to fit.) The first capture, of the code before
+#48 (7cd9ec1), ran `calibrate PATH --hybrid/--verdict ... --save-hybrid/--save-verdict` and
+`bias RESPONSES --verdicts`, the same work under the commands' former names.
 """
 
 from __future__ import annotations
@@ -78,7 +81,6 @@ def jobs(out: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
     s = "--judge smollm2-135m"  # named where the default would be the 1.5B judge (minutes per job on 2 cores)
     two = f"{s} --metric consistency_likelihood --metric consistency_tokens"
     human = "--human human_consistency --no-plots --json"
-    coherence = "--human human_coherence --no-plots --json"  # consistency's labels are too often 5 to fit on 48
     lines = {
         "demo": f"demo --out {out}/demo.jsonl --no-progress",
         "rag": f"eval {rag} --metric correctness --metric faithfulness --out {out}/rag.jsonl",
@@ -97,13 +99,13 @@ def jobs(out: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
         f"--out {out}/panel_pairwise.jsonl",
         "rank": f"rank {art} --metric pairwise {s} --group doc_id --budget 2 --system system_id "
         f"--out {out}/rank.jsonl --no-progress --json",
-        "calibrate": f"calibrate {out}/demo.jsonl {human} --group doc_id",
-        "calibrate_two": f"calibrate {out}/two.jsonl --metric consistency_tokens {human} --group doc_id",
-        "calibrate_rank": f"calibrate {out}/rank.jsonl {human} --group doc_id",
-        "fit_hybrid": f"calibrate {out}/two.jsonl {coherence} --hybrid consistency_likelihood,consistency_tokens "
-        f"--save-hybrid {out}/hybrid.json",
-        "fit_verdict": f"calibrate {out}/two.jsonl {coherence} --verdict consistency_likelihood,consistency_tokens "
-        f"--pass-at 4 --save-verdict {out}/verdict.json",
+        "calibrate": f"calibrate agreement {out}/demo.jsonl {human} --group doc_id",
+        "calibrate_two": f"calibrate agreement {out}/two.jsonl --metric consistency_tokens {human} --group doc_id",
+        "calibrate_rank": f"calibrate agreement {out}/rank.jsonl {human} --group doc_id",
+        "fit_hybrid": f"calibrate fit-hybrid {out}/two.jsonl --human human_coherence --json "
+        f"--metrics consistency_likelihood,consistency_tokens --save {out}/hybrid.json",
+        "fit_verdict": f"calibrate fit-verdict {out}/two.jsonl --human human_coherence --json "
+        f"--metrics consistency_likelihood,consistency_tokens --pass-at 4 --save {out}/verdict.json",
         "bias_run": f"bias {out}/in_responses.jsonl {s} --judge gemma3-270m --pairwise --out-dir {out}/bias_run "
         "--no-progress --bootstrap 200",
         "bias_analyse": f"bias {study}/responses.jsonl --verdicts {study} --out-dir {out}/bias_analyse "

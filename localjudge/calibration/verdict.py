@@ -63,7 +63,7 @@ class CandidateLoss(BaseModel):
 
 
 class VerdictFit(BaseModel):
-    """The fit of a verdict, as `calibrate --verdict` reports it and the saved verdict keeps it."""
+    """The fit of a verdict, as `calibrate fit-verdict` reports it and the saved verdict keeps it."""
 
     model_config = ConfigDict(extra="forbid")
 

@@ -57,7 +57,7 @@ def fit_verdict(
     """
     components = list(dict.fromkeys(components))
     if not components:
-        raise ConfigError("--verdict needs at least one metric")
+        raise ConfigError("a verdict needs at least one metric: give --metrics M1[,M2,...]")
     if name in components:
         raise ConfigError(f"the verdict's name {clip(name)} is one of its components; name it otherwise")
     settings = settings or CalibrationSettings()

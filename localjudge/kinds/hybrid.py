@@ -1,4 +1,4 @@
-"""The hybrid kind: several metrics of the same case combined linearly, as fitted by `calibrate --hybrid`.
+"""The hybrid kind: several metrics of the same case combined linearly, as fitted by `calibrate fit-hybrid`.
 
 raw_score = intercept + Σ weight · (component score − mean) / std, a prediction on the human
 scale the hybrid was fitted to; score = raw_score mapped to 0..1 over that scale (clipped). The
@@ -36,7 +36,7 @@ class HybridComponent(BaseModel):
 
 
 class HybridMetric(BaseModel):
-    """Several metrics of the same case combined linearly, as fitted by `localjudge calibrate --hybrid`.
+    """Several metrics of the same case combined linearly, as fitted by `localjudge calibrate fit-hybrid`.
 
     raw_score = intercept + Σ weight · (component score − mean) / std, a prediction on the human
     scale the hybrid was fitted to; score = raw_score mapped to 0..1 over that scale (clipped).

@@ -1,6 +1,6 @@
 """The verdict kind: scorers' values mapped to a calibrated P(acceptable) and a pass/fail threshold.
 
-Fitted by `localjudge calibrate --verdict` on a user's labelled cases (`calibration.verdict`) and
+Fitted by `localjudge calibrate fit-verdict` on a user's labelled cases (`calibration.verdict`) and
 applied by `localjudge eval --metric verdict.json`: the components are judged, then
 
     P(acceptable) = sigmoid(intercept + Σ weight · (component score − mean) / std)

@@ -395,7 +395,7 @@ def test_cli_writes_plots_and_json(tmp_path):
     _write_csv(tmp_path / "labels.csv", judge, human)
     out = tmp_path / "report.json"
     result = CliRunner().invoke(
-        _main, ["calibrate", str(tmp_path / "labels.csv"), "--out", str(out), "--bootstrap", "200"]
+        _main, ["calibrate", "agreement", str(tmp_path / "labels.csv"), "--out", str(out), "--bootstrap", "200"]
     )
     assert result.exit_code == 0, result.output
     assert "95% CI" in result.output and "WARNING: only 49 labelled items" in result.output
@@ -417,7 +417,9 @@ def test_cli_json_stdout_and_default_plot_dir(tmp_path, monkeypatch):
     judge, human = _noisy(30, 2)
     _write_csv(tmp_path / "labels.csv", judge, human, groups=[f"g{k % 6}" for k in range(30)])
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(_main, ["calibrate", "labels.csv", "--json", "--group-col", "doc", "--bootstrap", "50"])
+    result = CliRunner().invoke(
+        _main, ["calibrate", "agreement", "labels.csv", "--json", "--group-col", "doc", "--bootstrap", "50"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["summary"]["n_groups_used"] == 6 and data["resampling"] == "groups"
@@ -429,7 +431,9 @@ def test_cli_settings_reach_the_report_unchanged(tmp_path):
     judge, human = _noisy(40, 3)
     _write_csv(tmp_path / "labels.csv", judge, human)
     flags = ["--seed", "3", "--bootstrap", "50", "--target", "0.7", "--human-scale", "1", "5", "--split", "0.4"]
-    result = CliRunner().invoke(_main, ["calibrate", str(tmp_path / "labels.csv"), "--json", "--no-plots", *flags])
+    result = CliRunner().invoke(
+        _main, ["calibrate", "agreement", str(tmp_path / "labels.csv"), "--json", "--no-plots", *flags]
+    )
     assert result.exit_code == 0, result.output
     report = CalibrationReport.model_validate_json(result.output)
     assert report.settings == CalibrationSettings(seed=3, n_bootstrap=50, target=0.7, human_scale=(1, 5), split=0.4)
@@ -452,13 +456,13 @@ def test_settings_come_as_the_object_or_its_keywords_never_both():
 def test_cli_user_errors_exit_2_without_traceback(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("judge,human\n1,2\nx,3\n")
-    result = CliRunner().invoke(_main, ["calibrate", str(path), "--no-plots"])
+    result = CliRunner().invoke(_main, ["calibrate", "agreement", str(path), "--no-plots"])
     assert result.exit_code == 2
     assert "line 3" in result.output and "Traceback" not in result.output
     assert isinstance(DataError("x"), LocalJudgeError)
     table = tmp_path / "ok.csv"
     _write_csv(table, *_noisy(10, 0))
-    result = CliRunner().invoke(_main, ["calibrate", str(table), "--metric", "m", "--no-plots"])
+    result = CliRunner().invoke(_main, ["calibrate", "agreement", str(table), "--metric", "m", "--no-plots"])
     assert result.exit_code == 2 and "--metric applies to results files" in result.output
 
 
@@ -466,7 +470,7 @@ def test_cli_on_results_file(tmp_path):
     path = _results_file(tmp_path, n=20, unscored=(4,))
     result = CliRunner().invoke(
         _main,
-        ["calibrate", str(path), "--human", "human_coherence", "--group", "doc_id", "--no-plots",
+        ["calibrate", "agreement", str(path), "--human", "human_coherence", "--group", "doc_id", "--no-plots",
          "--judge-field", "score", "--human-scale", "1", "5.5", "--bootstrap", "100"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output

@@ -466,7 +466,7 @@ def test_score_bad_input(fake, args, files, needles):
 def test_calibrate_bad_input(tmp_path, monkeypatch, files, args, needles):
     monkeypatch.chdir(tmp_path)
     _write(files)
-    assert_user_error(run("calibrate", *args, "--no-plots"), *needles)
+    assert_user_error(run("calibrate", "agreement", *args, "--no-plots"), *needles)
 
 
 # -- runtime failures -----------------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_engine_and_model_options_have_their_own_headings(command):
 
 
 def test_defaults_are_shown():
-    assert "[default: 0.8]" in _help("calibrate")  # --target
+    assert "[default: 0.8]" in _help("calibrate", "agreement")  # --target
     assert "[default: 128" in _help("generate")  # --max-new-tokens
     assert "[default: consistency]" in _help("demo")  # --dimension
 

@@ -45,15 +45,15 @@ CASES = {
     "labels sharing a spelling": ({}, ["score", "hi", "--labels", f"A{LONG},a{LONG}"]),
     "calibrate cell not a number": (
         {"c.csv": f"judge,human\n1,{LONG}\n2,3\n3,3\n"},
-        ["calibrate", "c.csv", "--no-plots"],
+        ["calibrate", "agreement", "c.csv", "--no-plots"],
     ),
     "calibrate many long columns": (
         {"c.csv": ",".join(f"{LONG[:500]}{k}" for k in range(60)) + "\n" + "1," * 59 + "1\n"},
-        ["calibrate", "c.csv", "--no-plots"],
+        ["calibrate", "agreement", "c.csv", "--no-plots"],
     ),
     "calibrate group id missing": (
         {"c.csv": "judge,human\n1,1\n"},
-        ["calibrate", "c.csv", "--group-col", LONG, "--no-plots"],
+        ["calibrate", "agreement", "c.csv", "--group-col", LONG, "--no-plots"],
     ),
 }
 

@@ -60,7 +60,7 @@ CASES = {
     "steps metric file": ("m.yaml", ["steps", "--metric", "m.yaml", "--out", "OUT"]),
     "steps style guide": ("g.md", ["steps", "--metric", "style", "--style-guide", "g.md", "--out", "OUT"]),
     "generate prompts": ("p.jsonl", ["generate", "p.jsonl", "--model", "g", "--out", "OUT", "--overwrite"]),
-    "calibrate --out": ("c.csv", ["calibrate", "c.csv", "--out", "OUT", "--no-plots"]),
+    "calibrate --out": ("c.csv", ["calibrate", "agreement", "c.csv", "--out", "OUT", "--no-plots"]),
 }
 
 
@@ -101,7 +101,7 @@ def test_bias_out_dir_files_are_checked(no_load):
 def test_calibrate_plot_that_is_the_input_is_refused(no_load):
     os.makedirs("plots")
     os.link("c.csv", "plots/calibration_scatter.png")
-    assert_user_error(run("calibrate", "c.csv", "--plots", "plots"), "calibration_scatter.png", "c.csv")
+    assert_user_error(run("calibrate", "agreement", "c.csv", "--plots", "plots"), "calibration_scatter.png", "c.csv")
     assert open("c.csv").read() == CALIB
 
 

@@ -83,9 +83,9 @@ FILES = {
         "",
         ["eval", "d0.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"],
     ),
-    "calibrate csv": ("c.csv", "judge,human\n", ["calibrate", "c.csv", "--no-plots"]),
-    "calibrate jsonl": ("c.jsonl", '{"judge": 1, "human": 2}\n', ["calibrate", "c.jsonl", "--no-plots"]),
-    "calibrate json": ("c.json", '[{"judge": 1, "human": 2},\n', ["calibrate", "c.json", "--no-plots"]),
+    "calibrate csv": ("c.csv", "judge,human\n", ["calibrate", "agreement", "c.csv", "--no-plots"]),
+    "calibrate jsonl": ("c.jsonl", '{"judge": 1, "human": 2}\n', ["calibrate", "agreement", "c.jsonl", "--no-plots"]),
+    "calibrate json": ("c.json", '[{"judge": 1, "human": 2},\n', ["calibrate", "agreement", "c.json", "--no-plots"]),
 }
 TEXT_ONLY = {"eval data csv", "eval style guide", "steps style guide", "calibrate csv"}  # no numbers parsed
 

@@ -148,14 +148,15 @@ def fit_copy_hybrid(tmp_path, rows: list[dict], other: str):
         main,
         [
             "calibrate",
+            "fit-hybrid",
             str(res),
-            "--hybrid",
+            "--metrics",
             f"copy,{other}",
             "--human",
             "human",
             "--group",
             "doc",
-            "--save-hybrid",
+            "--save",
             str(saved),
         ],
     )
@@ -209,15 +210,15 @@ def test_cli_fit_save_and_apply(judges, tmp_path):
 @pytest.mark.parametrize(
     "args, why",
     [
-        (["--hybrid", "copy"], "at least two"),
-        (["--hybrid", "copy,fluency"], "--human"),
-        (["--save-hybrid", "x.json"], "needs --hybrid"),
+        (["--metrics", "copy", "--human", "h"], "at least two"),
+        (["--metrics", "copy,fluency"], "Missing option '--human'"),
+        (["--save", "x.json", "--human", "h"], "Missing option '--metrics'"),
     ],
 )
 def test_cli_hybrid_errors(tmp_path, args, why):
     res = tmp_path / "r.jsonl"
     res.write_text("")
-    result = CliRunner().invoke(main, ["calibrate", str(res), *args])
+    result = CliRunner().invoke(main, ["calibrate", "fit-hybrid", str(res), *args])
     assert result.exit_code == 2 and why in result.output
 
 

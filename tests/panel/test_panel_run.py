@@ -192,7 +192,7 @@ def test_eval_with_several_judges_pools_them(scripted, tmp_path):
         assert [m["judge"] for m in r["members"]] == ["j1", "j2"]
     # calibrate fits weights on the labels, and eval pools with them
     weights = tmp_path / "weights.json"
-    cal = CliRunner().invoke(main, ["calibrate", str(out), "--human", "human", "--save-panel-weights", str(weights)])
+    cal = CliRunner().invoke(main, ["calibrate", "panel-weights", str(out), "--human", "human", "--save", str(weights)])
     assert cal.exit_code == 0, cal.output
     saved = load_panel_weights(weights)
     assert saved.members == ["j1", "j2"] and sum(saved.weights["correctness"]) == pytest.approx(1)

@@ -164,7 +164,8 @@ def test_cli_ranks_outputs_and_systems_and_calibrate_reads_the_file(judges, tmp_
     assert all(r["rank"] == 5 - r["extra"]["human"] for r in records)
     # calibrate reads the rank file as it reads eval's: the score field against the human field
     cal = CliRunner().invoke(
-        main, ["calibrate", str(out), "--human", "human", "--judge-field", "score", "--group", "doc", "--json"]
+        main,
+        ["calibrate", "agreement", str(out), "--human", "human", "--judge-field", "score", "--group", "doc", "--json"],
     )
     assert cal.exit_code == 0, cal.output
     report = json.loads(cal.stdout)

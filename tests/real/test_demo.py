@@ -31,7 +31,7 @@ def test_the_demo_and_a_calibration_of_its_records(smollm_judge, monkeypatch, tm
 
     # the README's calibration example: `localjudge calibrate` on the records `make demo` writes
     report = CliRunner().invoke(
-        main, ["calibrate", "out/demo_results.jsonl", "--human", "human_consistency", "--group", "doc_id"]
+        main, ["calibrate", "agreement", "out/demo_results.jsonl", "--human", "human_consistency", "--group", "doc_id"]
     )
     assert report.exit_code == 0, report.output
     text = report.stdout
