@@ -309,9 +309,9 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
         lines += _family_table(study)
         lines += [
             "",
-            "Panels as judges (`localjudge bias --panel`): a panel's verdict is its members' probabilities (scores) "
-            "averaged; a family's preference under it is measured as for a judge of that family: against other "
-            "families' responses, minus the judges of neither family in the pair (not Holm-corrected):",
+            "Panels as judges (`localjudge bias analyse --panel`): a panel's verdict is its members' probabilities "
+            "(scores) averaged; a family's preference under it is measured as for a judge of that family: against "
+            "other families' responses, minus the judges of neither family in the pair (not Holm-corrected):",
             "",
         ]
         lines += _panel_table(study)
@@ -361,7 +361,7 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
         + (f" --dtype {config['dtype']}" if config["dtype"] != "float32" else "")
         + (f" --device {config['device']}" if config.get("device", "cpu") != "cpu" else ""),
         f".venv/bin/python -m benchmarks.bias.self_preference --out-dir {shown} --analyse-only",
-        f".venv/bin/localjudge bias {shown}/summaries/responses.jsonl --verdicts {shown}/summaries "
+        f".venv/bin/localjudge bias analyse {shown}/summaries/responses.jsonl --verdicts {shown}/summaries "
         f"--out-dir /tmp/again --human-field {HUMAN_FIELD} --metric consistency "
         "--pairwise-metric benchmarks/bias/pairwise_summary.yaml",
         "```",

@@ -106,9 +106,9 @@ def jobs(out: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
         f"--metrics consistency_likelihood,consistency_tokens --save {out}/hybrid.json",
         "fit_verdict": f"calibrate fit-verdict {out}/two.jsonl --human human_coherence --json "
         f"--metrics consistency_likelihood,consistency_tokens --pass-at 4 --save {out}/verdict.json",
-        "bias_run": f"bias {out}/in_responses.jsonl {s} --judge gemma3-270m --pairwise --out-dir {out}/bias_run "
+        "bias_run": f"bias run {out}/in_responses.jsonl {s} --judge gemma3-270m --pairwise --out-dir {out}/bias_run "
         "--no-progress --bootstrap 200",
-        "bias_analyse": f"bias {study}/responses.jsonl --verdicts {study} --out-dir {out}/bias_analyse "
+        "bias_analyse": f"bias analyse {study}/responses.jsonl --verdicts {study} --out-dir {out}/bias_analyse "
         "--bootstrap 200 --panel three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b",
         "tune": f"tune {demo} --metric consistency {s} --human human_consistency --group doc_id --epochs 1 "
         f"--layers 1 --rank 4 --validation-share 0.34 --out {out}/tune --overwrite",

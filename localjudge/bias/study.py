@@ -2,7 +2,7 @@
 
 `analyze_verdicts` turns the judges' verdicts into a `BiasStudy` (pointwise and pairwise
 `BiasReport`s plus everything needed to reproduce them); `analyze_records` does the same for
-verdict records read back from disk (`localjudge bias --verdicts`, no model loaded);
+verdict records read back from disk (`localjudge bias analyse`, no model loaded);
 `write_study` writes report.json, report.md, the figures (heatmap.png, win_rates.png,
 position.png) and the input records of the analysis to a folder.
 

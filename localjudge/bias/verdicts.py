@@ -1,4 +1,4 @@
-"""Verdicts already on disk, read back for an analysis that loads no model (`bias --verdicts`).
+"""Verdicts already on disk, read back for an analysis that loads no model (`bias analyse`).
 
 A verdicts file is JSON lines, one verdict per line, in either schema of `bias.records`:
 
@@ -8,7 +8,7 @@ A verdicts file is JSON lines, one verdict per line, in either schema of `bias.r
   generator_a, family_a, generator_b, family_b, p_a_first, p_a_second (null when unscored),
   and optionally human_preferred ("a"/"b"), length_a, length_b.
 
-These are the `pointwise_records.jsonl` and `pairwise_records.jsonl` that `localjudge bias`
+These are the `pointwise_records.jsonl` and `pairwise_records.jsonl` that `localjudge bias run`
 writes next to its report, so a folder of a finished study can be given as it is. Every
 verdict must refer to a response of the responses file (item id and generator).
 
@@ -48,7 +48,7 @@ def verdict_files(paths: Sequence[str | Path]) -> list[Path]:
             if not found:
                 raise DataError(
                     f"{p} holds no {' or '.join(VERDICT_FILES)}; give the folder a "
-                    "`localjudge bias` run wrote, or the verdict files themselves"
+                    "`localjudge bias run` wrote, or the verdict files themselves"
                 )
             out += found
         else:
@@ -84,10 +84,10 @@ def read_verdicts(paths: Sequence[str | Path]) -> tuple[list[PointwiseRecord], l
                 where = ".".join(map(str, first["loc"])) or "record"
                 raise DataError(
                     f"{path}:{n}: not a {'pairwise' if is_pair else 'pointwise'} "
-                    f"verdict ({clip(where)}: {first['msg']}); see `localjudge bias --help`"
+                    f"verdict ({clip(where)}: {first['msg']}); see `localjudge bias analyse --help`"
                 ) from None
     if not point and not pair:
-        raise DataError(f"no verdicts in {', '.join(map(str, files))}; give the files `localjudge bias` wrote")
+        raise DataError(f"no verdicts in {', '.join(map(str, files))}; give the files `localjudge bias run` wrote")
     return point, pair, files
 
 

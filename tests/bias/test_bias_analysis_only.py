@@ -30,7 +30,7 @@ def _invoke(*args):
 
 def test_reanalysis_of_a_finished_study_gives_its_reports(tmp_path, no_load):
     out = tmp_path / "again"
-    res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", out)
+    res, _ = _invoke("bias", "analyse", RESPONSES, "--verdicts", STUDY, "--out-dir", out)
     assert res.exit_code == 0, res.output
     before, after = json.loads((STUDY / "report.json").read_text()), json.loads((out / "report.json").read_text())
     assert before["pointwise"]["settings"]["n_bootstrap"] == after["pointwise"]["settings"]["n_bootstrap"] == 1000
@@ -50,7 +50,7 @@ def test_reanalysis_of_a_finished_study_gives_its_reports(tmp_path, no_load):
 def test_analysis_only_imports_no_torch(tmp_path):
     code = (
         "import sys\nfrom localjudge.cli import main\n"
-        f"main(['bias', {str(RESPONSES)!r}, '--verdicts', {str(STUDY / 'pointwise_records.jsonl')!r}, "
+        f"main(['bias', 'analyse', {str(RESPONSES)!r}, '--verdicts', {str(STUDY / 'pointwise_records.jsonl')!r}, "
         f"'--out-dir', {str(tmp_path / 'out')!r}, '--metric', 'correctness', '--bootstrap', '200'], "
         "standalone_mode=False)\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'accelerate') if m in sys.modules)\n"
@@ -72,6 +72,7 @@ def _verdicts_without_perplexity(tmp_path: Path) -> Path:
 def test_verdicts_without_perplexity_skip_that_analysis_and_say_so(tmp_path, no_load):
     res, _ = _invoke(
         "bias",
+        "analyse",
         RESPONSES,
         "--verdicts",
         _verdicts_without_perplexity(tmp_path),
@@ -92,10 +93,11 @@ def test_unknown_families_in_verdicts_are_filled_by_family_or_refused(tmp_path, 
     responses.write_text(RESPONSES.read_text().replace('"generator_family": "smollm"', '"generator_family": "unknown"'))
     verdicts = tmp_path / "v.jsonl"
     verdicts.write_text((STUDY / "pointwise_records.jsonl").read_text().replace('"smollm"', '"unknown"'))
-    res, errors = _invoke("bias", responses, "--verdicts", verdicts, "--out-dir", tmp_path / "a")
+    res, errors = _invoke("bias", "analyse", responses, "--verdicts", verdicts, "--out-dir", tmp_path / "a")
     assert res.exit_code == 2 and "has no model family" in errors[0] and "--family" in errors[0]
     res, _ = _invoke(
         "bias",
+        "analyse",
         responses,
         "--verdicts",
         verdicts,
@@ -117,9 +119,9 @@ def test_unknown_families_in_verdicts_are_filled_by_family_or_refused(tmp_path, 
         ("bad line", [], ["v.jsonl:2", "not a pointwise verdict"]),
         ("foreign item", [], ["item 'p99'", "does not hold"]),
         ("empty dir", [], ["holds no pointwise_records.jsonl"]),
-        (None, ["--judge", "smollm2-135m"], ["--judge", "--verdicts", "one of the two"]),
-        (None, ["--device", "cpu"], ["--device applies when judges run"]),
-        (None, ["--pairwise"], ["--pairwise applies when judges run"]),
+        (None, ["--judge", "smollm2-135m"], ["No such option '--judge'"]),
+        (None, ["--device", "cpu"], ["No such option '--device'"]),
+        (None, ["--pairwise"], ["No such option '--pairwise'"]),
         ("same dir", [], ["never writes over", "pointwise_records.jsonl"]),
     ],
     ids=["bad-line", "foreign-item", "empty-dir", "with-judge", "with-device", "with-pairwise", "out-is-input"],
@@ -140,7 +142,7 @@ def test_analysis_only_user_errors(tmp_path, no_load, setup, args, needles):
     else:
         verdicts.write_text("".join(lines))
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
-    res, errors = _invoke("bias", RESPONSES, "--verdicts", verdicts, "--out-dir", out, *args)
+    res, errors = _invoke("bias", "analyse", RESPONSES, "--verdicts", verdicts, "--out-dir", out, *args)
     assert res.exit_code == 2 and len(errors) == 1, res.output
     assert all(n in errors[0] for n in needles), errors[0]
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
@@ -154,6 +156,7 @@ def test_human_field_refills_human_scores(tmp_path, no_load):
     responses.write_text("".join(json.dumps(r) + "\n" for r in rows))
     res, _ = _invoke(
         "bias",
+        "analyse",
         responses,
         "--verdicts",
         STUDY,
@@ -184,8 +187,12 @@ def test_the_lab_runs_without_the_command_line(tmp_path, no_load):
     assert files and (tmp_path / "out" / "report.json").is_file()
     # the command's --bootstrap (calibrate's name) sets the setting; --resamples, its first name, is gone
     out = tmp_path / "bootstrap"
-    res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", out, "--bootstrap", "200", "--json")
+    res, _ = _invoke(
+        "bias", "analyse", RESPONSES, "--verdicts", STUDY, "--out-dir", out, "--bootstrap", "200", "--json"
+    )
     assert res.exit_code == 0, res.output
     assert json.loads((out / "report.json").read_text())["pointwise"]["settings"]["n_bootstrap"] == 200
-    res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", tmp_path / "r", "--resamples", "200")
+    res, _ = _invoke(
+        "bias", "analyse", RESPONSES, "--verdicts", STUDY, "--out-dir", tmp_path / "r", "--resamples", "200"
+    )
     assert res.exit_code == 2 and "No such option '--resamples'" in res.output

@@ -90,6 +90,7 @@ def test_self_preference_of_a_judge_loaded_by_path(responses_file, tmp_path, loa
     out = tmp_path / "study"
     args = [
         "bias",
+        "run",
         str(responses_file),
         "--judge",
         "./judges/alpha",
@@ -119,6 +120,7 @@ def test_bias_takes_a_registry_with_models(responses_file, tmp_path, loads):
     (tmp_path / "models.yaml").write_text(REGISTRY)
     res, _ = _invoke(
         "bias",
+        "run",
         str(responses_file),
         "--judge",
         "my-judge",
@@ -154,7 +156,7 @@ def test_bias_takes_a_registry_with_models(responses_file, tmp_path, loads):
 )
 def test_bad_family_options(responses_file, tmp_path, loads, args, needles):
     res, errors = _invoke(
-        "bias", str(responses_file), "--judge", "./judges/alpha", "--out-dir", str(tmp_path / "s"), *args
+        "bias", "run", str(responses_file), "--judge", "./judges/alpha", "--out-dir", str(tmp_path / "s"), *args
     )
     assert res.exit_code == 2 and len(errors) == 1, res.output
     assert all(n in errors[0] for n in needles), errors[0]

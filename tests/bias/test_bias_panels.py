@@ -126,7 +126,7 @@ def test_the_cli_measures_a_panel_from_verdicts_on_disk(tmp_path, no_load):
     from localjudge.cli import main
 
     out = tmp_path / "panels"
-    args = ["bias", str(STUDY / "responses.jsonl"), "--verdicts", str(STUDY), "--out-dir", str(out)]
+    args = ["bias", "analyse", str(STUDY / "responses.jsonl"), "--verdicts", str(STUDY), "--out-dir", str(out)]
     res = CliRunner().invoke(main, [*args, "--panel", "both=smollm2-135m,gemma3-270m", "--bootstrap", "200"])
     assert res.exit_code == 0, res.output
     study = json.loads((out / "report.json").read_text())

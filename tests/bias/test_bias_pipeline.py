@@ -393,6 +393,7 @@ def test_cli_generate_then_bias(prompts_file, tmp_path, fake_loader):
         main,
         [
             "bias",
+            "run",
             str(out),
             "--judge",
             "j-alpha",
@@ -442,6 +443,7 @@ def test_cli_bias_reports_bad_human_field_without_traceback(prompts_file, tmp_pa
         main,
         [
             "bias",
+            "run",
             str(out),
             "--judge",
             "j-alpha",
@@ -483,6 +485,7 @@ def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loade
         main,
         [
             "bias",
+            "run",
             str(out),
             "--judge",
             "j-alpha",
@@ -572,17 +575,19 @@ def test_min_valid_mass_reaches_every_verdict_and_unscored_pairs_give_none(respo
     assert all(p.p_a_first is None and p.p_a_second is None for p in strict.pairwise)
 
 
-def test_cli_bias_min_valid_mass_is_recorded_and_refused_without_judges(responses_file, tmp_path, fake_loader):
+def test_cli_bias_min_valid_mass_is_recorded_and_not_an_analysis_option(responses_file, tmp_path, fake_loader):
     from localjudge.cli import main
     from localjudge.runs.results_file import read_results
 
     report = tmp_path / "report"
-    args = ["bias", str(responses_file), "--out-dir", str(report), "--bootstrap", "50", "--no-progress"]
+    args = ["bias", "run", str(responses_file), "--out-dir", str(report), "--bootstrap", "50", "--no-progress"]
     res = CliRunner().invoke(main, [*args, "--judge", "j-alpha", *JUDGE_FAMILIES[:2], "--min-valid-mass", "0.5"])
     assert res.exit_code == 0, res.output
     records = read_results(report / "records" / "j-alpha.correctness.jsonl")
     assert records and all(r.min_valid_mass == 0.5 for r in records)
     again = CliRunner().invoke(
-        main, [*args[:3], str(tmp_path / "r2"), "--verdicts", str(report), "--min-valid-mass", "0.5"]
+        main,
+        ["bias", "analyse", str(responses_file), "--out-dir", str(tmp_path / "r2"), "--verdicts", str(report)]
+        + ["--min-valid-mass", "0.5"],
     )
-    assert again.exit_code == 2 and "--min-valid-mass applies when judges run" in again.output
+    assert again.exit_code == 2 and "No such option '--min-valid-mass'" in again.output

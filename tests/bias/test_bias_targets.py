@@ -218,7 +218,7 @@ def test_reanalysis_of_the_finished_study_adds_the_model_level_report(tmp_path, 
 
     out = tmp_path / "again"
     res = CliRunner().invoke(
-        main, ["bias", str(STUDY / "responses.jsonl"), "--verdicts", str(STUDY), "--out-dir", str(out)]
+        main, ["bias", "analyse", str(STUDY / "responses.jsonl"), "--verdicts", str(STUDY), "--out-dir", str(out)]
     )
     assert res.exit_code == 0, res.output
     study = json.loads((out / "report.json").read_text())

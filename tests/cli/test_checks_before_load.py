@@ -61,7 +61,7 @@ CASES = {
     ),
     "bias human field not a number": (
         {"r.jsonl": json.dumps(RESPONSE) + "\n"},
-        ["bias", "r.jsonl", "--judge", "j", "--out-dir", "out", "--human-field", "human"],
+        ["bias", "run", "r.jsonl", "--judge", "j", "--out-dir", "out", "--human-field", "human"],
         ["human field 'human'", "'great'", "not a number"],
     ),
 }

@@ -39,16 +39,16 @@ def test_every_metric_an_example_names_exists():
     named = []
     examples = [line for text in _all_helps().values() for line in text.splitlines() if "localjudge " in line]
     for line in examples:
-        for flag, value in re.findall(r"--(metric|verdict|hybrid) ([\w.,]+)", line):
+        for flag, value in re.findall(r"--(metric|metrics) ([\w.,]+)", line):
             named += [(flag, m) for m in value.split(",") if not m.endswith((".yaml", ".json")) and m.islower()]
     assert named, "no example names a metric"
     unknown = [(flag, m) for flag, m in named if m not in builtin_names() and m not in ("name", "my_metric")]
     assert not unknown, f"help examples name metrics that do not exist: {unknown}"
 
 
-@pytest.mark.parametrize("command", ["eval", "score", "steps", "demo", "inspect", "generate", "bias"])
+@pytest.mark.parametrize("command", ["eval", "score", "steps", "demo", "inspect", "generate", "bias run"])
 def test_engine_and_model_options_have_their_own_headings(command):
-    text = _help(command)
+    text = _help(*command.split())
     assert f"{ENGINE_SECTION}:" in text and f"{MODEL_SECTION}:" in text
     engine_part = text[text.index(f"{ENGINE_SECTION}:") :]
     for name in EngineOptions.model_fields:
@@ -65,9 +65,9 @@ def test_defaults_are_shown():
     assert "[default: consistency]" in _help("demo")  # --dimension
 
 
-@pytest.mark.parametrize("command", ["eval", "models", "bias", "generate"])
+@pytest.mark.parametrize("command", ["eval", "models", "bias run", "generate"])
 def test_the_registry_option_is_called_registry(command):
-    text = _help(command)
+    text = _help(*command.split())
     assert "--registry FILE" in text and "--models" not in text
 
 

@@ -19,7 +19,7 @@ from localjudge.engine.options import EngineOptions
 from localjudge.testing import fake_judge
 from localjudge.testing.tiny_models import tiny_llama
 
-LOADING_COMMANDS = ("eval", "score", "steps", "demo", "bias", "generate")
+LOADING_COMMANDS = ("eval", "score", "steps", "demo", "bias run", "generate")
 
 
 def run(*args):
@@ -45,7 +45,7 @@ def _flag(field: str) -> str:
 
 @pytest.mark.parametrize("command", LOADING_COMMANDS)
 def test_every_engine_option_is_a_flag_of_every_command_that_loads_a_judge(command):
-    result = run(command, "--help")
+    result = run(*command.split(), "--help")
     assert result.exit_code == 0, result.output
     for name, field in EngineOptions.model_fields.items():
         assert _flag(name) in result.output, (command, name)
@@ -58,7 +58,7 @@ ARGS = {
     "score": ["Rate it. Score:", "--low", "1", "--high", "5"],
     "steps": ["--metric", "correctness", "--out", "s.yaml"],
     "demo": [],
-    "bias": ["r.jsonl", "--judge", "x", "--out-dir", "o"],
+    "bias run": ["r.jsonl", "--judge", "x", "--out-dir", "o"],
     "generate": ["p.jsonl", "--model", "x", "--out", "g.jsonl"],
 }
 
@@ -78,7 +78,7 @@ ARGS = {
 def test_a_bad_engine_flag_is_refused_naming_it_before_any_load(no_load, command, flag, value, needle):
     for name in ("d.jsonl", "r.jsonl", "p.jsonl"):
         Path(name).write_text('{"id": "1", "input": "q", "actual_output": "a"}\n')
-    result = run(command, *ARGS[command], flag, value)
+    result = run(*command.split(), *ARGS[command], flag, value)
     assert result.exit_code == 2, result.output
     (line,) = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert line.startswith(f"Error: {flag}: ") and needle in line
@@ -98,11 +98,12 @@ def test_engine_flags_reach_the_judge(tmp_path, tiny_tokenizer, monkeypatch):
     assert judge["tree_tolerance"] == 0 and judge["reuse_prefix"] is False
 
 
-def test_bias_verdicts_refuse_engine_flags(no_load):
+def test_bias_analyse_has_no_engine_flags(no_load):
+    # analysing verdicts loads no model: the judging options are not among its own
     Path("r.jsonl").write_text("")
     Path("v.jsonl").write_text("")
-    result = run("bias", "r.jsonl", "--verdicts", "v.jsonl", "--out-dir", "o", "--no-reuse-prefix")
-    assert result.exit_code == 2 and "--reuse-prefix applies when judges run" in result.output
+    result = run("bias", "analyse", "r.jsonl", "--verdicts", "v.jsonl", "--out-dir", "o", "--no-reuse-prefix")
+    assert result.exit_code == 2 and "No such option '--no-reuse-prefix'" in result.output
 
 
 # -- score: valid JSON ------------------------------------------------------------------------------------------

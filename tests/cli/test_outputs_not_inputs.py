@@ -88,13 +88,17 @@ def test_output_that_is_an_input_is_refused(no_load, key, kind):
 def test_bias_out_dir_files_are_checked(no_load):
     """The responses file hard-linked as a file the study writes, or the pairwise metric file there."""
     os.link("resp.jsonl", "out/report.md")
-    assert_user_error(run("bias", "resp.jsonl", "--judge", "j", "--out-dir", "out"), "out/report.md", "resp.jsonl")
+    assert_user_error(
+        run("bias", "run", "resp.jsonl", "--judge", "j", "--out-dir", "out"), "out/report.md", "resp.jsonl"
+    )
     os.remove("out/report.md")
     _write({"pw.yaml": "kind: pairwise\nname: pw\ntask: Compare.\ncriteria: Which is better?\n"})
     os.makedirs("out/records")
     os.symlink(os.path.abspath("pw.yaml"), "out/records/j.pw.jsonl")
     assert_user_error(
-        run("bias", "resp.jsonl", "--judge", "j", "--metric", "pw.yaml", "--out-dir", "out"), "j.pw.jsonl", "pw.yaml"
+        run("bias", "run", "resp.jsonl", "--judge", "j", "--metric", "pw.yaml", "--out-dir", "out"),
+        "j.pw.jsonl",
+        "pw.yaml",
     )
 
 

@@ -76,8 +76,12 @@ FILES = {
     "score prompts": ("p.jsonl", '"ok"\n', ["score", "--file", "p.jsonl", "--low", "1", "--high", "5"]),
     "models registry": ("r.yaml", "default: x\n", ["models", "--registry", "r.yaml"]),
     "generate prompts": ("p.jsonl", GOOD, ["generate", "p.jsonl", "--model", "g", "--out", "o.jsonl"]),
-    "bias responses": ("resp.jsonl", RESPONSE, ["bias", "resp.jsonl", "--judge", "j", "--out-dir", "out"]),
-    "bias verdicts": ("v.jsonl", VERDICT, ["bias", "resp0.jsonl", "--verdicts", "v.jsonl", "--out-dir", "out"]),
+    "bias responses": ("resp.jsonl", RESPONSE, ["bias", "run", "resp.jsonl", "--judge", "j", "--out-dir", "out"]),
+    "bias verdicts": (
+        "v.jsonl",
+        VERDICT,
+        ["bias", "analyse", "resp0.jsonl", "--verdicts", "v.jsonl", "--out-dir", "out"],
+    ),
     "eval --resume results": (
         "r.jsonl",
         "",
