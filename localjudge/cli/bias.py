@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
 from localjudge.cli.options import SectionedCommand, engine_options, registry_option, run_options
 from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
+
+if TYPE_CHECKING:
+    from localjudge.bias.results import BiasSettings
 
 _family = click.option(
     "--family",
@@ -72,8 +77,57 @@ def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs,
     click.echo(f"responses: {run.out}")
 
 
+class _Analysis(NamedTuple):
+    """What `bias run` and `bias analyse` share: what is analysed, how, and where it goes."""
+
+    metric_name: str | None
+    """--metric: the pointwise (or pairwise) metric."""
+    out_dir: str
+    """--out-dir: the study's folder."""
+    human_field: str | None
+    """--human-field: the prompts' field holding a human score of each response."""
+    families: dict[str, str]
+    """--family MODEL=FAMILY, parsed."""
+    panels: list
+    """--panel NAME=J1,J2, parsed (`BiasPanel`)."""
+    settings: BiasSettings
+    """--seed and --bootstrap."""
+    as_json: bool
+    """--json: the report as JSON instead of the summary."""
+
+    def files(self, responses: str, registry: str | None, pairwise_metric: str | None):
+        """The files the study reads (named, to refuse writing over them) and those it writes."""
+        from localjudge.bias.study import STUDY_FILES
+        from localjudge.io.files import is_file
+
+        inputs = [
+            ("responses file", responses),
+            ("judge registry", registry),
+            *[("metric file", n) for n in (self.metric_name, pairwise_metric) if n and is_file(n)],
+        ]
+        return inputs, [Path(self.out_dir) / name for name in STUDY_FILES]
+
+
 def _analysis_options(fn):
-    """The options `bias run` and `bias analyse` share: what is analysed, how, and where it goes."""
+    """The options `bias run` and `bias analyse` share, given to the command as one `_Analysis`."""
+
+    @functools.wraps(fn)
+    def command(metric_name, out_dir, human_field, panel_specs, seed, n_bootstrap, as_json, family_specs, **rest):
+        from localjudge.bias.families import parse_families
+        from localjudge.bias.panels import parse_panel
+        from localjudge.bias.results import BiasSettings
+
+        analysis = _Analysis(
+            metric_name,
+            out_dir,
+            human_field,
+            parse_families(family_specs),
+            [parse_panel(spec) for spec in panel_specs],
+            BiasSettings(seed=seed, n_bootstrap=n_bootstrap),
+            as_json,
+        )
+        return fn(analysis=analysis, **rest)
+
     options = [
         click.option(
             "--metric",
@@ -112,8 +166,8 @@ def _analysis_options(fn):
         _family,
     ]
     for option in reversed(options):
-        fn = option(fn)
-    return fn
+        command = option(command)
+    return command
 
 
 _RESPONSES = click.argument("responses", type=click.Path(exists=True, dir_okay=False))
@@ -160,14 +214,7 @@ def bias_run(
     judges,
     pairwise,
     pairwise_metric,
-    metric_name,
-    out_dir,
-    human_field,
-    panel_specs,
-    seed,
-    n_bootstrap,
-    as_json,
-    family_specs,
+    analysis: _Analysis,
     run,
     truncate,
     min_valid_mass,
@@ -189,30 +236,28 @@ def bias_run(
     from localjudge.bias import lab
     from localjudge.runs.options import ScoringOptions
 
-    given, panels, settings, inputs, outputs = _analysis(
-        responses, metric_name, pairwise_metric, out_dir, panel_specs, seed, n_bootstrap, family_specs, registry
-    )
+    inputs, outputs = analysis.files(responses, registry, pairwise_metric)
     scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
     study, verdicts, pair_metric = lab.judge_and_analyse(
         responses,
         judges,
-        out_dir,
-        metric_name=metric_name,
+        analysis.out_dir,
+        metric_name=analysis.metric_name,
         pairwise=pairwise,
         pairwise_metric=pairwise_metric,
-        families=given,
+        families=analysis.families,
         registry=registry,
-        human_field=human_field,
-        settings=settings,
+        human_field=analysis.human_field,
+        settings=analysis.settings,
         inputs=inputs,
         outputs=outputs,
         run=run,
         scoring=scoring,
         engine=engine,
-        panels=panels,
+        panels=analysis.panels,
     )
     no_pairs = pair_metric is not None and study.pairwise is None
-    _report(study, verdicts, out_dir, as_json, [_NO_PAIRS] if no_pairs else [])
+    _report(study, verdicts, analysis, [_NO_PAIRS] if no_pairs else [])
 
 
 @bias_cmd.command("analyse", cls=SectionedCommand)
@@ -228,19 +273,7 @@ def bias_run(
 )
 @click.option("--pairwise-metric", default=None, help="The pairwise metric the verdicts were scored with (recorded).")
 @_analysis_options
-def bias_analyse(
-    responses,
-    verdict_paths,
-    pairwise_metric,
-    metric_name,
-    out_dir,
-    human_field,
-    panel_specs,
-    seed,
-    n_bootstrap,
-    as_json,
-    family_specs,
-) -> None:
+def bias_analyse(responses, verdict_paths, pairwise_metric, analysis: _Analysis) -> None:
     """Analyse the verdicts of an earlier run of judges on RESPONSES again: no model loads (seconds).
 
     Verdicts are JSON lines in the schema of the pointwise_records.jsonl and
@@ -259,44 +292,20 @@ def bias_analyse(
     """
     from localjudge.bias import lab
 
-    given, panels, settings, inputs, outputs = _analysis(
-        responses, metric_name, pairwise_metric, out_dir, panel_specs, seed, n_bootstrap, family_specs, None
-    )
+    inputs, outputs = analysis.files(responses, None, pairwise_metric)
     study, verdicts, _ = lab.analyse_only(
         responses,
         verdict_paths,
-        metric_name=metric_name,
+        metric_name=analysis.metric_name,
         pairwise_metric=pairwise_metric,
-        families=given,
-        human_field=human_field,
-        settings=settings,
+        families=analysis.families,
+        human_field=analysis.human_field,
+        settings=analysis.settings,
         inputs=inputs,
         outputs=outputs,
-        panels=panels,
+        panels=analysis.panels,
     )
-    _report(study, verdicts, out_dir, as_json)
-
-
-def _analysis(responses, metric_name, pairwise_metric, out_dir, panel_specs, seed, n_bootstrap, family_specs, registry):
-    """What both subcommands build from their shared options: families, panels, settings, files read and written."""
-    from localjudge.bias.families import parse_families
-    from localjudge.bias.panels import parse_panel
-    from localjudge.bias.results import BiasSettings
-    from localjudge.bias.study import STUDY_FILES
-    from localjudge.io.files import is_file
-
-    inputs = [
-        ("responses file", responses),
-        ("judge registry", registry),
-        *[("metric file", n) for n in (metric_name, pairwise_metric) if n and is_file(n)],
-    ]
-    return (
-        parse_families(family_specs),
-        [parse_panel(spec) for spec in panel_specs],
-        BiasSettings(seed=seed, n_bootstrap=n_bootstrap),
-        inputs,
-        [Path(out_dir) / name for name in STUDY_FILES],
-    )
+    _report(study, verdicts, analysis)
 
 
 _NO_PAIRS = (
@@ -304,12 +313,12 @@ _NO_PAIRS = (
 )
 
 
-def _report(study, verdicts, out_dir, as_json: bool, notes: list[str] | None = None) -> None:
+def _report(study, verdicts, analysis: _Analysis, notes: list[str] | None = None) -> None:
     """Writes the study's files, then prints it as JSON or as its summary lines, `notes` and files."""
     from localjudge.bias.study import summary_lines, write_study
 
-    files = write_study(study, verdicts, out_dir)
-    if as_json:
+    files = write_study(study, verdicts, analysis.out_dir)
+    if analysis.as_json:
         click.echo(json.dumps(study.model_dump(mode="json"), indent=1))
         return
     for line in [*summary_lines(study), *(notes or [])]:

@@ -7,8 +7,9 @@ pass/fail verdict with a calibrated P(acceptable)) and `panel-weights` (a panel'
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 import click
 
@@ -16,6 +17,7 @@ from localjudge.cli.fits import HybridRequest, VerdictRequest, fit_hybrid_cmd, f
 from localjudge.errors import ConfigError
 
 if TYPE_CHECKING:
+    from localjudge.calibration.inputs import PairSource
     from localjudge.calibration.results import CalibrationSettings
 
 
@@ -177,26 +179,61 @@ def agreement(
             click.echo(f"\nJSON report: {out}")
 
 
+class _Fit(NamedTuple):
+    """What `fit-hybrid` and `fit-verdict` share: the metrics, the label, the split, where it is saved."""
+
+    metrics: str
+    """The metrics, comma-separated, as --metrics gives them."""
+    source: PairSource
+    """The label (--human) and the groups (--group)."""
+    settings: CalibrationSettings
+    """The split share and seed (--split, --seed)."""
+    save: Path | None
+    """Where the fitted metric is written (--save); None: not saved."""
+    name: str
+    """The fitted metric's name in results (--name)."""
+    as_json: bool
+    """Print the report as JSON (--json)."""
+
+
+def _fit_options(fitted: str, name: str, human_help: str, split_help: str):
+    """The options of a fit of metrics of a results file, given to the command as one `_Fit` named `fit`."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def command(metrics, human, group, split, seed, save, name, as_json, **rest):
+            from localjudge.calibration.inputs import PairSource
+
+            source = PairSource(human=human, judge=None, group=group, metric=None)
+            return fn(fit=_Fit(metrics, source, _settings(split=split, seed=seed), save, name, as_json), **rest)
+
+        options = [
+            click.option(
+                "--metrics", required=True, metavar="M1,M2,...", help=f"Metrics of the results file {fitted}."
+            ),
+            click.option("--human", required=True, metavar="FIELD", help=human_help),
+            click.option("--group", metavar="FIELD", help="Group id field, e.g. doc_id: whole groups go to one split."),
+            _split(split_help),
+            click.option("--save", type=_SAVE, help="Write the fitted metric here (.json), for `eval --metric FILE`."),
+            click.option("--name", default=name, show_default=True, help="Name of the fitted metric in results."),
+            click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text."),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
 @calibrate.command("fit-hybrid")
 @_PATH
-@click.option("--metrics", required=True, metavar="M1,M2,...", help="Metrics of the results file to combine.")
-@click.option("--human", required=True, metavar="FIELD", help="Human label field to fit.")
-@click.option("--group", metavar="FIELD", help="Group id field, e.g. doc_id: whole groups go to one split.")
-@_split("of the cases the hybrid is chosen and fitted on (cross-validated); the rest reports it")
-@click.option("--save", type=_SAVE, help="Write the fitted hybrid metric here (.json), for `eval --metric FILE`.")
-@click.option("--name", default="hybrid", show_default=True, help="Name of the hybrid metric in results.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
-def fit_hybrid(
-    path: Path,
-    metrics: str,
-    human: str,
-    group: str | None,
-    split: float,
-    seed: int,
-    save: Path | None,
-    name: str,
-    as_json: bool,
-) -> None:
+@_fit_options(
+    "file to combine",
+    "hybrid",
+    "Human label field to fit.",
+    "of the cases the hybrid is chosen and fitted on (cross-validated); the rest reports it",
+)
+def fit_hybrid(path: Path, fit: _Fit) -> None:
     """Fit one score combining several metrics of the results file PATH to a human label.
 
     \b
@@ -204,16 +241,17 @@ def fit_hybrid(
       localjudge calibrate fit-hybrid r.jsonl --metrics consistency,consistency_likelihood \\
           --human human_consistency --group doc_id --save hybrid.json
     """
-    from localjudge.calibration.inputs import PairSource
-
-    source = PairSource(human=human, judge=None, group=group, metric=None)
-    fit_hybrid_cmd(path, source, HybridRequest(metrics, save, name), _settings(split=split, seed=seed), as_json)
+    fit_hybrid_cmd(path, fit.source, HybridRequest(fit.metrics, fit.save, fit.name), fit.settings, fit.as_json)
 
 
 @calibrate.command("fit-verdict")
 @_PATH
-@click.option("--metrics", required=True, metavar="M1[,M2,...]", help="Metrics of the results file it reads.")
-@click.option("--human", required=True, metavar="FIELD", help="Label field to fit: 0/1, or graded with --pass-at.")
+@_fit_options(
+    "file it reads",
+    "verdict",
+    "Label field to fit: 0/1, or graded with --pass-at.",
+    "of the cases the verdict is fitted on; its accuracy and ECE are measured on the rest",
+)
 @click.option(
     "--pass-at",
     type=float,
@@ -227,24 +265,7 @@ def fit_hybrid(
     show_default=True,
     help="What the verdict's threshold maximises.",
 )
-@click.option("--group", metavar="FIELD", help="Group id field, e.g. doc_id: whole groups go to one split.")
-@_split("of the cases the verdict is fitted on; its accuracy and ECE are measured on the rest")
-@click.option("--save", type=_SAVE, help="Write the fitted verdict here (.json), for `eval --metric FILE`.")
-@click.option("--name", default="verdict", show_default=True, help="Name of the verdict metric in results.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
-def fit_verdict(
-    path: Path,
-    metrics: str,
-    human: str,
-    pass_at: float | None,
-    objective: str,
-    group: str | None,
-    split: float,
-    seed: int,
-    save: Path | None,
-    name: str,
-    as_json: bool,
-) -> None:
+def fit_verdict(path: Path, fit: _Fit, pass_at: float | None, objective: str) -> None:
     """Fit a pass/fail verdict with a calibrated P(acceptable) from metrics of the results file PATH.
 
     \b
@@ -252,11 +273,8 @@ def fit_verdict(
       localjudge calibrate fit-verdict r.jsonl --metrics consistency_tokens,consistency_likelihood \\
           --human label --group doc_id --save verdict.json
     """
-    from localjudge.calibration.inputs import PairSource
-
-    source = PairSource(human=human, judge=None, group=group, metric=None)
-    request = VerdictRequest(metrics, pass_at, objective, save, name)
-    fit_verdict_cmd(path, source, request, _settings(split=split, seed=seed), as_json)
+    request = VerdictRequest(fit.metrics, pass_at, objective, fit.save, fit.name)
+    fit_verdict_cmd(path, fit.source, request, fit.settings, fit.as_json)
 
 
 @calibrate.command("panel-weights")
