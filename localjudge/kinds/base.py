@@ -201,6 +201,18 @@ class Fitted(NamedTuple):
     """What `--truncate` cut, or None."""
 
 
+@dataclass(frozen=True)
+class Batch(Generic[S]):
+    """One scoring call of a kind: the judge, the metric's context, the cases ready, the run's records so far."""
+
+    judge: Judge
+    ctx: MetricContext[S]
+    items: Sequence[Fitted]
+    """The cases, as `--truncate` left them, with what the kind measured."""
+    judged: Mapping[tuple[str, str], ResultRecord]
+    """The run's records so far, by (case id, metric): what a hybrid or verdict combines."""
+
+
 class Listing(NamedTuple):
     """How `localjudge metrics` lists a metric."""
 
@@ -266,14 +278,8 @@ class MetricKind(ABC, Generic[S]):
         return None
 
     @abstractmethod
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[S],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
-        """One record per item, in order. `judged`: the run's records so far, by (case id, metric)."""
+    def score(self, batch: Batch[S]) -> list[ResultRecord]:
+        """One record per item of `batch`, in order."""
 
     def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
         """The kind's own summary detail over one metric's records, and notes after `notes`'."""

@@ -14,8 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, Listing, MetricContext, MetricKind, Needs, narrow_spread
+from localjudge.kinds.base import Batch, Explanation, Fitted, Listing, MetricKind, Needs, narrow_spread
 from localjudge.kinds.records import ComponentScores, ResultRecord
 
 HYBRID_VERSION = "hybrid-v1"
@@ -81,13 +80,8 @@ class HybridKind(MetricKind[HybridMetric]):
         # each component reports its own missing fields
         return Needs(required=[], sort_by=[], components=tuple(c.metric for c in metric.components))
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[HybridMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[HybridMetric]) -> list[ResultRecord]:
+        judge, ctx, items, judged = batch.judge, batch.ctx, batch.items, batch.judged
         metric = ctx.metric
         names = [c.metric["name"] for c in metric.components]
         lo, hi = metric.human_scale

@@ -11,14 +11,13 @@ held-back cases when it was fitted (`fit.held_out`), not on the cases it is appl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, KindSummary, Listing, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import Batch, Explanation, KindSummary, Listing, MetricKind, Needs
 from localjudge.kinds.hybrid import component_scores, linear_readings
 from localjudge.kinds.records import ComponentScores, ResultRecord
 from localjudge.scoring.logistic import sigmoid
@@ -86,14 +85,9 @@ class VerdictKind(MetricKind[VerdictMetric]):
         # each component reports its own missing fields
         return Needs(required=[], sort_by=[], components=tuple(c.metric for c in metric.components))
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[VerdictMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[VerdictMetric]) -> list[ResultRecord]:
         """score = P(acceptable), raw_score = its log-odds, passed = score >= the fitted threshold."""
+        judge, ctx, items, judged = batch.judge, batch.ctx, batch.items, batch.judged
         metric = ctx.metric
         names = [c.metric["name"] for c in metric.components]
         out = []

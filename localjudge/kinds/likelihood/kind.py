@@ -10,14 +10,14 @@ is cut before the target: the text scored stays whole while it can.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.likelihood import prompts as L
 from localjudge.kinds.likelihood.spec import LikelihoodMetric
 from localjudge.kinds.records import LikelihoodDetail, ResultRecord, TokenReading, TokenSpan, TokenStats
@@ -57,14 +57,9 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
         cuttable = [f for f in m.fields if case.get(f) is not None] or [m.target]
         return Measure(read.counts.window, f"the {m.name} prompt and {m.target} have", cuttable, read)
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[LikelihoodMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[LikelihoodMetric]) -> list[ResultRecord]:
         """Records of cases that have every field the metric needs, in input order."""
+        judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         reads: list[_Read] = [it.payload for it in items]
         blank = [not r.continuation.strip() for r in reads]
