@@ -44,8 +44,8 @@ CLI = [sys.executable, "-m", "localjudge"]
 
 # Keys whose values are times, dates or rates: blanked before comparing. Anything else must match.
 TIME_KEY = re.compile(
-    r"(^|_)(seconds|second|secs|s|ms|time|times|timing|timings|elapsed|date|created|started|finished|"
-    r"wall|cpu|duration|per_s|per_second|rate_s|tokens_per_s|throughput|timestamp|when|run)($|_)"
+    r"^(seconds|elapsed|created|created_at|started|finished|timestamp|duration|date|time|timings|throughput)$"
+    r"|_(seconds|s|ms|per_s|at)$"
 )
 # Per-request ids of the OpenAI-compatible endpoints: random by design.
 REQUEST_ID = re.compile(r"\b(chat)?cmpl-[0-9a-f]{8,}")
@@ -177,6 +177,7 @@ def _env() -> dict[str, str]:
 
 def capture(out: Path, only: list[str] | None) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    (out / "tree.txt").write_text(str(ROOT) + "\n")
     files = inputs(out)
     bias_responses(out / "in_responses.jsonl")
     env = _env()
@@ -216,9 +217,9 @@ def blank(value: object, key: str = "") -> object:
     return value
 
 
-def canonical(path: Path, root: Path) -> str:
+def canonical(path: Path, root: Path, tree: str) -> str:
     """A file's text to compare: JSON with times blanked, other text with times masked, the folder as <out>."""
-    text = path.read_text(errors="replace").replace(str(root), "<out>")
+    text = path.read_text(errors="replace").replace(str(root), "<out>").replace(tree, "<tree>")
     try:
         if path.suffix == ".jsonl":
             return "".join(json.dumps(blank(json.loads(x)), sort_keys=True) + "\n" for x in text.splitlines() if x)
@@ -236,6 +237,8 @@ def compare(a: Path, b: Path) -> int:
         {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
         | {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
     )
+    # the checkout each capture ran in: named in the files it wrote, and not a difference
+    trees = [(c / "tree.txt").read_text().strip() if (c / "tree.txt").exists() else "<no tree>" for c in (a, b)]
     bad = 0
     for n in names:
         if n.suffix in skip or (n.parts[0] == "tune" and n.suffix not in {".json", ".jsonl", ".md"}):
@@ -245,7 +248,7 @@ def compare(a: Path, b: Path) -> int:
             print(f"ONLY IN {'after' if not pa.exists() else 'before'}: {n}")
             bad += 1
             continue
-        ta, tb = canonical(pa, a), canonical(pb, b)
+        ta, tb = canonical(pa, a, trees[0]), canonical(pb, b, trees[1])
         if ta == tb:
             print(f"same  {n}")
             continue
