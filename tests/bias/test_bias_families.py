@@ -12,8 +12,8 @@ import json
 import re
 
 import pytest
+from bias_fakes import FAST, biased_judge, write_prompts, write_responses
 from click.testing import CliRunner
-from test_bias_pipeline import FAST, _judge, write_prompts, write_responses
 
 from localjudge.bias.families import fill_families, model_families, parse_families
 from localjudge.bias.judging import judge_responses
@@ -50,7 +50,7 @@ def loads(monkeypatch):
     def load(name, device=None, dtype=None, family=None, registry_path=None, **kw):
         calls.append({"name": name, "family": family, "registry_path": registry_path})
         fam = family or {"my-judge": "alpha", "other-judge": "beta"}.get(name, "unknown")
-        return _judge(name, fam, own_bonus=1.5 if name in ("./judges/alpha", "my-judge") else 0.0)
+        return biased_judge(name, fam, own_bonus=1.5 if name in ("./judges/alpha", "my-judge") else 0.0)
 
     monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
     return calls
@@ -184,7 +184,7 @@ def test_analysis_refuses_unknown_families(responses_file):
     """The Python API too: a judge of family "unknown" is not compared with anyone."""
     responses = read_responses(responses_file)
     v = judge_responses(
-        _judge("./j", "unknown"), responses, builtin_metric("correctness"), run=RunOptions(progress=False)
+        biased_judge("./j", "unknown"), responses, builtin_metric("correctness"), run=RunOptions(progress=False)
     )
     with pytest.raises(ConfigError, match=re.escape("'./j' has the model family 'unknown'")):
         analyze_verdicts([v], responses, responses_file, builtin_metric("correctness"), None, settings=FAST)

@@ -9,16 +9,12 @@ and significance, and nothing where nothing was planted.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-import re
-from pathlib import Path
 
 import pytest
+from bias_fakes import FAST, MARKERS, N_ITEMS, biased_judge, write_prompts, write_responses
 from click.testing import CliRunner
 
-from localjudge.bias import BiasSettings
 from localjudge.bias.judging import cross_family_pairs, judge_responses
 from localjudge.bias.study import analyze_verdicts, write_study
 from localjudge.errors import ConfigError
@@ -27,102 +23,6 @@ from localjudge.metrics import builtin_metric
 from localjudge.runs.generation import clean_response, generate_responses, generation_prompt, read_responses
 from localjudge.runs.options import RunOptions, ScoringOptions
 from localjudge.testing import fake_judge
-
-FAST = BiasSettings(n_bootstrap=300, n_permutations=1999)
-MARKERS = {"alpha": "zephyr", "beta": "quokka", "gamma": "marimba"}
-N_ITEMS = 30
-
-
-def _u(*parts: object) -> float:
-    """A deterministic uniform draw in [0, 1) keyed by `parts` (Python's hash is salted)."""
-    digest = hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
-    return int(digest[:8], 16) / 2**32
-
-
-def _generator(family: str):
-    def write(prompt: str) -> str:
-        item = re.search(r"Question number (\d+)", prompt).group(1)
-        quality = 1.6 + 1.8 * _u("quality", family, item)
-        filler = " and so on" * int(30 * _u("length", family, item))
-        return f" {MARKERS[family]} answers with quality {quality:.2f}.{filler}"
-
-    return write
-
-
-def _quality(text: str) -> float:
-    return float(re.search(r"quality (\d+\.\d+)", text).group(1))
-
-
-def _block(prompt: str, tag: str) -> str:
-    return re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S).group(1)
-
-
-def _judge(
-    name: str,
-    family: str,
-    *,
-    own_bonus: float = 0.0,
-    length_rate: float = 0.0,
-    first_bias: float = 0.0,
-    chat: bool = True,
-):
-    """A fake judge: score = quality + noise + planted biases, read from the prompt it is given.
-
-    own_bonus: points (pointwise) and logits (pairwise) added to its own family's answers;
-    length_rate: points per 100 characters; first_bias: logit added to the answer shown first.
-    """
-    marker = MARKERS.get(family, "\0")
-
-    def value(text: str) -> float:
-        noise = 0.4 * (_u("noise", name, text) - 0.5)
-        bonus = own_bonus if marker in text else 0.0
-        return _quality(text) + noise + bonus + length_rate * len(text) / 100
-
-    def policy(prompt: str) -> dict[str, float]:
-        if "<response_a>" in prompt:
-            d = value(_block(prompt, "response_a")) - value(_block(prompt, "response_b"))
-            p_a = 1 / (1 + math.exp(-(2 * d + first_bias)))
-            return {"A": 0.95 * p_a, "B": 0.95 * (1 - p_a)}
-        s = value(_block(prompt, "actual_output"))
-        weights = {k: math.exp(-((k - s) ** 2) / 0.5) for k in range(1, 6)}
-        total = sum(weights.values())
-        return {str(k): 0.95 * w / total for k, w in weights.items()}
-
-    judge = fake_judge(policy, _generator(family), name=name, family=family, chat_template=chat)
-    # the same ids as FakeBackend.encode (one per character), by dict instead of list.index:
-    # these prompts are long and the test would spend most of its time tokenising
-    ids = {s: i for i, s in enumerate(judge.backend.token_surfaces())}
-    other = len(ids) - 1
-    judge.backend.encode = lambda text: [ids.get(c, other) for c in text]
-    return judge
-
-
-def write_prompts(folder: Path) -> Path:
-    """The study's prompts file in `folder` (fixtures of other modules use it too)."""
-    path = folder / "prompts.jsonl"
-    rows = [
-        {
-            "id": f"p{i:02d}",
-            "input": f"Question number {i}?",
-            "reference": f"Answer {i}.",
-            "category": "quiz",
-            "human": round(_u("human", i) * 5, 1),
-        }
-        for i in range(N_ITEMS)
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def write_responses(prompts: Path) -> Path:
-    """Answers of three fake generators, one per family, next to the prompts file."""
-    out = prompts.parent / "responses.jsonl"
-    cases = load_cases(prompts)
-    for family, chat in (("alpha", True), ("beta", False), ("gamma", True)):
-        generate_responses(
-            cases, _judge(f"gen-{family}", family, chat=chat), RunOptions(out=out, resume=True, progress=False)
-        )
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -145,9 +45,9 @@ def _study(responses_file, judges):
 @pytest.fixture(scope="module")
 def planted(responses_file):
     judges = [
-        _judge("j-alpha", "alpha", own_bonus=1.0),  # self-preference, pointwise and pairwise
-        _judge("j-beta", "beta", first_bias=1.5),  # prefers position A
-        _judge("j-gamma", "gamma", length_rate=0.5),  # rewards length (pointwise)
+        biased_judge("j-alpha", "alpha", own_bonus=1.0),  # self-preference, pointwise and pairwise
+        biased_judge("j-beta", "beta", first_bias=1.5),  # prefers position A
+        biased_judge("j-gamma", "gamma", length_rate=0.5),  # rewards length (pointwise)
     ]
     return _study(responses_file, judges)
 
@@ -229,7 +129,7 @@ def test_sign_flip_ignores_rounding_residue():
 
 
 def test_unbiased_judges_show_no_significant_effect(responses_file):
-    study, _ = _study(responses_file, [_judge(f"u-{f}", f) for f in ("alpha", "beta", "gamma")])
+    study, _ = _study(responses_file, [biased_judge(f"u-{f}", f) for f in ("alpha", "beta", "gamma")])
     assert not _significant(study.pointwise) and not _significant(study.pairwise)
     assert study.pointwise.summary[0].startswith("No effect is significant")
 
@@ -249,7 +149,7 @@ def test_records_carry_lengths_perplexity_and_write_outputs(planted, responses_f
 def test_human_field_reaches_the_records(responses_file):
     responses = read_responses(responses_file)
     v = judge_responses(
-        _judge("j", "alpha"),
+        biased_judge("j", "alpha"),
         responses,
         builtin_metric("correctness"),
         builtin_metric("pairwise"),
@@ -264,10 +164,13 @@ def test_metric_without_reference_is_refused(tmp_path):
     prompts = tmp_path / "p.jsonl"
     prompts.write_text(json.dumps({"id": "a", "input": "Question number 1?"}) + "\n")
     out = tmp_path / "r.jsonl"
-    generate_responses(load_cases(prompts), _judge("g", "alpha"), RunOptions(out=out, progress=False))
+    generate_responses(load_cases(prompts), biased_judge("g", "alpha"), RunOptions(out=out, progress=False))
     with pytest.raises(ConfigError, match="reference"):
         judge_responses(
-            _judge("j", "alpha"), read_responses(out), builtin_metric("correctness"), run=RunOptions(progress=False)
+            biased_judge("j", "alpha"),
+            read_responses(out),
+            builtin_metric("correctness"),
+            run=RunOptions(progress=False),
         )
 
 
@@ -276,11 +179,11 @@ def test_metric_without_reference_is_refused(tmp_path):
 
 def test_prompt_styles_and_plain_stops():
     case = load_cases_from_rows([{"id": "x", "input": "Why?"}])[0]
-    assert generation_prompt(_judge("g", "beta", chat=False), case) == "Question: Why?\nAnswer:"
-    assert generation_prompt(_judge("g", "alpha"), case).startswith("<user>\nWhy?")
+    assert generation_prompt(biased_judge("g", "beta", chat=False), case) == "Question: Why?\nAnswer:"
+    assert generation_prompt(biased_judge("g", "alpha"), case).startswith("<user>\nWhy?")
     with_context = load_cases_from_rows([{"id": "y", "input": "Why?", "context": ["Doc one."]}])[0]
     assert (
-        generation_prompt(_judge("g", "beta", chat=False), with_context)
+        generation_prompt(biased_judge("g", "beta", chat=False), with_context)
         == "Context:\nDoc one.\n\nQuestion: Why?\nAnswer:"
     )
     assert clean_response(" Because.\n\nQuestion: Next?", plain=True) == "Because."
@@ -297,19 +200,19 @@ def load_cases_from_rows(rows):
 def test_generate_resume_reproduces_an_uninterrupted_run(prompts_file, tmp_path):
     cases = load_cases(prompts_file)[:10]
     full, part = tmp_path / "full.jsonl", tmp_path / "part.jsonl"
-    generate_responses(cases, _judge("g", "alpha"), RunOptions(out=full, progress=False), batch_size=4)
+    generate_responses(cases, biased_judge("g", "alpha"), RunOptions(out=full, progress=False), batch_size=4)
     lines = full.read_text().splitlines(keepends=True)
     part.write_text("".join(lines[:5]) + lines[5][:20])  # killed while writing the 6th record
-    model = _judge("g", "alpha")
+    model = biased_judge("g", "alpha")
     generate_responses(cases, model, RunOptions(out=part, resume=True, progress=False), batch_size=4)
     assert part.read_text() == full.read_text()
     assert len(model.backend.calls) == 4 + 2  # chunk 5-8 again (for identical padding), chunk 9-10
     with pytest.raises(ConfigError, match="other settings"):
         generate_responses(
-            cases, _judge("g", "alpha"), RunOptions(out=part, resume=True), batch_size=4, max_new_tokens=7
+            cases, biased_judge("g", "alpha"), RunOptions(out=part, resume=True), batch_size=4, max_new_tokens=7
         )
     with pytest.raises(ConfigError, match="--resume"):
-        generate_responses(cases, _judge("g", "alpha"), RunOptions(out=part), batch_size=4)
+        generate_responses(cases, biased_judge("g", "alpha"), RunOptions(out=part), batch_size=4)
 
 
 def test_a_mixed_precision_generator_resumes_its_own_responses(prompts_file, tmp_path):
@@ -318,7 +221,7 @@ def test_a_mixed_precision_generator_resumes_its_own_responses(prompts_file, tmp
     out = tmp_path / "bf16.jsonl"
 
     def bf16(mixed: bool):
-        model = _judge("g", "alpha")
+        model = biased_judge("g", "alpha")
         model.info = model.info.model_copy(update={"dtype": "bfloat16", "mixed_precision": mixed})
         return model
 
@@ -351,7 +254,7 @@ def fake_loader(monkeypatch):
 
     def load(name, device=None, dtype=None, family=None, **kw):
         assert family == families[name]  # --family reaches the loader
-        return _judge(name, families[name], own_bonus=1.0 if name == "j-alpha" else 0.0, chat=name != "gen-beta")
+        return biased_judge(name, families[name], own_bonus=1.0 if name == "j-alpha" else 0.0, chat=name != "gen-beta")
 
     monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
 
@@ -559,11 +462,13 @@ def test_min_valid_mass_reaches_every_verdict_and_unscored_pairs_give_none(respo
     """The fake judges put 0.95 of their probability on the valid scores and labels."""
     responses = [r for r in read_responses(responses_file) if r.id in ("p00", "p01")]  # 2 items × 3 families
     metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
-    default = judge_responses(_judge("j-alpha", "alpha"), responses, metric, pairwise, run=RunOptions(progress=False))
+    default = judge_responses(
+        biased_judge("j-alpha", "alpha"), responses, metric, pairwise, run=RunOptions(progress=False)
+    )
     assert all(p.score is not None for p in default.pointwise)
     assert default.pairwise and all(p.p_a_first is not None for p in default.pairwise)
     strict = judge_responses(
-        _judge("j-alpha", "alpha"),
+        biased_judge("j-alpha", "alpha"),
         responses,
         metric,
         pairwise,

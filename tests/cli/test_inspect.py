@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from cli_checks import assert_user_error
 from click.testing import CliRunner
 from inspect_report import assert_paths_decode, report_json, run, spelling_paths
-from test_cli_errors import assert_user_error
 
 from localjudge import load_judge
 from localjudge.cli import main

@@ -10,7 +10,7 @@ import json
 import re
 
 import pytest
-from test_cli_errors import GOOD, GOOD_ROW, METRIC, _short_judge, _write, assert_user_error, install_fake, run
+from cli_checks import GOOD, GOOD_ROW, METRIC, assert_user_error, install_fake, run, short_judge, write_files
 
 from localjudge.errors import CLIP, clip, repeated
 
@@ -61,7 +61,7 @@ CASES = {
 @pytest.mark.parametrize("key", CASES, ids=CASES)
 def test_quoted_values_are_cut(fake, key):
     files, args = CASES[key]
-    _write(files)
+    write_files(files)
     line = assert_user_error(run(*args))
     _assert_short(line)
 
@@ -76,13 +76,13 @@ def _assert_short(line: str) -> None:
 def test_unknown_judge_name_is_cut(tmp_path, monkeypatch, name):
     """The real loader: a name too long for any file is an unknown judge, not an OSError (exit 1)."""
     monkeypatch.chdir(tmp_path)
-    _write({"d.jsonl": GOOD})
+    write_files({"d.jsonl": GOOD})
     _assert_short(assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--judge", name)))
 
 
 def test_context_error_cuts_the_case_id(fake, monkeypatch):
-    _short_judge(monkeypatch, 3000)
-    _write({"d.jsonl": _row(id=LONG, input="word " * 1000)})
+    short_judge(monkeypatch, 3000)
+    write_files({"d.jsonl": _row(id=LONG, input="word " * 1000)})
     line = assert_user_error(run("eval", "d.jsonl", "--metric", "correctness"), "--truncate")
     _assert_short(line)
 
@@ -93,7 +93,7 @@ def test_resume_of_another_judges_results_cuts_its_name(fake, monkeypatch):
     monkeypatch.setattr(
         "localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}, name=LONG)
     )
-    _write({"d.jsonl": GOOD})
+    write_files({"d.jsonl": GOOD})
     assert run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl").exit_code == 0
     monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
     line = assert_user_error(

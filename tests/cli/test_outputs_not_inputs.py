@@ -12,7 +12,7 @@ import json
 import os
 
 import pytest
-from test_cli_errors import GOOD, METRIC, _write, assert_user_error, run
+from cli_checks import GOOD, METRIC, assert_user_error, run, write_files
 
 from localjudge.errors import ConfigError
 from localjudge.io.files import refuse_overwriting
@@ -26,7 +26,7 @@ CALIB = "judge,human\n1,1\n2,3\n3,2\n4,4\n"
 @pytest.fixture
 def no_load(no_load):
     """conftest's `no_load` (no model loads, in tmp_path), with every command's inputs written there."""
-    _write(
+    write_files(
         {
             "d.jsonl": GOOD,
             "m.yaml": METRIC,
@@ -92,7 +92,7 @@ def test_bias_out_dir_files_are_checked(no_load):
         run("bias", "run", "resp.jsonl", "--judge", "j", "--out-dir", "out"), "out/report.md", "resp.jsonl"
     )
     os.remove("out/report.md")
-    _write({"pw.yaml": "kind: pairwise\nname: pw\ntask: Compare.\ncriteria: Which is better?\n"})
+    write_files({"pw.yaml": "kind: pairwise\nname: pw\ntask: Compare.\ncriteria: Which is better?\n"})
     os.makedirs("out/records")
     os.symlink(os.path.abspath("pw.yaml"), "out/records/j.pw.jsonl")
     assert_user_error(

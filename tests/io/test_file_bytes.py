@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from test_cli_errors import GOOD, _write, assert_user_error, install_fake, run
+from cli_checks import GOOD, assert_user_error, install_fake, run, write_files
 
 from localjudge.errors import DataError
 from localjudge.io.files import decode_text, parse_json
@@ -104,7 +104,7 @@ def _first(key: str, first: str) -> str:
     """The good first line; a results file's is a real record, made by a first run."""
     if key != "eval --resume results":
         return first
-    _write({"d0.jsonl": GOOD})
+    write_files({"d0.jsonl": GOOD})
     assert run("eval", "d0.jsonl", "--metric", "correctness", "--out", "r.jsonl").exit_code == 0
     return open("r.jsonl").read()
 
@@ -120,7 +120,7 @@ def _first(key: str, first: str) -> str:
 )
 def test_bad_bytes_name_file_and_line(fake, key, bad, needles):
     name, first, args = FILES[key]
-    _write({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first).encode() + bad})
+    write_files({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first).encode() + bad})
     fake.backend.calls.clear()
     assert_user_error(run(*args), f"{name}:2", *needles)
     assert not fake.backend.calls
@@ -137,7 +137,7 @@ def test_integer_too_long_to_parse_names_file_and_line(fake, key):
         "eval metric json": f'"low": {HUGE}}}\n',
         "score prompts": f"{HUGE}\n",
     }.get(key, f'{{"id": "b", "n": {HUGE}}}\n')
-    _write({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first) + second})
+    write_files({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first) + second})
     line = assert_user_error(run(*args))
     assert "digits" in line or "number out of range" in line, line
     assert re.search(rf"{re.escape(name)}:(line )?2: ", line), line

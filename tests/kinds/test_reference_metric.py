@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from test_hybrid import fit_copy_hybrid
+from hybrid_cases import fit_copy_hybrid
 
 import localjudge.judges.loading
 from localjudge.cli import main
