@@ -21,14 +21,14 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from localjudge.io.files import write_atomically
 from localjudge.weights.cache import sha256_file
 from localjudge.weights.verified import HASHES_DIR
 
@@ -90,14 +90,5 @@ def remembered_sha256(path: Path, root: Path, rehash: bool = False) -> str:
 
 def _remember(memo: Path, entry: FileHash) -> None:
     """Writes a memo atomically (a reader sees the old one or the new one); no error if it cannot."""
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=memo.parent)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(entry.model_dump_json())
-        os.replace(tmp, memo)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs only hashing again
+        write_atomically(memo, entry.model_dump_json(), prefix=".tmp-")

@@ -23,11 +23,13 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localjudge.io.files import write_atomically
 
 HASHES_DIR = "hashes"
 """The cache folder's remembered digests: GGUF SHA-256s (`hashes`) and verified copies (here)."""
@@ -100,17 +102,8 @@ def remember_verified(folder: Path, files: dict[str, VerifiedFile]) -> None:
     """Remembers `files` (as hashed) for `folder`, atomically; a cache that cannot be written costs only hashing."""
     memo = _memo(folder)
     entry = VerifiedCopy(folder=str(folder.resolve()), files=files)
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=memo.parent)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(entry.model_dump_json())
-        os.replace(tmp, memo)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs only hashing again
+        write_atomically(memo, entry.model_dump_json(), prefix=".tmp-")
 
 
 def sync_folder(folder: Path) -> None:
