@@ -1,11 +1,13 @@
 """Capture what localjudge's user-facing jobs write, to show a refactor changes no result.
 
 Runs, with the embedded judges on CPU in fp32, every job a user runs: the demo, the RAG demo, an
-eval of each metric kind, a panel in both pooling modes, a ranking, calibration (agreement, an
-isotonic fit, a hybrid, a verdict), the bias lab (judging and re-analysis), a served evaluation
-over HTTP and a short tune. Each job's files and printed output land in --out; `--compare A B`
-then says, file by file, whether two captures are equal byte for byte once the fields that hold
-time (seconds, dates, rates) are blanked.
+eval of each metric kind, panels (mean and agreement pooling, pointwise and pairwise), a ranking,
+calibration (agreement on three results files, a hybrid, a verdict), the bias lab (judging and
+re-analysis with a panel), a served evaluation over HTTP (evaluate, score, completions) and a
+one-epoch tune (on 48 summaries it keeps no adapter; its training history is compared). Each
+job's files and printed output land in --out; `--compare A B` then says, file by file, whether
+two captures are equal byte for byte once the fields that hold time (seconds, dates, rates) are
+blanked.
 
     .venv/bin/python -m benchmarks.design.capture --out /tmp/before
     ... change the code ...
