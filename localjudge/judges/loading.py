@@ -19,6 +19,7 @@ from localjudge.judges.registry import (
     REGISTRY_PATH,
     UNKNOWN_FAMILY,
     JudgeEntry,
+    ScriptedSource,
     TunedSource,
     load_registry,
     model_family,
@@ -88,9 +89,6 @@ def load_judge(
         >>> judge.with_options(reuse_prefix=True).options.reuse_prefix  # doctest: +SKIP
         True
     """
-    import torch
-
-    warn_untested_versions()
     asked = _engine_options(options, device=device, dtype=dtype)
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
     tuned = _tune_folder(name_or_path, registry, Path(registry_path or REGISTRY_PATH))
@@ -102,6 +100,14 @@ def load_judge(
         entry, adhoc = _resolve(name_or_path or registry.default, registry)
     if family is not None:
         entry = entry.model_copy(update={"family": model_family(entry.name, registry, family)})
+    if isinstance(entry.source, ScriptedSource):  # no weights, no torch: a policy function (`judges.scripted`)
+        from localjudge.judges.scripted import scripted_judge
+
+        chat = entry.chat_template == "auto"
+        return scripted_judge(entry.name, entry.family, entry.source, entry.context_length, chat)
+    import torch
+
+    warn_untested_versions()
     if isinstance(entry.source, LocalDirSource) and not Path(entry.source.path).is_absolute() and not adhoc:
         # registry paths are relative to the registry file, not to the working directory
         where = Path(registry_path or REGISTRY_PATH).absolute().parent / entry.source.path

@@ -48,8 +48,32 @@ class TunedSource(_Strict):
         return Path(registry_path).absolute().parent / self.path
 
 
+class ScriptedSource(_Strict):
+    """A scripted judge: no weights, a policy function gives the probability of each outcome of a prompt.
+
+    For tests, yours and ours, chosen by name like any judge (`judges.scripted`): every `load_judge`
+    builds a fresh one. Functions are named `module:attribute`, imported on load.
+    """
+
+    kind: Literal["scripted"] = Field(description="Source kind.")
+    policy: str = Field(description="prompt -> {outcome: probability}, as `module:attribute`.")
+    generator: str | None = Field(default=None, description="prompt -> generated text, as `module:attribute`.")
+    lm: str | None = Field(
+        default=None, description="(prompt, continuation) -> log-probabilities per token, as `module:attribute`."
+    )
+
+    def describe(self) -> str:
+        return f"scripted:{self.policy}"
+
+
 Source = Annotated[
-    HubSource | LocalDirSource | GGUFFileSource | PackageGGUFSource | PackageChunksSource | TunedSource,
+    HubSource
+    | LocalDirSource
+    | GGUFFileSource
+    | PackageGGUFSource
+    | PackageChunksSource
+    | TunedSource
+    | ScriptedSource,
     Field(discriminator="kind"),
 ]
 
@@ -138,6 +162,8 @@ def model_family(name: str, registry: Registry, family: str | None = None) -> st
 def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
     """Whether a judge can be loaded here without a network: 'yes', or why not (cheap check)."""
     src = entry.source
+    if isinstance(src, ScriptedSource):
+        return "yes"
     if isinstance(src, TunedSource):
         return _tuned_availability(entry.name, src.folder(registry_path), registry_path)
     if isinstance(src, LocalDirSource):

@@ -14,6 +14,7 @@ Examples:
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,6 +24,7 @@ import numpy as np
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError
 from localjudge.judges.judge import Judge, JudgeInfo
+from localjudge.judges.registry import ScriptedSource
 from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
@@ -177,16 +179,49 @@ def fake_judge(
     family: str = "fake",
     chat_template: bool = True,
     lm: LM | None = None,
+    source: str = "fake",
+    context_length: int = 100_000,
 ) -> Judge:
     """A `Judge` around a `FakeBackend`, for tests that need no model."""
     info = JudgeInfo(
         name=name,
         family=family,
-        source="fake",
+        source=source,
         provenance="fake",
         dtype="float32",
         device="cpu",
         chat_template=chat_template,
-        context_length=100_000,
+        context_length=context_length,
     )
     return Judge(FakeBackend(policy, generator, lm=lm), info)
+
+
+def scripted_judge(name: str, family: str, source: ScriptedSource, context_length: int, chat: bool) -> Judge:
+    """The judge a `scripted` registry entry names: its functions imported, a fresh `FakeBackend` around them.
+
+    Raises:
+        ConfigError: A function is not `module:attribute`, or cannot be imported, or is not callable.
+    """
+    return fake_judge(
+        _function(source.policy, name, "policy"),
+        _function(source.generator, name, "generator") if source.generator else None,
+        name=name,
+        family=family,
+        chat_template=chat,
+        lm=_function(source.lm, name, "lm") if source.lm else None,
+        source=source.describe(),
+        context_length=context_length,
+    )
+
+
+def _function(spec: str, judge: str, role: str) -> Callable[..., Any]:
+    module, _, attribute = spec.partition(":")
+    if not module or not attribute:
+        raise ConfigError(f"scripted judge {judge!r}: its {role} {spec!r} is not module:attribute")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"scripted judge {judge!r}: cannot import its {role} {spec!r} ({exc})") from None
+    if not callable(found):
+        raise ConfigError(f"scripted judge {judge!r}: its {role} {spec!r} is not a function")
+    return found

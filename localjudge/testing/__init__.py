@@ -1,6 +1,6 @@
 """Testing with localjudge: a scripted fake judge for fast tests, and assertions for your own suites.
 
-`fake_judge` / `FakeBackend` (`localjudge.testing.fake`) need no weights; `assert_passes` /
+`fake_judge` / `FakeBackend` (`localjudge.judges.scripted`) need no weights; `assert_passes` /
 `assert_fails` (`localjudge.testing.assertions`) check one case against a metric with any judge.
 The pytest plugin (`localjudge.testing.pytest_plugin`, registered on install) adds the
 `localjudge_judge` fixture and the `--localjudge-judge` option. `build_tiny_tokenizer`
@@ -8,8 +8,8 @@ The pytest plugin (`localjudge.testing.pytest_plugin`, registered on install) ad
 `tiny_llama` / `tiny_gemma3` / `tiny_info` (`localjudge.testing.tiny_models`) build such models.
 """
 
+from localjudge.judges.scripted import FakeBackend, copy_lm, fake_judge
 from localjudge.testing.assertions import assert_fails, assert_passes, describe, judge_case
-from localjudge.testing.fake import FakeBackend, copy_lm, fake_judge
 from localjudge.testing.tiny_models import tiny_gemma3, tiny_info, tiny_llama
 from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer
 
