@@ -140,3 +140,10 @@ def test_every_options_model_words_its_errors_alike():
         assert str(err.value) == (
             f"{label} nope: Extra inputs are not permitted (got 1); valid options: {', '.join(model.model_fields)}"
         )
+
+
+def test_the_engine_keywords_are_the_engine_options_fields():
+    from localjudge.engine.options import RUNTIME_FIELDS, EngineKeywords, EngineOptions, RuntimeKeywords
+
+    assert RuntimeKeywords.__optional_keys__ == set(RUNTIME_FIELDS)
+    assert EngineKeywords.__optional_keys__ == set(EngineOptions.model_fields)
