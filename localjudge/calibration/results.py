@@ -11,8 +11,7 @@ from typing import Any, ClassVar, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from localjudge.errors import ConfigError
-from localjudge.options import Options
+from localjudge.options import Options, check_keywords
 from localjudge.stats import Estimate
 
 
@@ -85,11 +84,7 @@ def settings_of(settings: CalibrationSettings | None, keywords: Mapping[str, Any
         TypeError: A keyword that is no field of `CalibrationKeywords` (mypy says so before it runs).
         ConfigError: `settings` and keywords together, or a value the settings refuse.
     """
-    unknown = set(keywords) - CalibrationKeywords.__optional_keys__
-    if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
-    if settings is not None and keywords:
-        raise ConfigError(f"{caller}: give settings= or its fields as keywords, not both")
+    check_keywords(keywords, CalibrationKeywords, "settings=", settings is not None, caller)
     return settings or CalibrationSettings(**keywords)
 
 

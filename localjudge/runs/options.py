@@ -30,7 +30,7 @@ from pydantic import Field, model_validator
 from localjudge.errors import ConfigError
 from localjudge.io.jsonl import Mode, check_output_mode
 from localjudge.kinds.settings import ScoringOptions
-from localjudge.options import Options
+from localjudge.options import Options, check_keywords
 
 __all__ = ["EvaluateKeywords", "RunOptions", "ScoringOptions", "Settings", "settings_of"]
 
@@ -101,11 +101,7 @@ def settings_of(
         ConfigError: Objects and keywords together (one call has one value of each setting), or a
             value the options refuse.
     """
-    unknown = set(keywords) - EvaluateKeywords.__optional_keys__
-    if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
-    if keywords and (run is not None or scoring is not None):
-        raise ConfigError(f"{caller}: give run= and scoring=, or their fields as keywords, not both")
+    check_keywords(keywords, EvaluateKeywords, "run= and scoring=,", run is not None or scoring is not None, caller)
     return Settings(
         run or RunOptions(**{k: v for k, v in keywords.items() if k in RunOptions.model_fields}),
         scoring or ScoringOptions(**{k: v for k, v in keywords.items() if k in ScoringOptions.model_fields}),

@@ -445,7 +445,7 @@ def test_settings_come_as_the_object_or_its_keywords_never_both():
     assert calibrate(judge, human, settings=settings).settings is settings
     assert calibrate(judge, human, seed=1, n_bootstrap=0).settings == settings
     for keyword in ({"seed": 1}, {"seed": 2}):  # equal or not: one call has one place for each setting
-        with pytest.raises(ConfigError, match="calibrate: give settings= or its fields as keywords, not both"):
+        with pytest.raises(ConfigError, match="calibrate: give settings= or their fields as keywords, not both"):
             calibrate(judge, human, settings=settings, **keyword)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="unexpected keyword argument 'share'"):
         calibrate(judge, human, share=0.3)  # type: ignore[call-arg]
