@@ -46,7 +46,7 @@ _models = registry_option(_REGISTRY_HELP)
     "--batch-size", type=click.IntRange(min=1), default=8, show_default=True, help="Prompts per generation chunk."
 )
 @_family
-@registry_option(_REGISTRY_HELP)
+@_models
 @engine_options
 def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs, registry, engine) -> None:
     """Answer the prompts in PROMPTS (JSONL with id, input, optional context/reference) with each --model.
