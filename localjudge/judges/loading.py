@@ -24,6 +24,7 @@ from localjudge.judges.registry import (
     load_registry,
     model_family,
 )
+from localjudge.judges.scripted import ScriptedLoad, active_table
 from localjudge.judges.versions import warn_untested_versions
 from localjudge.weights.cache import cache_root
 from localjudge.weights.chunks import joined_gguf, joined_if_present
@@ -91,6 +92,11 @@ def load_judge(
     """
     asked = _engine_options(options, device=device, dtype=dtype)
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
+    table = active_table()
+    if table is not None:  # tests: every load answered by name from a table of scripted judges
+        where = Path(registry_path) if registry_path else None
+        request = ScriptedLoad(name_or_path or registry.default, family, device, dtype, where, progress)
+        return table.load(request)
     tuned = _tune_folder(name_or_path, registry, Path(registry_path or REGISTRY_PATH))
     if tuned is not None:
         folder, manifest = tuned

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -225,3 +228,96 @@ def _function(spec: str, judge: str, role: str) -> Callable[..., Any]:
     if not callable(found):
         raise ConfigError(f"scripted judge {judge!r}: its {role} {spec!r} is not a function")
     return found
+
+
+@dataclass(frozen=True)
+class ScriptedLoad:
+    """One `load_judge` call answered by a `ScriptedJudges` table: what the caller asked for."""
+
+    name: str
+    """The name asked for; the registry's default when the caller named none."""
+    family: str | None = None
+    device: str | None = None
+    dtype: str | None = None
+    registry_path: Path | None = None
+    progress: bool = True
+
+
+Scripted = Judge | Callable[[ScriptedLoad], Judge]
+"""What a `ScriptedJudges` name holds: a judge, or a function from the load asked for to a judge."""
+
+
+class UnscriptedLoad(RuntimeError):
+    """A judge was loaded while a `ScriptedJudges` table was active, under a name it does not hold.
+
+    Not a user error: a test that meant no model to load, or forgot to script one, fails loudly
+    instead of loading real weights or exiting as a command-line mistake would.
+    """
+
+
+@dataclass
+class ScriptedJudges:
+    """The judges `load_judge` returns, by name, while the table is active (`scripted_judges`).
+
+    Each name holds a `Judge`, returned as it is (with the family a caller names, when one does),
+    or a function of the `ScriptedLoad`, called on every load; `add_any` answers the names not
+    added. Every load is kept in `loads`, the judge it returned in `judges`; a name the table
+    cannot answer raises `UnscriptedLoad`, so no real model loads while it is active.
+    """
+
+    held: dict[str, Scripted] = field(default_factory=dict)
+    loads: list[ScriptedLoad] = field(default_factory=list)
+    judges: list[Judge] = field(default_factory=list)
+    any_name: Scripted | None = None
+
+    def add(self, name: str, judge: Scripted) -> None:
+        """Answers loads of `name` with `judge` (or what it returns) from now on."""
+        self.held[name] = judge
+
+    def add_any(self, judge: Scripted) -> None:
+        """Answers loads of every name not added (the registry's default included) with `judge`."""
+        self.any_name = judge
+
+    def load(self, asked: ScriptedLoad) -> Judge:
+        held = self.held.get(asked.name, self.any_name)
+        if held is None:
+            names = ", ".join(sorted(self.held)) or "none"
+            raise UnscriptedLoad(f"a judge named {asked.name!r} was loaded; the scripted judges are: {names}")
+        self.loads.append(asked)
+        judge = held if isinstance(held, Judge) else held(asked)
+        if isinstance(held, Judge) and asked.family is not None and asked.family != judge.info.family:
+            judge = Judge(judge.backend, judge.info.model_copy(update={"family": asked.family}))
+        self.judges.append(judge)
+        return judge
+
+
+_ACTIVE: list[ScriptedJudges] = []
+
+
+@contextmanager
+def scripted_judges(judges: dict[str, Scripted] | None = None) -> Iterator[ScriptedJudges]:
+    """Within the block, `load_judge` (and every command's `--judge`) is answered by a table of scripted judges.
+
+    The fake judge chosen by name through the public loading path, as inspect_ai's `mockllm`:
+    code under test loads judges as it always does, by name; no import path is patched. The
+    pytest plugin's `localjudge_scripted` fixture holds such a table for one test.
+
+    Examples:
+        >>> from localjudge import load_judge
+        >>> with scripted_judges({"grader": fake_judge(lambda p: {"4": 1.0})}) as table:
+        ...     load_judge("grader").score_texts(["Score:"], 1, 5)[0].expected
+        4.0
+        >>> [load.name for load in table.loads]
+        ['grader']
+    """
+    table = ScriptedJudges(dict(judges or {}))
+    _ACTIVE.append(table)
+    try:
+        yield table
+    finally:
+        _ACTIVE.remove(table)
+
+
+def active_table() -> ScriptedJudges | None:
+    """The innermost active `scripted_judges` table, if any."""
+    return _ACTIVE[-1] if _ACTIVE else None
