@@ -43,16 +43,17 @@ def responses_file(prompts_file):
 
 
 @pytest.fixture
-def loads(monkeypatch):
+def loads(localjudge_scripted):
     """A loader that honours `family` (as load_judge does) and records each call's arguments."""
     calls = []
 
-    def load(name, device=None, dtype=None, family=None, registry_path=None, **kw):
-        calls.append({"name": name, "family": family, "registry_path": registry_path})
+    def load(asked):
+        name, family = asked.name, asked.family
+        calls.append({"name": name, "family": family, "registry_path": asked.registry_path})
         fam = family or {"my-judge": "alpha", "other-judge": "beta"}.get(name, "unknown")
         return biased_judge(name, fam, own_bonus=1.5 if name in ("./judges/alpha", "my-judge") else 0.0)
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
+    localjudge_scripted.add_any(load)
     return calls
 
 
@@ -136,7 +137,7 @@ def test_bias_takes_a_registry_with_models(responses_file, tmp_path, loads):
     )
     assert res.exit_code == 0, res.output
     assert [c["family"] for c in loads] == ["alpha", "beta"]
-    assert {c["registry_path"] for c in loads} == {str(tmp_path / "models.yaml")}
+    assert {c["registry_path"] for c in loads} == {tmp_path / "models.yaml"}
     assert "my-judge judge favours its own family" in res.output
 
 

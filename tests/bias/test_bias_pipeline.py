@@ -249,14 +249,15 @@ def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
 
 
 @pytest.fixture()
-def fake_loader(monkeypatch):
+def fake_loader(localjudge_scripted):
     families = {"gen-alpha": "alpha", "gen-beta": "beta", "j-alpha": "alpha", "j-beta": "beta"}
 
-    def load(name, device=None, dtype=None, family=None, **kw):
-        assert family == families[name]  # --family reaches the loader
+    def load(asked):
+        name = asked.name
+        assert asked.family == families[name]  # --family reaches the loader
         return biased_judge(name, families[name], own_bonus=1.0 if name == "j-alpha" else 0.0, chat=name != "gen-beta")
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
+    localjudge_scripted.add_any(load)
 
 
 # the fake models are not in the registry: each is given its family, as a path or hub id would be

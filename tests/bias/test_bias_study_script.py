@@ -56,7 +56,7 @@ def _fake(name: str, calls: list[int] | None = None, die_after: int | None = Non
 
 
 @pytest.fixture
-def study(tmp_path, monkeypatch):
+def study(localjudge_scripted, tmp_path):
     spec = importlib.util.spec_from_file_location("self_preference", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -87,11 +87,11 @@ def study(tmp_path, monkeypatch):
     def run(out: Path, *extra: str, die_after: int | None = None, articles: int = 2, figures: bool = False) -> int:
         calls = [0]
 
-        def load_judge(name, device=None, dtype=None, **kw):
-            loads.append(name)
-            return _fake(name, calls, die_after)
+        def load(asked):
+            loads.append(asked.name)
+            return _fake(asked.name, calls, die_after)
 
-        monkeypatch.setattr("localjudge.judges.loading.load_judge", load_judge)
+        localjudge_scripted.add_any(load)
         args = ["--out-dir", str(out), "--summeval", str(summeval), "--prompts-file", str(prompts)]
         args += ["--articles", str(articles), "--prompts", "2", "--judges", *FAMILIES, "--bootstrap", "50", *extra]
         args += [] if figures else ["--no-figures"]  # drawn in one run: 30 PNGs were half of each run's time

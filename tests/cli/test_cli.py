@@ -7,7 +7,6 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.metrics import builtin_names, load_metric_file
 from localjudge.testing import fake_judge
@@ -19,17 +18,17 @@ def _cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def judges(monkeypatch):
+def judges(localjudge_scripted):
     """Every load_judge call returns a new fake judge (collected in `made`); `state` scripts them."""
     made = []
     state = {"policy": lambda p: {"4": 0.5, "5": 0.5}, "generator": None}
 
-    def load(*args, **kwargs):
+    def load(asked):
         judge = fake_judge(state["policy"], state["generator"])
         made.append(judge)
         return judge
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
     return made, state
 
 

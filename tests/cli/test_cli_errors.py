@@ -29,9 +29,9 @@ from localjudge.testing import fake_judge
 
 
 @pytest.fixture
-def fake(monkeypatch, tmp_path):
+def fake(localjudge_scripted, monkeypatch, tmp_path):
     """`install_fake`, as a fixture (other modules define theirs with it)."""
-    return install_fake(monkeypatch, tmp_path)
+    return install_fake(localjudge_scripted, monkeypatch, tmp_path)
 
 
 # -- data files (eval) ---------------------------------------------------------------------------
@@ -250,9 +250,9 @@ def test_steps_of_a_pairwise_metric(fake):
     assert_user_error(run("steps", "--metric", "pairwise", "--out", "o.yaml"), "G-Eval")
 
 
-def test_steps_judge_writes_no_steps(monkeypatch, tmp_path):
+def test_steps_judge_writes_no_steps(localjudge_scripted, monkeypatch, tmp_path):
     judge = fake_judge(policy, generator=lambda prompt: "")
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
+    localjudge_scripted.add_any(judge)
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     write_files({"m.yaml": METRIC.replace("steps: [Check it.]\n", "")})
@@ -340,8 +340,8 @@ def test_cuda_requested_without_cuda(tmp_path, monkeypatch):
 # -- context length -----------------------------------------------------------------------------------
 
 
-def test_too_long_input_names_case_and_tokens(fake, monkeypatch):
-    judge = short_judge(monkeypatch, 3000)
+def test_too_long_input_names_case_and_tokens(localjudge_scripted, fake):
+    judge = short_judge(localjudge_scripted, 3000)
     long = {"id": "long-one", **GOOD_ROW, "input": "word " * 1000}
     write_files({"d.jsonl": GOOD + json.dumps(long) + "\n"})
     line = assert_user_error(
@@ -352,8 +352,8 @@ def test_too_long_input_names_case_and_tokens(fake, monkeypatch):
     assert not judge.backend.calls  # checked before any scoring
 
 
-def test_truncate_records_what_it_cut(fake, monkeypatch):
-    short_judge(monkeypatch, 3000)
+def test_truncate_records_what_it_cut(localjudge_scripted, fake):
+    short_judge(localjudge_scripted, 3000)
     long = {"id": "long-one", **GOOD_ROW, "input": "word " * 1000}
     write_files({"d.jsonl": GOOD + json.dumps(long) + "\n"})
     result = run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--truncate")
@@ -433,12 +433,12 @@ def test_calibrate_bad_input(tmp_path, monkeypatch, files, args, needles):
 # -- runtime failures -----------------------------------------------------------------------------------
 
 
-def test_backend_failure_exits_1_with_message(fake, monkeypatch):
+def test_backend_failure_exits_1_with_message(localjudge_scripted, fake, monkeypatch):
     def explode(prompt):
         raise RuntimeError("backend exploded")
 
     judge = fake_judge(explode)
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
+    localjudge_scripted.add_any(judge)
     monkeypatch.delenv("LOCALJUDGE_DEBUG", raising=False)
     write_files({"d.jsonl": GOOD})
     assert_user_error(
@@ -460,8 +460,8 @@ def test_good_input_still_works(fake):
     assert rec["score"] == pytest.approx((4.3 - 1) / 4)
 
 
-def test_too_long_likelihood_case_names_case_and_truncates(fake, monkeypatch):
-    short_judge(monkeypatch, 3000)
+def test_too_long_likelihood_case_names_case_and_truncates(localjudge_scripted, fake):
+    short_judge(localjudge_scripted, 3000)
     long = {"id": "long-one", **GOOD_ROW, "input": "word " * 1000}
     write_files({"d.jsonl": GOOD + json.dumps(long) + "\n"})
     assert_user_error(

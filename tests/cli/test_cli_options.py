@@ -12,7 +12,6 @@ import pytest
 from click.testing import CliRunner
 from tiny_gguf import write_tiny_gguf
 
-import localjudge.judges.loading
 from localjudge.calibration.inputs import load_pairs
 from localjudge.cli import main
 from localjudge.engine.options import EngineOptions
@@ -27,10 +26,10 @@ def run(*args):
 
 
 @pytest.fixture
-def fake(monkeypatch, tmp_path):
+def fake(localjudge_scripted, monkeypatch, tmp_path):
     """load_judge returns a scripted fake judge; `state["policy"]` says what it answers."""
     state = {"policy": lambda p: {"4": 0.5, "5": 0.5}}
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: fake_judge(state["policy"]))
+    localjudge_scripted.add_any(lambda asked: fake_judge(state["policy"]))
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     return state

@@ -19,9 +19,9 @@ MAX_LINE = 400  # "Error: " + a path or two + the message's own words + a few cu
 
 
 @pytest.fixture
-def fake(monkeypatch, tmp_path):
+def fake(localjudge_scripted, monkeypatch, tmp_path):
     """The fake judge of test_cli_errors, loaded by every command."""
-    return install_fake(monkeypatch, tmp_path)
+    return install_fake(localjudge_scripted, monkeypatch, tmp_path)
 
 
 def _row(**kw) -> str:
@@ -80,22 +80,20 @@ def test_unknown_judge_name_is_cut(tmp_path, monkeypatch, name):
     _assert_short(assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--judge", name)))
 
 
-def test_context_error_cuts_the_case_id(fake, monkeypatch):
-    short_judge(monkeypatch, 3000)
+def test_context_error_cuts_the_case_id(localjudge_scripted, fake):
+    short_judge(localjudge_scripted, 3000)
     write_files({"d.jsonl": _row(id=LONG, input="word " * 1000)})
     line = assert_user_error(run("eval", "d.jsonl", "--metric", "correctness"), "--truncate")
     _assert_short(line)
 
 
-def test_resume_of_another_judges_results_cuts_its_name(fake, monkeypatch):
+def test_resume_of_another_judges_results_cuts_its_name(localjudge_scripted, fake):
     from localjudge.testing import fake_judge
 
-    monkeypatch.setattr(
-        "localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}, name=LONG)
-    )
+    localjudge_scripted.add_any(lambda asked: fake_judge(lambda p: {"4": 1.0}, name=LONG))
     write_files({"d.jsonl": GOOD})
     assert run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl").exit_code == 0
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
+    localjudge_scripted.add_any(lambda asked: fake_judge(lambda p: {"4": 1.0}))
     line = assert_user_error(
         run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"), "same judge"
     )

@@ -120,11 +120,11 @@ def test_a_file_inside_a_model_folder_is_an_input(tmp_path):
     )  # not inputs: fine
 
 
-def test_other_outputs_still_work(no_load, monkeypatch):
+def test_other_outputs_still_work(localjudge_scripted, no_load):
     """The control: a fresh output path is accepted (here up to the point where a judge would load)."""
     from localjudge.testing import fake_judge
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
+    localjudge_scripted.add_any(lambda asked: fake_judge(lambda p: {"4": 1.0}))
     result = run("eval", "d.jsonl", "--metric", "correctness", "--out", "out/r.jsonl")
     assert result.exit_code == 0, result.output
     assert json.loads(open("out/r.jsonl").readline())["case_id"] == "a"

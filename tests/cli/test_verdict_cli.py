@@ -14,7 +14,6 @@ import random
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.metrics.spec import VerdictMetric, metric_from_dict
 from localjudge.runs.results_file import read_results
@@ -33,14 +32,14 @@ unit: word
 
 
 @pytest.fixture
-def judges(monkeypatch):
+def judges(localjudge_scripted):
     made = []
 
-    def load(*args, **kwargs):
+    def load(asked):
         made.append(fake_judge(lambda p: {"3": 1.0}))  # likelihoods come from the fake's copy_lm
         return made[-1]
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
     return made
 
 

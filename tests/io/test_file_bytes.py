@@ -95,9 +95,9 @@ TEXT_ONLY = {"eval data csv", "eval style guide", "steps style guide", "calibrat
 
 
 @pytest.fixture
-def fake(monkeypatch, tmp_path):
+def fake(localjudge_scripted, monkeypatch, tmp_path):
     """The fake judge of test_cli_errors, loaded by every command."""
-    return install_fake(monkeypatch, tmp_path)
+    return install_fake(localjudge_scripted, monkeypatch, tmp_path)
 
 
 def _first(key: str, first: str) -> str:

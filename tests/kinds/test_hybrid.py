@@ -7,7 +7,6 @@ import pytest
 from click.testing import CliRunner
 from hybrid_cases import fit_copy_hybrid
 
-import localjudge.judges.loading
 from localjudge.calibration import hybrid as H
 from localjudge.calibration.hybrid_fit import fit_hybrid
 from localjudge.calibration.results import CalibrationSettings
@@ -120,12 +119,12 @@ def test_fit_errors():
 
 
 @pytest.fixture
-def judges(monkeypatch):
-    def load(*args, **kwargs):
+def judges(localjudge_scripted):
+    def load(asked):
         # the G-Eval component reads its score from how many 'x' the answer has
         return fake_judge(lambda p: {"5": 0.2 + 0.1 * p.count("x"), "1": 0.5})
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
 
 
 def test_cli_fit_save_and_apply(judges, tmp_path):

@@ -13,7 +13,6 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError, ContextLengthError
 from localjudge.io.cases import TestCase
@@ -187,14 +186,14 @@ def test_context_limit_and_truncate():
 
 
 @pytest.fixture
-def judges(monkeypatch):
+def judges(localjudge_scripted):
     made = []
 
-    def load(*args, **kwargs):
+    def load(asked):
         made.append(_judge())
         return made[-1]
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
     return made
 
 

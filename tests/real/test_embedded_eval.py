@@ -149,14 +149,14 @@ def test_cli_killed_and_resumed_matches_uninterrupted_run(two_runs, tmp_path):
     assert all(s is not None and not math.isnan(s) for _, _, s in got)
 
 
-def test_cli_likelihood_metrics_on_deepeval_file(smollm_judge, monkeypatch, tmp_path):
+def test_cli_likelihood_metrics_on_deepeval_file(localjudge_scripted, smollm_judge, tmp_path):
     """`localjudge eval cases.jsonl --metric likelihood --out r.jsonl` on the real default judge."""
     from click.testing import CliRunner
 
     from localjudge.cli import main
     from localjudge.runs.results_file import read_results
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: smollm_judge)
+    localjudge_scripted.add_any(smollm_judge)
     out = tmp_path / "r.jsonl"
     result = CliRunner().invoke(
         main,

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 @pytest.mark.slow
-def test_embedded_judge_by_name(monkeypatch, smollm_judge):
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: smollm_judge)
+def test_embedded_judge_by_name(localjudge_scripted, smollm_judge):
+    localjudge_scripted.add_any(smollm_judge)
     code, out = run("smollm2-135m", "--json", "--low", "1", "--high", "10")
     assert code == 0, out
     report = report_json(out)

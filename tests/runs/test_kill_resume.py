@@ -347,12 +347,12 @@ def test_resume_refused_for_another_run_keeps_the_torn_record(tmp_path, change):
     assert out.read_bytes() == content
 
 
-def test_cli_resume_on_a_file_that_is_not_results_keeps_its_bytes(tmp_path, monkeypatch):
+def test_cli_resume_on_a_file_that_is_not_results_keeps_its_bytes(localjudge_scripted, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from localjudge.cli import main
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(_policy))
+    localjudge_scripted.add_any(lambda asked: fake_judge(_policy))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d.jsonl").write_text(json.dumps({"id": "a", "input": "q", "actual_output": "x"}) + "\n")
     content = b'{"keep": "me"}\n{"and": "me too"}'

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from localjudge.cli import main
 from localjudge.judges.judge import Judge
-from localjudge.testing import FakeBackend, fake_judge
+from localjudge.testing import FakeBackend, ScriptedJudges, fake_judge
 
 GOOD_ROW = {"input": "What is 2+2?", "actual_output": "4", "expected_output": "4"}
 GOOD = json.dumps({"id": "a", **GOOD_ROW}) + "\n"
@@ -23,10 +23,10 @@ def policy(prompt: str) -> dict[str, float]:
     return {"4": 0.7, "5": 0.3}
 
 
-def install_fake(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Judge:
-    """Every judge load returns one fake judge; files are written to and read from tmp_path."""
+def install_fake(table: ScriptedJudges, monkeypatch: pytest.MonkeyPatch, tmp_path) -> Judge:
+    """Every judge load, whatever the name, returns one fake judge; files are written to and read from tmp_path."""
     judge = fake_judge(policy)
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
+    table.add_any(judge)
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     return judge
@@ -56,8 +56,9 @@ def assert_user_error(result, *needles: str, code: int = 2) -> str:
     return errors[0]
 
 
-def short_judge(monkeypatch, context: int) -> Judge:
+def short_judge(table: ScriptedJudges, context: int) -> Judge:
+    """Every judge load returns one fake judge that takes prompts of `context` characters at most."""
     judge = fake_judge(policy)
     judge = Judge(FakeBackend(policy), judge.info.model_copy(update={"context_length": context}))
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
+    table.add_any(judge)
     return judge

@@ -21,14 +21,14 @@ def test_help_lists_the_options(pytester: pytest.Pytester):
     result.stdout.fnmatch_lines(["*--localjudge-judge=NAME*", "*--localjudge-device=DEVICE*"])
 
 
-def test_fixture_loads_the_named_judge_once(pytester: pytest.Pytester, monkeypatch):
+def test_fixture_loads_the_named_judge_once(localjudge_scripted, pytester: pytest.Pytester):
     calls = []
 
-    def load(name, device=None, dtype=None, progress=True):
-        calls.append((name, device, dtype, progress))
+    def load(asked):
+        calls.append((asked.name, asked.device, asked.dtype, asked.progress))
         return fake_judge(lambda prompt: {"5": 1.0})
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
+    localjudge_scripted.add_any(load)
     pytester.makepyfile(
         """
         from localjudge.testing import assert_passes, assert_fails
