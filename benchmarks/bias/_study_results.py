@@ -99,9 +99,9 @@ def _p(e: Estimate | None) -> str:
 
 def _key_table(study: BiasStudy, recognition: BiasStudy) -> list[str]:
     m, r = study.models, recognition.models
-    own = {x.judge: x for x in (m.pairwise if m else []) if x.relation == "self"}
-    did = {x.judge: x for x in (m.pointwise if m else []) if x.relation == "self"}
-    rec = {x.judge: x for x in (r.pairwise if r else []) if x.relation == "self"}
+    own = {x.judge: x for x in (m.targets if m else []) if x.relation == "self"}
+    did = {x.judge: x for x in (m.target_did if m else []) if x.relation == "self"}
+    rec = {x.judge: x for x in (r.targets if r else []) if x.relation == "self"}
     pos = {x.judge: x for x in (study.pairwise.position if study.pairwise else [])}
     lines = [
         "| judge | self-preference ½[P(own│first) + P(own│second)] | P(own│first) | P(own│second) | "
@@ -132,10 +132,10 @@ def _key_table(study: BiasStudy, recognition: BiasStudy) -> list[str]:
 
 def _family_table(study: BiasStudy) -> list[str]:
     m = study.models
-    fam = [x for x in (m.pairwise if m else []) if x.relation == "family"]
+    fam = [x for x in (m.targets if m else []) if x.relation == "family"]
     if not fam:
         return ["No judge has another model of its family among the generators."]
-    did = {(x.judge, x.target): x for x in (m.pointwise if m else [])}
+    did = {(x.judge, x.target): x for x in (m.target_did if m else [])}
     pooled = {x.judge: x for x in (study.pointwise.self_preference if study.pointwise else [])}
     lines = [
         "| judge | target | pairwise ½[P│first + P│second] | minus neutral judges | pointwise DiD (points) | "
@@ -157,7 +157,7 @@ def _panel_table(study: BiasStudy) -> list[str]:
     m = study.models
     if m is None or not m.panels:
         return ["No panel: the study has fewer than two judges."]
-    own = {x.target: x for x in m.pairwise if x.relation == "self"}
+    own = {x.target: x for x in m.targets if x.relation == "self"}
     lines = [
         "| family | target | its own judge: minus neutral judges | panel | includes it | panel ½[P│first + P│second] "
         "| panel minus neutral judges | pointwise DiD (points) |",

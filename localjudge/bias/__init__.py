@@ -14,16 +14,15 @@ Examples:
     >>> print(format_report(report))  # doctest: +SKIP
     >>> write_heatmap(report, "bias_heatmap.png")  # doctest: +SKIP
     >>> models = analyze_models(pointwise_records, pairwise_records)  # doctest: +SKIP
-    >>> [(p.judge, p.target, p.rate.value) for p in models.pairwise]  # doctest: +SKIP
+    >>> [(p.judge, p.target, p.rate.value) for p in models.targets]  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
+from localjudge.bias.analysis import analyze_models, analyze_pairwise, analyze_pointwise
 from localjudge.bias.markdown import format_report
-from localjudge.bias.model_report import analyze_models, format_model_report
 from localjudge.bias.pairwise import (
     equal_opportunity_pairwise,
     pairwise_length_bias,
@@ -41,7 +40,6 @@ from localjudge.bias.results import (
     Finding,
     LengthBias,
     MatrixCell,
-    ModelReport,
     PairwiseLengthBias,
     PairwiseSelfPreference,
     PerplexityAdjusted,
@@ -73,7 +71,6 @@ __all__ = [
     "JudgeVerdicts",
     "LengthBias",
     "MatrixCell",
-    "ModelReport",
     "PairwiseLengthBias",
     "PairwiseRecord",
     "PairwiseSelfPreference",
@@ -93,7 +90,6 @@ __all__ = [
     "analyze_verdicts",
     "equal_opportunity_pairwise",
     "equal_opportunity_pointwise",
-    "format_model_report",
     "format_report",
     "judge_responses",
     "length_bias",

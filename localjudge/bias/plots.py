@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from localjudge.bias.results import BiasReport, ModelReport
+from localjudge.bias.results import BiasReport
 from localjudge.errors import DataError
 from localjudge.stats import Estimate
 
@@ -131,7 +131,7 @@ def write_heatmap(report: BiasReport, path: str | Path) -> Path:
     )
 
 
-def write_win_rates(report: ModelReport, path: str | Path) -> Path:
+def write_win_rates(report: BiasReport, path: str | Path) -> Path:
     """Writes the judge × generator pairwise win rates as a heatmap PNG (0.5 white), CI half-width below.
 
     Raises:
@@ -156,7 +156,7 @@ def write_win_rates(report: ModelReport, path: str | Path) -> Path:
     )
 
 
-def write_position_panel(pairwise: BiasReport, models: ModelReport | None, path: str | Path) -> Path:
+def write_position_panel(pairwise: BiasReport, models: BiasReport | None, path: str | Path) -> Path:
     """Writes one panel per judge: first-position preference, order consistency and P(own | shown first/second).
 
     Each bar is a probability with its interval; the dashed line is 0.5. A judge whose own-response
@@ -172,7 +172,7 @@ def write_position_panel(pairwise: BiasReport, models: ModelReport | None, path:
     """
     if not pairwise.position:
         raise DataError(f"a {pairwise.kind} report has no position results; draw the panel from a pairwise report")
-    own = {x.judge: x for x in (models.pairwise if models else []) if x.relation == "self"}
+    own = {x.judge: x for x in (models.targets if models else []) if x.relation == "self"}
     n = len(pairwise.position)
     fig = _figure(3.2 * n, 3.4)
     for k, pos in enumerate(pairwise.position):

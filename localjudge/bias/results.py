@@ -272,45 +272,6 @@ class Finding(_Result):
     """Plain-language statement of the effect."""
 
 
-class BiasReport(_Result):
-    """Everything the bias lab found for one set of records."""
-
-    kind: Literal["pointwise", "pairwise"]
-    """Which judging protocol the records come from."""
-    settings: BiasSettings
-    """How it was computed."""
-    judges: list[str]
-    """Judges analysed, sorted."""
-    n_records: int
-    """Records given."""
-    n_unscored: int
-    """Records skipped because the verdict was None."""
-    unscored_by_judge: dict[str, int]
-    """Skipped records per judge."""
-    n_items: int
-    """Distinct items."""
-    matrix: ScoreMatrix | None = None
-    """Judge × generator mean scores (pointwise only)."""
-    self_preference: list[SelfPreference] = []
-    """Pointwise difference-in-differences per judge."""
-    perplexity: list[PerplexityAdjusted] = []
-    """Own-family effect after the perplexity covariate (when judge_logppl is present)."""
-    pairwise_self_preference: list[PairwiseSelfPreference] = []
-    """Pairwise own-family preference per judge."""
-    equal_opportunity: list[EqualOpportunity] = []
-    """Equal-opportunity gaps (when human labels are present)."""
-    position: list[PositionBias] = []
-    """Position bias per pairwise judge."""
-    length: list[LengthBias] = []
-    """Pointwise length bias per judge."""
-    pairwise_length: list[PairwiseLengthBias] = []
-    """Pairwise preference for the longer answer (when lengths are present)."""
-    findings: list[Finding] = []
-    """Every test with its Holm-adjusted p-value."""
-    summary: list[str] = []
-    """Plain-language sentences on the significant effects (or that there are none)."""
-
-
 class PanelTarget(_Result):
     """A panel's preference for one generator of a family, as a judge of that family's would be measured."""
 
@@ -334,24 +295,55 @@ class PanelTarget(_Result):
     """Pointwise difference in differences against the judges of other families, points."""
 
 
-class ModelReport(_Result):
-    """Model-level preferences: each judge for its own responses and for its family's other models."""
+class BiasReport(_Result):
+    """Everything the bias lab found for one set of records: one report type, whatever it analyses.
 
+    `kind` says which analyses fill it: "pointwise" and "pairwise" (`analyze_pointwise`,
+    `analyze_pairwise`: the judging protocol's biases), or "models" (`analyze_models`: win rates
+    and each judge's preference for itself and its family's models, from either protocol's records,
+    and panels of the judges); the fields of other kinds stay empty. Its findings are
+    Holm-corrected across its own tests.
+    """
+
+    kind: Literal["pointwise", "pairwise", "models"]
+    """Which analyses fill the report: a judging protocol's, or the model-level ones."""
     settings: BiasSettings
     """How it was computed."""
     judges: list[str]
     """Judges analysed, sorted."""
+    n_records: int
+    """Records given (models: of both protocols)."""
+    n_unscored: int
+    """Records skipped because the verdict was None."""
+    unscored_by_judge: dict[str, int]
+    """Skipped records per judge."""
     n_items: int
-    """Distinct items of the records."""
+    """Distinct items."""
+    matrix: ScoreMatrix | None = None
+    """Judge × generator mean scores (pointwise only)."""
+    self_preference: list[SelfPreference] = []
+    """Pointwise difference-in-differences per judge."""
+    perplexity: list[PerplexityAdjusted] = []
+    """Own-family effect after the perplexity covariate (when judge_logppl is present)."""
+    pairwise_self_preference: list[PairwiseSelfPreference] = []
+    """Pairwise own-family preference per judge."""
+    equal_opportunity: list[EqualOpportunity] = []
+    """Equal-opportunity gaps (when human labels are present)."""
+    position: list[PositionBias] = []
+    """Position bias per pairwise judge."""
+    length: list[LengthBias] = []
+    """Pointwise length bias per judge."""
+    pairwise_length: list[PairwiseLengthBias] = []
+    """Pairwise preference for the longer answer (when lengths are present)."""
     win_rates: WinRateMatrix | None = None
-    """Judge × generator pairwise win rates (with pairwise records)."""
-    pairwise: list[TargetPreference] = []
-    """Pairwise preference for each judge's targets (with pairwise records)."""
-    pointwise: list[TargetDiD] = []
-    """Pointwise difference in differences for each judge's targets (with pointwise records)."""
+    """Judge × generator pairwise win rates (models, with pairwise records)."""
+    targets: list[TargetPreference] = []
+    """Pairwise preference for each judge's targets: itself and its family's models (models)."""
+    target_did: list[TargetDiD] = []
+    """Pointwise difference in differences for each judge's targets (models)."""
     panels: list[PanelTarget] = []
-    """Each panel's preference for each judging family's generators (with --panel; not in `findings`)."""
+    """Each panel's preference for each judging family's generators (models, with panels; not in `findings`)."""
     findings: list[Finding] = []
-    """Every test of this report with its Holm-adjusted p-value (corrected across this report only)."""
+    """Every test with its Holm-adjusted p-value."""
     summary: list[str] = []
     """Plain-language sentences on the significant effects (or that there are none)."""

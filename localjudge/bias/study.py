@@ -20,14 +20,13 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
+from localjudge.bias.analysis import analyze_models, analyze_pairwise, analyze_pointwise
 from localjudge.bias.judging import JudgeVerdicts
 from localjudge.bias.markdown import format_report
-from localjudge.bias.model_report import analyze_models, format_model_report
 from localjudge.bias.panels import BiasPanel
 from localjudge.bias.plots import write_heatmap, write_position_panel, write_win_rates
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.bias.results import BiasReport, BiasSettings, ModelReport
+from localjudge.bias.results import BiasReport, BiasSettings
 from localjudge.errors import ConfigError, clip
 from localjudge.io.jsonl import write_rows
 from localjudge.judges.registry import UNKNOWN_FAMILY
@@ -64,7 +63,7 @@ class BiasStudy(BaseModel):
     human_field: str | None = Field(default=None, description="Prompt field holding human scores, or null.")
     pointwise: BiasReport | None = Field(description="Analysis of the pointwise scores, or null.")
     pairwise: BiasReport | None = Field(description="Analysis of the own-vs-other pairs, or null.")
-    models: ModelReport | None = Field(
+    models: BiasReport | None = Field(
         default=None, description="Model-level preferences (each judge for itself and its family's models)."
     )
     verdicts_files: list[str] = Field(
@@ -200,13 +199,11 @@ def format_study(study: BiasStudy) -> str:
         *[f"- Note: {note}." for note in study.notes],
         "",
     ]
-    for report in (study.pointwise, study.pairwise):
+    for report in (study.pointwise, study.pairwise, study.models):
         if report is not None:
             # one heading level down: each report is a section of this document
             out += ["#" + line if line.startswith("#") else line for line in format_report(report).splitlines()]
             out.append("")
-    if study.models is not None:
-        out += ["#" + line if line.startswith("#") else line for line in format_model_report(study.models).splitlines()]
     return "\n".join(out).rstrip() + "\n"
 
 

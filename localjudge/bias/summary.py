@@ -17,6 +17,8 @@ from localjudge.bias.results import (
     PerplexityAdjusted,
     PositionBias,
     SelfPreference,
+    TargetDiD,
+    TargetPreference,
     TestName,
 )
 from localjudge.stats import Estimate, holm
@@ -109,26 +111,65 @@ def _pairwise_length(lb: PairwiseLengthBias, stat: str, unit: int) -> str:
     )
 
 
-_TESTS: dict[str, tuple[TestName, Callable[[Any], Estimate], Callable[[Any, str, int], str]]] = {
-    "self_preference": ("self_preference", lambda r: r.did, _self_preference),
-    "perplexity": ("perplexity_adjusted_self_preference", lambda r: r.own_with, _perplexity),
-    "equal_opportunity": ("equal_opportunity", lambda r: r.gap, _equal_opportunity),
-    "length": ("length", lambda r: r.slope, _length),
-    "pairwise_self_preference": ("pairwise_self_preference", lambda r: r.difference, _pairwise_self_preference),
-    "position": ("position", lambda r: r.first_position, _position),
-    "pairwise_length": ("pairwise_length", lambda r: r.prefers_longer, _pairwise_length),
+def _what(x: TargetPreference | TargetDiD) -> str:
+    return "its own responses" if x.relation == "self" else f"{x.target} (its family, {x.judge_family})"
+
+
+def _target_rate(x: TargetPreference, stat: str, unit: int) -> str:
+    first, second = x.shown_first.value, x.shown_second.value
+    return (
+        f"{x.judge} judge gives {_what(x)} {x.rate.value or 0:.2f} probability against other families' "
+        f"responses, position averaged out (P | shown first {first or 0:.2f}, P | shown second "
+        f"{second or 0:.2f}) ({stat})."
+    )
+
+
+def _target_difference(x: TargetPreference, stat: str, unit: int) -> str:
+    assert x.difference is not None  # tested only where a reference judged the pairs
+    v = x.difference.value or 0.0
+    return (
+        f"{x.judge} judge prefers {_what(x)} {'more' if v > 0 else 'less'} than judges of neither "
+        f"family do on the same pairs: {v:+.2f} in probability ({stat})."
+    )
+
+
+def _target_did(d: TargetDiD, stat: str, unit: int) -> str:
+    v = d.did.value or 0.0
+    return (
+        f"{d.judge} judge scores {_what(d)} {v:+.2f} points relative to other families' responses, "
+        f"beyond what other families' judges give ({stat})."
+    )
+
+
+_Test = tuple[TestName, Callable[[Any], Estimate | None], Callable[[Any, str, int], str]]
+
+_TESTS: dict[str, tuple[_Test, ...]] = {
+    "self_preference": (("self_preference", lambda r: r.did, _self_preference),),
+    "perplexity": (("perplexity_adjusted_self_preference", lambda r: r.own_with, _perplexity),),
+    "equal_opportunity": (("equal_opportunity", lambda r: r.gap, _equal_opportunity),),
+    "length": (("length", lambda r: r.slope, _length),),
+    "pairwise_self_preference": (("pairwise_self_preference", lambda r: r.difference, _pairwise_self_preference),),
+    "position": (("position", lambda r: r.first_position, _position),),
+    "pairwise_length": (("pairwise_length", lambda r: r.prefers_longer, _pairwise_length),),
+    "targets": (
+        ("target_rate", lambda r: r.rate, _target_rate),
+        ("target_difference", lambda r: r.difference, _target_difference),
+    ),
+    "target_did": (("target_did", lambda r: r.did, _target_did),),
 }
-"""A report's analysis (its `BiasReport` field) -> its test, the estimate tested, its sentence; in report order."""
+"""A report's analysis (its `BiasReport` field) -> its tests: each the estimate tested and its sentence;
+in report order, a result's tests one after the other."""
 
 
 def _candidates(analyses: dict[str, list], unit: int) -> list[_Candidate]:
     """Every test with an estimate and a p-value, in the order of `_TESTS` and of each analysis' judges."""
     out = []
-    for name, (test, estimate, sentence) in _TESTS.items():
+    for name, tests in _TESTS.items():
         for r in analyses.get(name, []):
-            e = estimate(r)
-            if e.value is not None and e.p_value is not None:
-                out.append(_Candidate(test, r.judge, e, functools.partial(_say, sentence, r, unit)))
+            for test, estimate, sentence in tests:
+                e = estimate(r)
+                if e is not None and e.value is not None and e.p_value is not None:
+                    out.append(_Candidate(test, r.judge, e, functools.partial(_say, sentence, r, unit)))
     return out
 
 
@@ -143,7 +184,7 @@ def findings(settings: BiasSettings, **analyses: list) -> list[Finding]:
         settings: Confidence level and alpha.
         **analyses: The report's per-judge result lists, by `BiasReport` field name
             (self_preference, perplexity, equal_opportunity, length, pairwise_self_preference,
-            position, pairwise_length); missing ones count as empty.
+            position, pairwise_length, targets, target_did); missing ones count as empty.
     """
     unknown = set(analyses) - set(_TESTS)
     assert not unknown, f"unknown analyses {unknown}"
@@ -231,4 +272,30 @@ def summarize(
         )
     if n_unscored:
         lines.append(f"{n_unscored} of {n_records} records were unscored and skipped.")
+    return lines
+
+
+ORDER_SET = 0.5
+"""A target's P(preferred | shown first) minus P(preferred | shown second) from which its verdicts
+are said to follow the order rather than the content."""
+
+
+def summarize_models(found: list[Finding], settings: BiasSettings, targets: Sequence[TargetPreference]) -> list[str]:
+    """The model-level report's sentences: significant effects (or that none is), then each target
+    whose verdicts follow the order rather than the content."""
+    lines = [f.sentence for f in found if f.significant]
+    if not lines:
+        lines.append(
+            f"No model-level effect is significant at α={settings.alpha:g} after Holm correction across "
+            f"{len(found)} tests."
+            if found
+            else "No model-level effect could be tested: no judge is also a generator, or too few items."
+        )
+    for x in targets:
+        first, second = x.shown_first.value, x.shown_second.value
+        if first is not None and second is not None and abs(first - second) >= ORDER_SET:
+            lines.append(
+                f"{x.judge} judge's verdicts on {_what(x)} follow the order, not the content: it prefers them "
+                f"with probability {first:.2f} shown first and {second:.2f} shown second."
+            )
     return lines

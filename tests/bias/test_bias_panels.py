@@ -84,7 +84,7 @@ def test_a_panels_score_is_its_members_mean():
 
 def test_one_biased_family_passes_part_of_its_preference_to_a_panel_and_none_to_one_without_it():
     records = pairs(0, {"qwen": 1.5})
-    alone = {(x.judge, x.target): x for x in analyze_models([], records, FAST).pairwise}
+    alone = {(x.judge, x.target): x for x in analyze_models([], records, FAST).targets}
     three = BiasPanel(name="three", members=("q-big", "s", "g"))
     without = BiasPanel(name="without", members=("s", "g"))
     got = {(x.panel, x.target): x for x in panel_targets([], records, [three, without], FAST)}
@@ -102,7 +102,7 @@ def test_one_biased_family_passes_part_of_its_preference_to_a_panel_and_none_to_
 
 def test_equal_preferences_cancel_in_a_panel_of_every_family():
     records = pairs(1, {"qwen": 1.0, "smollm": 1.0, "gemma": 1.0})
-    alone = {(x.judge, x.target): x.difference.value for x in analyze_models([], records, FAST).pairwise}
+    alone = {(x.judge, x.target): x.difference.value for x in analyze_models([], records, FAST).targets}
     assert min(alone[(j, j)] for j in ("q-big", "s", "g")) > 0.1
     panel = BiasPanel(name="three", members=("q-big", "s", "g"))
     got = {x.target: x.difference.value for x in panel_targets([], records, [panel], FAST)}

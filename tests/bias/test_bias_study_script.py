@@ -131,10 +131,10 @@ def test_study_outputs_and_analysis_only(study, tmp_path):
     summaries = json.loads((out / "summaries" / "report.json").read_text())
     # 3 models + reference + 2 systems = 6 generators: 15 pairs per article, each judged by 3 judges
     assert len((out / "summaries" / "pairwise_records.jsonl").read_text().splitlines()) == 2 * 15 * 3
-    targets = {(x["judge"], x["target"]): x for x in summaries["models"]["pairwise"]}
+    targets = {(x["judge"], x["target"]): x for x in summaries["models"]["targets"]}
     assert set(targets) == {("fa-1", "fa-1"), ("fa-1", "fa-2"), ("fa-2", "fa-2"), ("fa-2", "fa-1"), ("fb-1", "fb-1")}
     recognition = json.loads((out / "summaries" / "recognition" / "report.json").read_text())
-    own = {x["judge"]: x for x in recognition["models"]["pairwise"] if x["relation"] == "self"}
+    own = {x["judge"]: x for x in recognition["models"]["targets"] if x["relation"] == "self"}
     assert own["fb-1"]["rate"]["value"] == pytest.approx(0.8)  # the fake knows its own text
     for name in ("heatmap.png", "win_rates.png", "position.png"):
         assert (out / "summaries" / name).read_bytes()[:4] == b"\x89PNG"
