@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.calibration import hybrid as H
 from localjudge.calibration.results import CalibrationSettings
 from localjudge.errors import ConfigError, DataError, clip, cut
-from localjudge.kinds.hybrid import HybridComponent, HybridMetric
+from localjudge.kinds.hybrid import FittedComponent, HybridMetric
 from localjudge.kinds.records import ResultRecord
 
 
@@ -132,7 +132,7 @@ def fit_hybrid(
         human_field=human,
         human_scale=(float(y.min()), float(y.max())),
         components=[
-            HybridComponent(
+            FittedComponent(
                 metric=specs[c],
                 field=field,
                 mean=float(model.mean[k]),

@@ -11,8 +11,9 @@ from localjudge.calibration.hybrid_fit import component_table
 from localjudge.calibration.results import CalibrationSettings
 from localjudge.calibration.verdict import VerdictFit, fit_verdict_arrays
 from localjudge.errors import ConfigError, DataError, clip
+from localjudge.kinds.hybrid import FittedComponent
 from localjudge.kinds.records import ResultRecord
-from localjudge.kinds.verdict import VerdictComponent, VerdictMetric
+from localjudge.kinds.verdict import VerdictMetric
 
 
 def acceptable(labels: np.ndarray, human: str, pass_at: float | None) -> tuple[np.ndarray, str]:
@@ -73,7 +74,7 @@ def fit_verdict(
         kind="verdict",
         name=name,
         components=[
-            VerdictComponent(
+            FittedComponent(
                 metric=specs[components[c]],
                 field=field,
                 mean=float(m.mean[k]),

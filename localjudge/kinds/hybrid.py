@@ -22,13 +22,14 @@ NARROW_SPREAD = 0.15
 """Scores spanning less than this share of the 0-1 scale do not separate cases."""
 
 
-class HybridComponent(BaseModel):
-    """One scorer inside a hybrid metric and how its score is weighted."""
+class FittedComponent(BaseModel):
+    """One scorer a fitted metric reads, and its weight: a hybrid's in its linear prediction, a
+    verdict's in its log-odds; both take weight · (score − mean) / std."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     metric: dict[str, Any] = Field(description="The component metric's full definition (steps pinned).")
-    field: Literal["raw_score", "score"] = Field(default="raw_score", description="Which score of its records is used.")
+    field: Literal["raw_score", "score"] = Field(default="raw_score", description="Which score of its records is read.")
     mean: float = Field(description="Mean of the component's score on the fit data.")
     std: float = Field(gt=0, description="Standard deviation of the component's score on the fit data.")
     weight: float = Field(description="Weight of the standardised score.")
@@ -45,7 +46,7 @@ class HybridMetric(BaseModel):
 
     kind: Literal["hybrid"] = Field(description="Metric kind.")
     name: str = Field(min_length=1, description="Metric name, used in results.")
-    components: list[HybridComponent] = Field(min_length=1, description="The combined scorers.")
+    components: list[FittedComponent] = Field(min_length=1, description="The combined scorers.")
     intercept: float = Field(description="Prediction when every component sits at its fit mean.")
     method: str = Field(description="How the weights were chosen (e.g. 'ridge α=1', 'zmean', 'x alone').")
     human_field: str = Field(description="The human label the hybrid predicts.")
@@ -114,7 +115,7 @@ class HybridKind(MetricKind[HybridMetric]):
 
 
 def linear_readings(
-    components: Sequence[Any],  # HybridComponent or VerdictComponent: metric, field, mean, std, weight
+    components: Sequence[FittedComponent],
     intercept: float,
     items: Sequence[Fitted],
     judged: Mapping[tuple[str, str], ResultRecord],

@@ -18,23 +18,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localjudge.kinds.base import Batch, Explanation, KindSummary, Listing, MetricKind, Needs
-from localjudge.kinds.hybrid import component_scores, linear_readings
+from localjudge.kinds.hybrid import FittedComponent, component_scores, linear_readings
 from localjudge.kinds.records import ComponentScores, ResultRecord
 from localjudge.scoring.logistic import sigmoid
 
 VERDICT_VERSION = "verdict-v1"
-
-
-class VerdictComponent(BaseModel):
-    """One scorer a verdict reads, and its place in the logistic model."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    metric: dict[str, Any] = Field(description="The component metric's full definition.")
-    field: Literal["raw_score", "score"] = Field(default="raw_score", description="Which score of its records is read.")
-    mean: float = Field(description="Mean of the component's score on the fit data.")
-    std: float = Field(gt=0, description="Standard deviation of the component's score on the fit data.")
-    weight: float = Field(description="Weight of the standardised score in the log-odds.")
 
 
 class VerdictMetric(BaseModel):
@@ -44,7 +32,7 @@ class VerdictMetric(BaseModel):
 
     kind: Literal["verdict"] = Field(description="Metric kind.")
     name: str = Field(min_length=1, description="Metric name, used in results.")
-    components: list[VerdictComponent] = Field(min_length=1, description="The scorers read.")
+    components: list[FittedComponent] = Field(min_length=1, description="The scorers read.")
     intercept: float = Field(description="Log-odds of acceptable when every component sits at its fit mean.")
     threshold: float = Field(ge=0, le=1, description="P(acceptable) at or above which a case passes.")
     human_field: str = Field(description="The label the verdict was fitted to.")
