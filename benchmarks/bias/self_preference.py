@@ -9,7 +9,7 @@ the references; on summaries also two SummEval systems with expert scores (the h
   with one instruction ("Summarize the following news article in two or three sentences.");
 - answers: --prompts prompts of prompts.jsonl round-robin over its categories; greedy answers.
 
-Every model then judges every response (`_study_judging`): pointwise (`consistency` for
+Every model then judges every response (`_study_judging`, the bias lab's judging pipeline): pointwise (`consistency` for
 summaries, `correctness` against the reference for answers; probability-weighted scores) with its
 own log-perplexity of each response; pairwise on every pair of generators of an item in both
 orders (`pairwise_summary.yaml` for summaries, the builtin `pairwise` for answers); and "which one
@@ -205,7 +205,6 @@ def run_models(args: argparse.Namespace, out: Path, clock: Clock, study_tasks: l
 
     from localjudge.runs.generation import generate_responses, read_responses
     from localjudge.runs.options import RunOptions
-    from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
 
     torch.set_num_threads(args.threads)
     cases = {
@@ -251,14 +250,7 @@ def run_models(args: argparse.Namespace, out: Path, clock: Clock, study_tasks: l
             continue
         judge = load(name, args, clock)
         for task in study_tasks:
-            judge_task(
-                judge,
-                task,
-                responses[task.name],
-                out / task.name / "records",
-                clock,
-                min_valid_mass=DEFAULT_MIN_VALID_MASS,
-            )
+            judge_task(judge, task, responses[task.name], out / task.name / "records", clock)
         del judge
         gc.collect()
 

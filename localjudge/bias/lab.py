@@ -111,9 +111,8 @@ def judge_and_analyse(
     run, scoring = run or RunOptions(), scoring or ScoringOptions()
     given = dict(families or {})
     metric, pair_metric = study_metrics(metric_name, pairwise, pairwise_metric, default=True)
-    written = [*outputs] + [
-        records_path(Path(out_dir) / "records", j, m.name) for j in judges for m in (metric, pair_metric) if m
-    ]
+    kept = [m.name for m in (metric, pair_metric) if m] + (["logppl"] if metric else [])
+    written = [*outputs] + [records_path(Path(out_dir) / "records", j, name) for j in judges for name in kept]
     refuse_overwriting(written, [*inputs] + [model_path_input(j) for j in judges])
     check_panels(panels, judges)
     records = read_responses(responses)

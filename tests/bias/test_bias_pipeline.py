@@ -15,7 +15,7 @@ import pytest
 from bias_fakes import FAST, MARKERS, N_ITEMS, biased_judge, write_prompts, write_responses
 from click.testing import CliRunner
 
-from localjudge.bias.judging import cross_family_pairs, judge_responses
+from localjudge.bias.judging import judge_responses, response_pairs
 from localjudge.bias.study import analyze_verdicts, write_study
 from localjudge.errors import ConfigError
 from localjudge.io.cases import load_cases
@@ -67,7 +67,7 @@ def test_responses_record_generator_family_and_prompt_style(responses_file):
 
 
 def test_cross_family_pairs_cover_each_item_once_per_family_pair(responses_file):
-    pairs = cross_family_pairs(read_responses(responses_file))
+    pairs = response_pairs(read_responses(responses_file))
     assert len(pairs) == 3 * N_ITEMS
     assert all(
         a.id == b.id and a.generator < b.generator and a.generator_family != b.generator_family for a, b in pairs
@@ -497,3 +497,69 @@ def test_cli_bias_min_valid_mass_is_recorded_and_not_an_analysis_option(response
         + ["--min-valid-mass", "0.5"],
     )
     assert again.exit_code == 2 and "No such option '--min-valid-mass'" in again.output
+
+
+def test_all_pairs_a_source_field_and_recognition_kept_in_a_records_folder_resume(responses_file, tmp_path):
+    """The study's options (`pairs="all"`, `source_field`, `recognition`): every phase kept in the folder,
+    read back without the judge, and a rerun after a loss judges only what is missing."""
+    from localjudge.bias.judging import missing_records, recorded_verdicts
+    from localjudge.bias.recognition import Recognition
+
+    responses = [
+        r.model_copy(update={"extra": {**r.extra, "source": f"The text of {r.id}."}})
+        for r in read_responses(responses_file)
+        if r.id in ("p00", "p01")
+    ]
+    metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
+    judge = biased_judge("gen-alpha", "alpha", own_bonus=1.0)  # a judge that is also a generator
+    rdir = tmp_path / "records"
+    options = {"pairs": "all", "source_field": "source", "recognition": Recognition("answers", "Question")}
+    logged: list[tuple[str, str, int]] = []
+
+    def run():
+        return judge_responses(
+            judge,
+            responses,
+            metric,
+            pairwise,
+            records_dir=rdir,
+            run=RunOptions(resume=True, progress=False),
+            log=lambda phase, item, seconds, prompts: logged.append((phase, item, prompts)),
+            **options,
+        )
+
+    first = run()
+    n_pairs = 2 * 3  # two items, three generators each: every pair, same family or not
+    assert len(first.pointwise) == 6 and len(first.pairwise) == n_pairs and len(first.recognition) == 2 * 2
+    read = [p for p in judge.backend.calls if "The text of p0" in p]  # the source field, not the question
+    assert len(read) >= 6 + 2 * n_pairs + 2 * 4 and not any("Question number" in p for p in read)
+    assert {r.generator_a for r in first.recognition} | {r.generator_b for r in first.recognition} >= {"gen-alpha"}
+    assert [(phase, item) for phase, item, _ in logged if phase in ("logppl", "recognition")] == [
+        ("logppl", "p00"),
+        ("logppl", "p01"),
+        ("recognition", "p00"),
+        ("recognition", "p01"),
+    ]
+    check = {"pairs": "all", "recognition": True}
+    assert set(missing_records(rdir, "gen-alpha", responses, metric, pairwise, **check).values()) == {0}
+    assert recorded_verdicts(rdir, "gen-alpha", responses, metric, pairwise, **check) == first
+
+    # lose the last item's perplexities and recognition answers: the rerun asks only for those
+    for phase in ("logppl", "recognition"):
+        path = rdir / f"gen-alpha.{phase}.jsonl"
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join(line for line in lines if '"p01"' not in line))
+    assert missing_records(rdir, "gen-alpha", responses, metric, pairwise, **check) == {
+        "pointwise": 0,
+        "logppl": 3,
+        "pairwise": 0,
+        "recognition": 2,
+    }
+    with pytest.raises(Exception, match="has not finished"):
+        recorded_verdicts(rdir, "gen-alpha", responses, metric, pairwise, **check)
+    logged.clear()
+    assert run() == first
+    assert [(phase, item) for phase, item, _ in logged if phase in ("logppl", "recognition")] == [
+        ("logppl", "p01"),
+        ("recognition", "p01"),
+    ]
