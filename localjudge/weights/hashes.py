@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localjudge.io.files import write_atomically
 from localjudge.weights.cache import sha256_file
-from localjudge.weights.verified import HASHES_DIR
+from localjudge.weights.verified import HASHES_DIR, Signature, signature
 
 
 class FileHash(BaseModel):
@@ -39,11 +39,7 @@ class FileHash(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     path: str = Field(description="The file's resolved path.")
-    device: int = Field(description="st_dev.")
-    inode: int = Field(description="st_ino.")
-    size: int = Field(description="st_size in bytes.")
-    mtime_ns: int = Field(description="st_mtime_ns.")
-    ctime_ns: int = Field(description="st_ctime_ns, which no process can set back.")
+    version: Signature = Field(description="The version of the file the digest was taken from.")
     sha256: str = Field(description="SHA-256 of the file's bytes.")
 
 
@@ -65,16 +61,7 @@ def remembered_sha256(path: Path, root: Path, rehash: bool = False) -> str:
     that cannot be written costs only the hashing.
     """
     resolved = path.resolve()
-    st = resolved.stat()
-    seen = FileHash(
-        path=str(resolved),
-        device=st.st_dev,
-        inode=st.st_ino,
-        size=st.st_size,
-        mtime_ns=st.st_mtime_ns,
-        ctime_ns=st.st_ctime_ns,
-        sha256="",
-    )
+    seen = FileHash(path=str(resolved), version=signature(resolved), sha256="")
     memo = root / HASHES_DIR / f"{hashlib.sha256(str(resolved).encode()).hexdigest()[:32]}.json"
     try:
         known: FileHash | None = FileHash.model_validate_json(memo.read_bytes())
