@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from localjudge.bias.judging import by_item, judge_responses, missing_records, recorded_verdicts
+from localjudge.bias.judging import RecordsFolder, by_item, judge_responses
 from localjudge.bias.recognition import Recognition
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.errors import DataError
@@ -63,11 +63,14 @@ def _in_items(responses: Sequence[ResponseRecord]) -> list[ResponseRecord]:
     return [r for item in by_item(responses).values() for r in item]
 
 
+def kept(task: Task, judge: str, responses: Sequence[ResponseRecord], rdir: Path) -> RecordsFolder:
+    """This judge's records of one task, as `judge_task` keeps them."""
+    return RecordsFolder(rdir, judge, _in_items(responses), task.metric, task.pair_metric, "all", recognition=True)
+
+
 def pending(task: Task, judge: str, responses: Sequence[ResponseRecord], rdir: Path) -> dict[str, int]:
     """Records each phase still lacks for this judge (all 0 when everything is on disk)."""
-    return missing_records(
-        rdir, judge, _in_items(responses), task.metric, task.pair_metric, pairs="all", recognition=True
-    )
+    return kept(task, judge, responses, rdir).missing()
 
 
 def judge_task(judge: Judge, task: Task, responses: Sequence[ResponseRecord], rdir: Path, log: Log) -> None:
@@ -96,23 +99,13 @@ def lab_verdicts(
     Raises:
         DataError: A judge's records lack a unit (the study has not finished: run it again).
     """
-    ordered = _in_items(responses)
     point: list[PointwiseRecord] = []
     pair: list[PairwiseRecord] = []
     recog: list[PairwiseRecord] = []
     infos = []
     for judge in judges:
         try:
-            v = recorded_verdicts(
-                rdir,
-                judge,
-                ordered,
-                task.metric,
-                task.pair_metric,
-                pairs="all",
-                recognition=True,
-                human_field=human_field,
-            )
+            v = kept(task, judge, responses, rdir).verdicts(human_field)
         except DataError as exc:
             raise DataError(f"{task.name}: {exc}; run the study again without --analyse-only") from None
         point += v.pointwise

@@ -502,7 +502,7 @@ def test_cli_bias_min_valid_mass_is_recorded_and_not_an_analysis_option(response
 def test_all_pairs_a_source_field_and_recognition_kept_in_a_records_folder_resume(responses_file, tmp_path):
     """The study's options (`pairs="all"`, `source_field`, `recognition`): every phase kept in the folder,
     read back without the judge, and a rerun after a loss judges only what is missing."""
-    from localjudge.bias.judging import missing_records, recorded_verdicts
+    from localjudge.bias.judging import RecordsFolder
     from localjudge.bias.recognition import Recognition
 
     responses = [
@@ -540,23 +540,23 @@ def test_all_pairs_a_source_field_and_recognition_kept_in_a_records_folder_resum
         ("recognition", "p00"),
         ("recognition", "p01"),
     ]
-    check = {"pairs": "all", "recognition": True}
-    assert set(missing_records(rdir, "gen-alpha", responses, metric, pairwise, **check).values()) == {0}
-    assert recorded_verdicts(rdir, "gen-alpha", responses, metric, pairwise, **check) == first
+    folder = RecordsFolder(rdir, "gen-alpha", responses, metric, pairwise, "all", recognition=True)
+    assert set(folder.missing().values()) == {0}
+    assert folder.verdicts() == first
 
     # lose the last item's perplexities and recognition answers: the rerun asks only for those
     for phase in ("logppl", "recognition"):
         path = rdir / f"gen-alpha.{phase}.jsonl"
         lines = path.read_text().splitlines(keepends=True)
         path.write_text("".join(line for line in lines if '"p01"' not in line))
-    assert missing_records(rdir, "gen-alpha", responses, metric, pairwise, **check) == {
+    assert folder.missing() == {
         "pointwise": 0,
         "logppl": 3,
         "pairwise": 0,
         "recognition": 2,
     }
     with pytest.raises(Exception, match="has not finished"):
-        recorded_verdicts(rdir, "gen-alpha", responses, metric, pairwise, **check)
+        folder.verdicts()
     logged.clear()
     assert run() == first
     assert [(phase, item) for phase, item, _ in logged if phase in ("logppl", "recognition")] == [
