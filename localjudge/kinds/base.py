@@ -9,7 +9,7 @@ that says everything the kinds do differently:
 - `prepare`: what is fixed for every case of the metric in a run (template version, the spec
   recorded, G-Eval's evaluation steps);
 - `measure`: what a case takes of the judge's context, and which fields `--truncate` may cut
-  (`kinds.fitting` applies the one policy to every kind);
+  (`kinds.context_length` applies the one policy to every kind);
 - `score`: prompts and judge calls to one record per case;
 - `detail` and `summary_detail`: the models of what its records and its summary carry besides
   the fields every kind shares (`kinds.records`, `runs.summary`);
@@ -107,7 +107,7 @@ class MetricContext(Generic[S]):
 
     @property
     def truncate(self) -> bool:
-        """Whether over-long content is cut to fit the context instead of failing."""
+        """Whether over-long content is cut to the judge's context length instead of failing."""
         return self.scoring.truncate
 
     @property
@@ -184,14 +184,14 @@ class Measure(NamedTuple):
     tokens: int
     """Tokens the case needs in the judge's context."""
     what: str
-    """What was counted, for the message when it does not fit: "the correctness prompt has"."""
+    """What was counted, for the message when it is over the context length: "the correctness prompt has"."""
     cuttable: Sequence[str]
     """Fields `--truncate` may cut, the longest first (by characters); empty: none."""
     payload: Any = None
     """What the kind reuses when scoring (the rendered prompt, token counts...)."""
 
 
-class Fitted(NamedTuple):
+class ReadyCase(NamedTuple):
     """One case ready to score: as `--truncate` left it, with what its kind measured."""
 
     case: TestCase
@@ -207,7 +207,7 @@ class Batch(Generic[S]):
 
     judge: Judge
     ctx: MetricContext[S]
-    items: Sequence[Fitted]
+    items: Sequence[ReadyCase]
     """The cases, as `--truncate` left them, with what the kind measured."""
     judged: Mapping[tuple[str, str], ResultRecord]
     """The run's records so far, by (case id, metric): what a hybrid or verdict combines."""

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.kinds.base import Batch, Explanation, Fitted, Listing, MetricKind, Needs, narrow_spread
+from localjudge.kinds.base import Batch, Explanation, Listing, MetricKind, Needs, ReadyCase, narrow_spread
 from localjudge.kinds.records import ComponentScores, ResultRecord
 
 HYBRID_VERSION = "hybrid-v1"
@@ -117,9 +117,9 @@ class HybridKind(MetricKind[HybridMetric]):
 def linear_readings(
     components: Sequence[FittedComponent],
     intercept: float,
-    items: Sequence[Fitted],
+    items: Sequence[ReadyCase],
     judged: Mapping[tuple[str, str], ResultRecord],
-) -> Iterator[tuple[Fitted, list[float] | str, float]]:
+) -> Iterator[tuple[ReadyCase, list[float] | str, float]]:
     """Per item: its components' scores and intercept + Σ weight · (score − mean) / std (hybrids and
     verdicts alike), or the unscored reason (a str) and NaN when a component has no score."""
     names = [c.metric["name"] for c in components]

@@ -13,7 +13,7 @@ from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric, kind_of
 from localjudge.kinds.base import Batch, MetricContext, missing
-from localjudge.kinds.fitting import fit
+from localjudge.kinds.context_length import within_context
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import components
 from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
@@ -129,7 +129,7 @@ def evaluate(
             # that the engine computes once per batch
             ready.sort(key=lambda c: tuple(str(c.get(f) or "") for f in needs.sort_by))
             for start in range(0, len(ready), chunk):
-                items = [fit(judge, ctx, c) for c in ready[start : start + chunk]]
+                items = [within_context(judge, ctx, c) for c in ready[start : start + chunk]]
                 for rec in ctx.kind.score(Batch(judge, ctx, items, {**done, **fresh})):
                     emit(rec)
                 bar.update(len(items))
