@@ -1,4 +1,4 @@
-"""`calibrate`: judge-vs-human agreement, intervals, diagnostics and verdict in one report."""
+"""`calibrate`: judge-vs-human agreement, intervals, diagnostics and readiness in one report."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def calibrate(
         settings: The statistical settings (`CalibrationSettings`), recorded in the report as given.
         input_info: Where the pairs were read from, recorded in the report.
         **keywords: The fields of `settings` (`CalibrationKeywords`), instead of the object:
-            target: Spearman ρ required for a READY verdict (0.8).
+            target: Spearman ρ required to be READY (0.8).
             n_bootstrap: Bootstrap resamples per interval (1000; 0 disables intervals).
             seed: Seed of the bootstrap and of the `fit` split (0).
             ci_level: Interval coverage (0.95).
@@ -177,6 +177,8 @@ def calibrate(
         summary=summary,
         scale=diagnostics.scale_diagnostics(j, h, point.spearman, settings.judge_scale, settings.human_scale),
         sample_size=sample,
-        verdict=diagnostics.verdict(rho, rho_low, summary_level=g is not None, target=settings.target, sample=sample),
+        readiness=diagnostics.readiness(
+            rho, rho_low, summary_level=g is not None, target=settings.target, sample=sample
+        ),
         fit=fit_eval,
     )

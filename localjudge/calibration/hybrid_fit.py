@@ -46,7 +46,7 @@ class HybridReport(BaseModel):
     )
     best_part: str | None = Field(description="The component with the best held-back agreement.")
     beats_best_part: bool | None = Field(description="Whether the hybrid's held-back ρ is at least its best part's.")
-    verdict: str = Field(description="The finding in one sentence.")
+    finding: str = Field(description="The finding in one sentence.")
 
 
 def component_table(
@@ -192,12 +192,12 @@ def fit_arrays(
         held_out=held_out,
         best_part=best,
         beats_best_part=beats,
-        verdict=_verdict(held_out, best, beats, chosen.label),
+        finding=_finding(held_out, best, beats, chosen.label),
     )
     return model, report
 
 
-def _verdict(held_out: dict, best: str | None, beats: bool | None, chosen: str) -> str:
+def _finding(held_out: dict, best: str | None, beats: bool | None, chosen: str) -> str:
     hyb = held_out["hybrid"]
     if best is None or hyb is None:
         return "agreement is undefined on the held-back split; label more varied cases"
@@ -213,7 +213,7 @@ def _verdict(held_out: dict, best: str | None, beats: bool | None, chosen: str) 
 
 
 def format_hybrid_report(report: HybridReport) -> str:
-    """The report as text: the split, the combinations tried, held-back agreement, the verdict."""
+    """The report as text: the split, the combinations tried, held-back agreement, the finding."""
     groups = (
         f" ({report.fit_groups} / {report.held_groups} groups of {report.group_field})" if report.group_field else ""
     )
@@ -234,7 +234,7 @@ def format_hybrid_report(report: HybridReport) -> str:
     width = max(len(k) for k in report.held_out)
     for k, v in report.held_out.items():
         lines.append(f"  {k.ljust(width)}  {_f(v)}")
-    lines += ["", f"Verdict: {report.verdict}"]
+    lines += ["", f"Finding: {report.finding}"]
     return "\n".join(lines)
 
 

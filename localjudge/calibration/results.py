@@ -216,7 +216,7 @@ class FitEvaluation(_Model):
     """Mapped judge scores against human scores."""
 
 
-class Verdict(_Model):
+class Readiness(_Model):
     """Is the judge good enough to gate releases?"""
 
     ready: bool
@@ -230,7 +230,7 @@ class Verdict(_Model):
     reasons: list[str]
     """Why not ready (empty when ready), plus caveats."""
     line: str
-    """The one-line verdict as printed."""
+    """The one line as printed: READY or NOT READY, and why."""
 
 
 class CalibrationReport(_Model):
@@ -258,7 +258,7 @@ class CalibrationReport(_Model):
     """Scale use and compression."""
     sample_size: SampleSizeCheck
     """Whether there are enough labelled items."""
-    verdict: Verdict
+    readiness: Readiness
     """READY / NOT READY against the target."""
     fit: FitEvaluation | None = None
     """Held-out evaluation of a monotone mapping, when requested."""

@@ -75,7 +75,7 @@ def test_report_point_estimates_are_scipy_and_skip_unscored():
 def test_constant_scores_give_none_not_nan():
     assert correlations(np.ones(5), np.arange(5.0)) == (None, None, None)
     report = calibrate([3, 3, 3, 3], [1, 2, 3, 4], n_bootstrap=50)
-    assert report.dataset.spearman.value is None and not report.verdict.ready
+    assert report.dataset.spearman.value is None and not report.readiness.ready
     text = report.model_dump_json()
     json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
 
@@ -202,25 +202,25 @@ def test_sample_size_warning(n, warns):
         assert "119–150" in check.warning
 
 
-def test_verdict():
+def test_readiness():
     judge, human = _noisy(150, 1, noise=0.3)
     ready = calibrate(judge, human, n_bootstrap=100)
     assert ready.dataset.spearman.value > 0.9
-    assert ready.verdict.ready and ready.verdict.line.startswith("READY to gate releases")
+    assert ready.readiness.ready and ready.readiness.line.startswith("READY to gate releases")
 
     few = calibrate(judge[:40], human[:40], n_bootstrap=0)
-    assert not few.verdict.ready and "only 40 labelled items" in few.verdict.line
+    assert not few.readiness.ready and "only 40 labelled items" in few.readiness.line
     assert few.sample_size.warning is not None
 
     weak_judge, weak_human = _noisy(150, 1, noise=3.0)
     weak = calibrate(weak_judge, weak_human, n_bootstrap=0)
-    assert not weak.verdict.ready and "< target 0.80" in weak.verdict.line
-    assert calibrate(weak_judge, weak_human, n_bootstrap=0, target=0.2).verdict.ready
+    assert not weak.readiness.ready and "< target 0.80" in weak.readiness.line
+    assert calibrate(weak_judge, weak_human, n_bootstrap=0, target=0.2).readiness.ready
 
     groups = np.repeat(np.arange(30), 5)
     grouped = calibrate(judge, human, groups, n_bootstrap=0)
-    assert grouped.verdict.statistic == "summary_spearman"
-    assert grouped.verdict.value == grouped.summary.correlations.spearman.value
+    assert grouped.readiness.statistic == "summary_spearman"
+    assert grouped.readiness.value == grouped.summary.correlations.spearman.value
 
 
 # ---- isotonic fit ---------------------------------------------------------------------------

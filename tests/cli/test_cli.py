@@ -56,7 +56,7 @@ def test_eval_prints_table_and_summary(judges, data):
     result = run("eval", data, "--metric", "correctness", "--no-progress")
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert out.splitlines()[0].split() == ["case", "metric", "score", "raw", "verdict", "note"]
+    assert out.splitlines()[0].split() == ["case", "metric", "score", "raw", "outcome", "note"]
     rows = [line.split() for line in out.splitlines()[2:5]]
     assert rows == [[cid, "correctness", "0.875", "4.50", "pass"] for cid in ("c1", "c2", "c3")]
     assert "mean score" in out and "pass rate" in out and "unscored" in out

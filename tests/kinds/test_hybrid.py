@@ -145,7 +145,7 @@ def test_cli_fit_save_and_apply(judges, tmp_path):
             }
         )
     data, saved, cal = fit_copy_hybrid(tmp_path, rows, "fluency")
-    assert "held-back split" in cal and "Verdict" in cal and "hybrid" in cal
+    assert "held-back split" in cal and "Finding:" in cal and "hybrid" in cal
     hybrid = load_metric_file(saved)
     assert hybrid.kind == "hybrid" and [m.name for m in components(hybrid)] == ["copy", "fluency"]
     out = tmp_path / "h.jsonl"
