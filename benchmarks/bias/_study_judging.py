@@ -91,7 +91,7 @@ def judge_task(judge: Judge, task: Task, responses: Sequence[ResponseRecord], rd
     )
 
 
-def lab_verdicts(
+def lab_judgments(
     task: Task, responses: Sequence[ResponseRecord], rdir: Path, judges: Sequence[str], human_field: str
 ) -> tuple[list[PointwiseRecord], list[PairwiseRecord], list[PairwiseRecord], list[dict[str, Any]]]:
     """The bias lab's records from the files on disk: pointwise, pairwise, recognition, and each judge's info.
@@ -105,7 +105,7 @@ def lab_verdicts(
     infos = []
     for judge in judges:
         try:
-            v = kept(task, judge, responses, rdir).verdicts(human_field)
+            v = kept(task, judge, responses, rdir).judgments(human_field)
         except DataError as exc:
             raise DataError(f"{task.name}: {exc}; run the study again without --analyse-only") from None
         point += v.pointwise
@@ -115,4 +115,4 @@ def lab_verdicts(
     return point, pair, recog, infos
 
 
-__all__ = ["Task", "judge_task", "lab_verdicts", "pending"]
+__all__ = ["Task", "judge_task", "lab_judgments", "pending"]

@@ -13,8 +13,8 @@ Every model then judges every response (`_study_judging`, the bias lab's judging
 summaries, `correctness` against the reference for answers; probability-weighted scores) with its
 own log-perplexity of each response; pairwise on every pair of generators of an item in both
 orders (`pairwise_summary.yaml` for summaries, the builtin `pairwise` for answers); and "which one
-did you write?" on the pairs holding its own response. The bias lab analyses the verdicts: per
-task a study folder (report.md/json, heatmap.png, win_rates.png, position.png, the lab's verdict
+did you write?" on the pairs holding its own response. The bias lab analyses the judgments: per
+task a study folder (report.md/json, heatmap.png, win_rates.png, position.png, the lab's judgment
 files), a recognition/ study, and results.md with the key numbers and the time of every phase.
 
 Budget (2 CPU cores, fp32). The 1.5B judge reads ~45 prompt tokens/s, the 0.5B ~3x and the small

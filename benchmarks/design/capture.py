@@ -18,7 +18,10 @@ The command lines live in `jobs`; a change that renames a command updates them i
 and says so, so that before and after run the same work. (The fits label coherence: consistency's
 labels on the 48 bundled summaries are too often 5 to fit.) The first capture, of the code before
 #48 (7cd9ec1), ran `calibrate PATH --hybrid/--verdict ... --save-hybrid/--save-verdict` and
-`bias RESPONSES --verdicts`, the same work under the commands' former names.
+`bias RESPONSES --verdicts`, the same work under the commands' former names (`bias analyse
+--judgments` since b0ccdb3's successor). The names #48 changed in what the commands write (one word
+per meaning, one bias report layout) are listed in `RENAMED_TEXT`, `RENAMED_KEYS` and `renamed`, and
+applied to both captures; the comparison forgives nothing else.
 """
 
 from __future__ import annotations
@@ -110,7 +113,7 @@ def jobs(out: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
         f"--metrics consistency_likelihood,consistency_tokens --pass-at 4 --save {out}/verdict.json",
         "bias_run": f"bias run {out}/in_responses.jsonl {s} --judge gemma3-270m --pairwise --out-dir {out}/bias_run "
         "--no-progress --bootstrap 200",
-        "bias_analyse": f"bias analyse {study}/responses.jsonl --verdicts {study} --out-dir {out}/bias_analyse "
+        "bias_analyse": f"bias analyse {study}/responses.jsonl --judgments {study} --out-dir {out}/bias_analyse "
         "--bootstrap 200 --panel three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b",
         "tune": f"tune {demo} --metric consistency {s} --human human_consistency --group doc_id --epochs 1 "
         f"--layers 1 --rank 4 --validation-share 0.34 --out {out}/tune --overwrite",
@@ -219,14 +222,71 @@ def blank(value: object, key: str = "") -> object:
     return value
 
 
+# Names #48 changed in what the commands write, each the same value under its new name: applied to both
+# captures, so a capture from before a rename compares with one from after it. Nothing else is forgiven.
+RENAMED_TEXT = [
+    ("its verdict flips", "its judgment flips"),  # bias sentences: a judge's decision is a judgment
+    ("gave a verdict (its records", "gave a judgment (its records"),
+    ("judge's verdicts on", "judge's judgments on"),
+    ("they are not verdicts and have no pass mark", "they are not pass/fail judgments and have no pass mark"),
+    ("do not read them as verdicts", "do not read them as pass/fail judgments"),
+    ("Verdict: ", "Finding: "),  # the hybrid fit's sentence (a fitted verdict's own report says "Verdict: on")
+]
+RENAMED_COLUMN = re.compile(r"^(case +metric +score +raw +)verdict( +note)$", re.M)  # the eval table's pass/FAIL column
+RENAMED_KEYS = {"verdicts_files": "judgments_files"}
+EMPTY_SECTIONS = {
+    "matrix": None,
+    "self_preference": [],
+    "perplexity": [],
+    "pairwise_self_preference": [],
+    "equal_opportunity": [],
+    "position": [],
+    "length": [],
+    "pairwise_length": [],
+    "win_rates": None,
+    "targets": [],
+    "target_did": [],
+    "panels": [],
+}
+
+
+def renamed(value: object) -> object:
+    """The value in #48's names: keys renamed, a bias report in the one report layout (sections that are
+    empty for its kind dropped, the model level's record counts dropped: they are new), the hybrid fit's
+    `verdict` sentence as its `finding`, the calibration report's READY check as its `readiness`."""
+    if isinstance(value, list):
+        return [renamed(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {RENAMED_KEYS.get(k, k): renamed(v) for k, v in value.items()}
+    if {"settings", "judges", "findings", "summary"} <= out.keys():  # a bias report, old or new layout
+        if "kind" not in out:  # the former ModelReport
+            out = {**out, "kind": "models", "targets": out.pop("pairwise"), "target_did": out.pop("pointwise")}
+        if out["kind"] == "models":
+            for key in ("n_records", "n_unscored", "unscored_by_judge"):
+                out.pop(key, None)
+        out = {k: v for k, v in out.items() if not (k in EMPTY_SECTIONS and v == EMPTY_SECTIONS[k])}
+    if isinstance(out.get("verdict"), str) and "held_out" in out:  # the hybrid fit's report
+        out["finding"] = out.pop("verdict")
+    if isinstance(out.get("verdict"), dict) and "ready" in out["verdict"]:  # the calibration report's READY check
+        out["readiness"] = out.pop("verdict")
+    return out
+
+
 def canonical(path: Path, root: Path, tree: str) -> str:
-    """A file's text to compare: JSON with times blanked, other text with times masked, the folder as <out>."""
+    """A file's text to compare: JSON with times blanked, other text with times masked, the folder as <out>,
+    #48's renames applied."""
     text = path.read_text(errors="replace").replace(str(root), "<out>").replace(tree, "<tree>")
+    for old, new in RENAMED_TEXT:
+        text = text.replace(old, new)
+    text = RENAMED_COLUMN.sub(r"\1outcome\2", text)  # as wide as "verdict": the table keeps its layout
     try:
         if path.suffix == ".jsonl":
-            return "".join(json.dumps(blank(json.loads(x)), sort_keys=True) + "\n" for x in text.splitlines() if x)
-        if path.suffix == ".json":
-            return json.dumps(blank(json.loads(text)), sort_keys=True)
+            return "".join(
+                json.dumps(renamed(blank(json.loads(x))), sort_keys=True) + "\n" for x in text.splitlines() if x
+            )
+        if path.suffix == ".json" or (path.suffix == ".stdout" and text.lstrip().startswith("{")):
+            return json.dumps(renamed(blank(json.loads(text))), sort_keys=True)
     except json.JSONDecodeError:
         pass
     return TIME_TEXT.sub("<t>", text)

@@ -5,7 +5,7 @@ carries a percentile bootstrap interval over items and, where a test applies, a 
 report Holm-corrects all its tests and says in plain language which effects are significant.
 
 The whole study (judges score generated responses, then every analysis, written to a folder)
-is `judge_responses` (`judging`), `analyze_verdicts` and `write_study` (`study`), run by
+is `judge_responses` (`judging`), `analyze_judgments` and `write_study` (`study`), run by
 `localjudge bias`; these names load on first use, since they import the run loop and the judges.
 
 Examples:
@@ -57,8 +57,15 @@ from localjudge.stats import Estimate
 
 if TYPE_CHECKING:
     from localjudge.bias.families import parse_families
-    from localjudge.bias.judging import JudgeVerdicts, judge_responses
-    from localjudge.bias.study import STUDY_FILES, BiasStudy, Verdicts, analyze_verdicts, summary_lines, write_study
+    from localjudge.bias.judging import Judgments, judge_responses
+    from localjudge.bias.study import (
+        STUDY_FILES,
+        BiasStudy,
+        StoredJudgments,
+        analyze_judgments,
+        summary_lines,
+        write_study,
+    )
 
 __all__ = [
     "STUDY_FILES",
@@ -68,7 +75,7 @@ __all__ = [
     "EqualOpportunity",
     "Estimate",
     "Finding",
-    "JudgeVerdicts",
+    "Judgments",
     "LengthBias",
     "MatrixCell",
     "PairwiseLengthBias",
@@ -79,15 +86,15 @@ __all__ = [
     "PositionBias",
     "ScoreMatrix",
     "SelfPreference",
+    "StoredJudgments",
     "TargetDiD",
     "TargetPreference",
-    "Verdicts",
     "WinRateCell",
     "WinRateMatrix",
+    "analyze_judgments",
     "analyze_models",
     "analyze_pairwise",
     "analyze_pointwise",
-    "analyze_verdicts",
     "equal_opportunity_pairwise",
     "equal_opportunity_pointwise",
     "format_report",
@@ -113,12 +120,12 @@ __all__ = [
 # name -> the module that defines it, imported on first access (these import the run loop and judges)
 _LAZY = {
     "parse_families": "localjudge.bias.families",
-    "JudgeVerdicts": "localjudge.bias.judging",
+    "Judgments": "localjudge.bias.judging",
     "judge_responses": "localjudge.bias.judging",
     "STUDY_FILES": "localjudge.bias.study",
     "BiasStudy": "localjudge.bias.study",
-    "Verdicts": "localjudge.bias.study",
-    "analyze_verdicts": "localjudge.bias.study",
+    "StoredJudgments": "localjudge.bias.study",
+    "analyze_judgments": "localjudge.bias.study",
     "summary_lines": "localjudge.bias.study",
     "write_study": "localjudge.bias.study",
 }

@@ -136,7 +136,7 @@ def analyze_models(
         point: Pointwise records (may be empty).
         pair: Pairwise records, both orders (may be empty).
         settings: Resampling, confidence and alpha; defaults to `BiasSettings()`.
-        panels: Panels of the judges whose pooled verdicts are measured as well (`bias.panels`);
+        panels: Panels of the judges whose pooled judgments are measured as well (`bias.panels`);
             their estimates carry intervals and p-values but are not among the Holm-corrected findings.
 
     Returns:
@@ -144,7 +144,7 @@ def analyze_models(
 
     Raises:
         DataError: Both record lists are empty, or the records contradict each other.
-        ConfigError: A panel names a judge without verdicts, or a judge's name.
+        ConfigError: A panel names a judge without judgments, or a judge's name.
 
     Examples:
         >>> report = analyze_models(pointwise_records, pairwise_records)  # doctest: +SKIP

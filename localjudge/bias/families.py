@@ -75,7 +75,7 @@ def model_families(names: Sequence[str], given: Mapping[str, str], registry: Reg
 
 
 def fill_families(recorded: Mapping[str, str], given: Mapping[str, str], what: str) -> dict[str, str]:
-    """The family of each model of a responses or verdicts file, with --family filling gaps.
+    """The family of each model of a responses or judgments file, with --family filling gaps.
 
     Args:
         recorded: Model name → family as recorded (may be "unknown").

@@ -15,7 +15,7 @@ Examples:
     >>> from localjudge.bias.judging import judge_responses, run_bias
     >>> from localjudge.runs.generation import read_responses
     >>> from localjudge.metrics import builtin_metric
-    >>> verdicts = run_bias(read_responses("responses.jsonl"), ["smollm2-135m", "gemma3-270m"],
+    >>> judgments = run_bias(read_responses("responses.jsonl"), ["smollm2-135m", "gemma3-270m"],
     ...                     builtin_metric("correctness"), builtin_metric("pairwise"))  # doctest: +SKIP
 """
 
@@ -59,7 +59,7 @@ Pairs = Literal["cross_family", "all"]
 
 
 @dataclass(frozen=True)
-class JudgeVerdicts:
+class Judgments:
     """What one judge said about a set of responses.
 
     Attributes:
@@ -265,8 +265,8 @@ def judge_responses(
     source_field: str | None = None,
     recognition: Recognition | None = None,
     log: Log | None = None,
-) -> JudgeVerdicts:
-    """One judge's pointwise scores, perplexities and (optionally) pairwise verdicts and self-recognition.
+) -> Judgments:
+    """One judge's pointwise scores, perplexities and (optionally) pairwise judgments and self-recognition.
 
     Args:
         judge: A loaded judge.
@@ -286,7 +286,7 @@ def judge_responses(
         log: Called after each unit of work: phase, item ("-" for a whole phase), seconds, prompts.
 
     Returns:
-        The judge's verdicts; unscored items have score None (skipped by the analysis).
+        The judge's judgments; unscored items have score None (skipped by the analysis).
 
     Examples:
         >>> v = judge_responses(judge, responses, builtin_metric("correctness"))  # doctest: +SKIP
@@ -333,7 +333,7 @@ def judge_responses(
             log=log,
         )
         recognised = recognition_records(judge.info, chosen, answers)
-    return JudgeVerdicts(judge=judge.info, pointwise=point, pairwise=pair, recognition=recognised)
+    return Judgments(judge=judge.info, pointwise=point, pairwise=pair, recognition=recognised)
 
 
 def pointwise_records(
@@ -378,7 +378,7 @@ def _pairwise_record(
 ) -> PairwiseRecord:
     d = (
         res.detail if res.score is not None and isinstance(res.detail, PairwiseDetail) else None
-    )  # an unscored pair keeps its readings, not a verdict
+    )  # an unscored pair keeps its readings, not a judgment
     p1, p2 = (None, None) if d is None else (d.p_first_better_shown_first, d.p_first_better_shown_second)
     return _pair_from(info, a, b, p1, p2, human_field)
 
@@ -424,8 +424,8 @@ def run_bias(
     records_dir: str | Path | None = None,
     run: RunOptions | None = None,
     scoring: ScoringOptions | None = None,
-) -> list[JudgeVerdicts]:
-    """Loads each judge in turn, collects its verdicts and frees it before loading the next.
+) -> list[Judgments]:
+    """Loads each judge in turn, collects its judgments and frees it before loading the next.
 
     Args:
         responses: From `read_responses`.
@@ -440,7 +440,7 @@ def run_bias(
         human_field, records_dir, run, scoring: as for `judge_responses`.
 
     Returns:
-        One `JudgeVerdicts` per judge, in the order given.
+        One `Judgments` per judge, in the order given.
     """
     from localjudge.judges import loading  # torch loads only when a judge does
 
@@ -460,7 +460,7 @@ def run_bias(
             registry_path=registry_path,
         )
         try:
-            verdicts = judge_responses(
+            judgments = judge_responses(
                 judge,
                 responses,
                 metric,
@@ -470,7 +470,7 @@ def run_bias(
                 run=run,
                 scoring=scoring,
             )
-            out.append(verdicts)
+            out.append(judgments)
         finally:
             del judge  # free the weights before the next judge loads
             gc.collect()
@@ -521,8 +521,8 @@ class RecordsFolder:
             wanted["recognition"] = (own, {_SEP.join((r.item_id, r.generator_a, r.generator_b)) for r in got})
         return {phase: sum(k not in have for k in keys) for phase, (keys, have) in wanted.items()}
 
-    def verdicts(self, human_field: str | None = None) -> JudgeVerdicts:
-        """The judge's verdicts, as `judge_responses` returned them.
+    def judgments(self, human_field: str | None = None) -> Judgments:
+        """The judge's judgments, as `judge_responses` returned them.
 
         Raises:
             DataError: A phase lacks records (the judging has not finished: run it again).
@@ -558,7 +558,7 @@ class RecordsFolder:
         if self.recognition:
             path = self._path("recognition")
             recognised = recognition_records(info, chosen, RECOGNITION.read(path) if path.exists() else [])
-        return JudgeVerdicts(judge=info, pointwise=point, pairwise=pair, recognition=recognised)
+        return Judgments(judge=info, pointwise=point, pairwise=pair, recognition=recognised)
 
 
 def _case_ids(path: Path) -> set[str]:

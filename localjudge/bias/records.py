@@ -1,6 +1,6 @@
-"""Input records of the bias lab: one judge's verdict on one response (or one pair of responses).
+"""Input records of the bias lab: one judge's judgment on one response (or one pair of responses).
 
-The scoring pipeline writes these; the analysis modules only read them. An unscored verdict is
+The scoring pipeline writes these; the analysis modules only read them. An unscored judgment is
 `None` and is skipped and counted by every analysis, never treated as 0. `LogpplRecord` and
 `RecognitionRecord` are the judging step's own files in a records folder, kept so a run resumes.
 """

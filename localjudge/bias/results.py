@@ -121,7 +121,7 @@ class PositionBias(_Result):
     judge: str
     """Judge name."""
     flip_rate: Estimate
-    """Share of pairs whose verdict (p > 0.5) changes when the answers swap places."""
+    """Share of pairs whose judgment (p > 0.5) changes when the answers swap places."""
     first_position: Estimate
     """Mean probability given to the answer shown first; p tests 0.5 by sign flips over items."""
     accuracy_a_first: Estimate | None
@@ -129,7 +129,7 @@ class PositionBias(_Result):
     accuracy_a_second: Estimate | None
     """Agreement with human_preferred with A shown second."""
     accuracy_combined: Estimate | None
-    """Agreement of the verdict from the mean of both orders' probabilities."""
+    """Agreement of the judgment from the mean of both orders' probabilities."""
 
 
 class LengthBias(_Result):
@@ -314,7 +314,7 @@ class BiasReport(_Result):
     n_records: int
     """Records given (models: of both protocols)."""
     n_unscored: int
-    """Records skipped because the verdict was None."""
+    """Records skipped because the judgment was None."""
     unscored_by_judge: dict[str, int]
     """Skipped records per judge."""
     n_items: int

@@ -95,7 +95,7 @@ def _pairwise_self_preference(d: PairwiseSelfPreference, stat: str, unit: int) -
 def _position(pb: PositionBias, stat: str, unit: int) -> str:
     v, flips = pb.first_position.value or 0.5, pb.flip_rate.value
     flipped = (
-        f"; its verdict flips in {100 * flips:.0f}% of pairs when the order is swapped." if flips is not None else "."
+        f"; its judgment flips in {100 * flips:.0f}% of pairs when the order is swapped." if flips is not None else "."
     )
     return (
         f"{pb.judge} judge favours the {'first' if v > 0.5 else 'second'} position: it gives "
@@ -260,7 +260,7 @@ def summarize(
         )
     elif flagged:
         lines.append(
-            f"For {', '.join(flagged)}: on some pairs no judge of a third family gave a verdict (its "
+            f"For {', '.join(flagged)}: on some pairs no judge of a third family gave a judgment (its "
             "records there were unscored), so on those pairs self-preference is measured against the "
             "other involved family's judges, whose own bias shows up in it, mirrored."
         )
@@ -276,13 +276,13 @@ def summarize(
 
 
 ORDER_SET = 0.5
-"""A target's P(preferred | shown first) minus P(preferred | shown second) from which its verdicts
+"""A target's P(preferred | shown first) minus P(preferred | shown second) from which its judgments
 are said to follow the order rather than the content."""
 
 
 def summarize_models(found: list[Finding], settings: BiasSettings, targets: Sequence[TargetPreference]) -> list[str]:
     """The model-level report's sentences: significant effects (or that none is), then each target
-    whose verdicts follow the order rather than the content."""
+    whose judgments follow the order rather than the content."""
     lines = [f.sentence for f in found if f.significant]
     if not lines:
         lines.append(
@@ -295,7 +295,7 @@ def summarize_models(found: list[Finding], settings: BiasSettings, targets: Sequ
         first, second = x.shown_first.value, x.shown_second.value
         if first is not None and second is not None and abs(first - second) >= ORDER_SET:
             lines.append(
-                f"{x.judge} judge's verdicts on {_what(x)} follow the order, not the content: it prefers them "
+                f"{x.judge} judge's judgments on {_what(x)} follow the order, not the content: it prefers them "
                 f"with probability {first:.2f} shown first and {second:.2f} shown second."
             )
     return lines

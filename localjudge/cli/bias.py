@@ -148,8 +148,8 @@ def _analysis_options(fn):
             "panel_specs",
             multiple=True,
             metavar="NAME=J1,J2[,...]",
-            help="Also measure a panel of the judges (their verdicts averaged) as a judge: each family's preference "
-            "under it, beside the neutral judges'; repeatable. Members by the names the verdicts carry.",
+            help="Also measure a panel of the judges (their judgments averaged) as a judge: each family's preference "
+            "under it, beside the neutral judges'; repeatable. Members by the names the judgments carry.",
         ),
         click.option(
             "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests."
@@ -175,7 +175,7 @@ _RESPONSES = click.argument("responses", type=click.Path(exists=True, dir_okay=F
 
 @click.group("bias")
 def bias_cmd() -> None:
-    """Self-preference, length and position bias of judges: run them on responses, or analyse their verdicts.
+    """Self-preference, length and position bias of judges: run them on responses, or analyse their judgments.
 
     RESPONSES is JSON lines, one response per line, as `localjudge generate` writes them: id,
     input, context, reference, generator, generator_family, response, prompt_style,
@@ -185,7 +185,7 @@ def bias_cmd() -> None:
     \b
     Examples:
       localjudge bias run responses.jsonl --judge smollm2-135m --judge gemma3-270m --out-dir bias_out
-      localjudge bias analyse responses.jsonl --verdicts bias_out --out-dir bias_out_again
+      localjudge bias analyse responses.jsonl --judgments bias_out --out-dir bias_out_again
     """
 
 
@@ -238,7 +238,7 @@ def bias_run(
 
     inputs, outputs = analysis.files(responses, registry, pairwise_metric)
     scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
-    study, verdicts, pair_metric = lab.judge_and_analyse(
+    study, judgments, pair_metric = lab.judge_and_analyse(
         responses,
         judges,
         analysis.out_dir,
@@ -257,45 +257,45 @@ def bias_run(
         panels=analysis.panels,
     )
     no_pairs = pair_metric is not None and study.pairwise is None
-    _report(study, verdicts, analysis, [_NO_PAIRS] if no_pairs else [])
+    _report(study, judgments, analysis, [_NO_PAIRS] if no_pairs else [])
 
 
 @bias_cmd.command("analyse", cls=SectionedCommand)
 @_RESPONSES
 @click.option(
-    "--verdicts",
-    "verdict_paths",
+    "--judgments",
+    "judgment_paths",
     multiple=True,
     required=True,
     type=click.Path(exists=True),
-    help="Verdicts on disk: a folder a bias run wrote, or its pointwise_records.jsonl / pairwise_records.jsonl; "
+    help="Judgments on disk: a folder a bias run wrote, or its pointwise_records.jsonl / pairwise_records.jsonl; "
     "repeatable.",
 )
-@click.option("--pairwise-metric", default=None, help="The pairwise metric the verdicts were scored with (recorded).")
+@click.option("--pairwise-metric", default=None, help="The pairwise metric the judgments were scored with (recorded).")
 @_analysis_options
-def bias_analyse(responses, verdict_paths, pairwise_metric, analysis: _Analysis) -> None:
-    """Analyse the verdicts of an earlier run of judges on RESPONSES again: no model loads (seconds).
+def bias_analyse(responses, judgment_paths, pairwise_metric, analysis: _Analysis) -> None:
+    """Analyse the judgments of an earlier run of judges on RESPONSES again: no model loads (seconds).
 
-    Verdicts are JSON lines in the schema of the pointwise_records.jsonl and
+    Judgments are JSON lines in the schema of the pointwise_records.jsonl and
     pairwise_records.jsonl a run writes next to its report: pointwise {item_id, judge,
     judge_family, generator, generator_family, score, response_length, judge_logppl?,
     human_score?}; pairwise {item_id, judge, judge_family, generator_a, family_a, generator_b,
     family_b, p_a_first, p_a_second, human_preferred?, length_a?, length_b?}. Without
     judge_logppl the perplexity covariate is skipped (the report says so). --metric is the
-    metric the verdicts were scored with, recorded in the report (optional).
+    metric the judgments were scored with, recorded in the report (optional).
 
     \b
     Examples:
-      localjudge bias analyse responses.jsonl --verdicts bias_out --out-dir bias_out_again
-      localjudge bias analyse responses.jsonl --verdicts bias_out --out-dir panels \\
+      localjudge bias analyse responses.jsonl --judgments bias_out --out-dir bias_out_again
+      localjudge bias analyse responses.jsonl --judgments bias_out --out-dir panels \\
           --panel three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b --panel two=smollm2-135m,gemma3-270m
     """
     from localjudge.bias import lab
 
     inputs, outputs = analysis.files(responses, None, pairwise_metric)
-    study, verdicts, _ = lab.analyse_only(
+    study, judgments, _ = lab.analyse_only(
         responses,
-        verdict_paths,
+        judgment_paths,
         metric_name=analysis.metric_name,
         pairwise_metric=pairwise_metric,
         families=analysis.families,
@@ -305,7 +305,7 @@ def bias_analyse(responses, verdict_paths, pairwise_metric, analysis: _Analysis)
         outputs=outputs,
         panels=analysis.panels,
     )
-    _report(study, verdicts, analysis)
+    _report(study, judgments, analysis)
 
 
 _NO_PAIRS = (
@@ -313,11 +313,11 @@ _NO_PAIRS = (
 )
 
 
-def _report(study, verdicts, analysis: _Analysis, notes: list[str] | None = None) -> None:
+def _report(study, judgments, analysis: _Analysis, notes: list[str] | None = None) -> None:
     """Writes the study's files, then prints it as JSON or as its summary lines, `notes` and files."""
     from localjudge.bias.study import summary_lines, write_study
 
-    files = write_study(study, verdicts, analysis.out_dir)
+    files = write_study(study, judgments, analysis.out_dir)
     if analysis.as_json:
         click.echo(json.dumps(study.model_dump(mode="json"), indent=1))
         return

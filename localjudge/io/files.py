@@ -1,7 +1,7 @@
 """The user's files at the boundary: read as UTF-8 text, parsed with errors that name file and
 line, and never overwritten by a command's outputs.
 
-Every reader of a file a user hands to localjudge (data, prompts, responses, verdicts, metric
+Every reader of a file a user hands to localjudge (data, prompts, responses, judgments, metric
 files, style guides, registries, calibration tables) goes through `read_text` or `decode_text`,
 then `parse_json` or `load_yaml`; every command that writes checks its outputs with
 `refuse_overwriting`.

@@ -140,7 +140,7 @@ class MetricContext(Generic[S]):
         """The record of one case, with its ids, metric spec and provenance.
 
         Scored when `unscored_reason` is None: `passed` is `score >= threshold` (null without a
-        threshold). Unscored otherwise: no score, raw score or verdict (never 0, never a guess),
+        threshold). Unscored otherwise: no score, raw score or pass/fail (never 0, never a guess),
         every diagnostic that was computed kept (valid mass, distribution, detail, prompt size).
         """
         threshold = self.metric.threshold
@@ -288,7 +288,7 @@ class MetricKind(ABC, Generic[S]):
     def notes(
         self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int
     ) -> list[str]:
-        """What a reader must know before taking these scores as verdicts, in plain words."""
+        """What a reader must know before taking these scores as pass/fail judgments, in plain words."""
         return []
 
     @abstractmethod
@@ -314,6 +314,6 @@ def narrow_spread(scores: Sequence[float], limit: float) -> list[str]:
         return []
     return [
         f"scores span only {lo:.2f}-{hi:.2f} ({hi - lo:.0%} of the 0-1 scale) over {len(scores)} cases: "
-        "the judge does not separate these cases, so do not read them as verdicts; check it on "
+        "the judge does not separate these cases, so do not read them as pass/fail judgments; check it on "
         "labelled cases with `localjudge calibrate`"
     ]

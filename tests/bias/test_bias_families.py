@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from localjudge.bias.families import fill_families, model_families, parse_families
 from localjudge.bias.judging import judge_responses
-from localjudge.bias.study import analyze_verdicts
+from localjudge.bias.study import analyze_judgments
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
 from localjudge.judges.registry import load_registry
@@ -188,7 +188,7 @@ def test_analysis_refuses_unknown_families(responses_file):
         biased_judge("./j", "unknown"), responses, builtin_metric("correctness"), run=RunOptions(progress=False)
     )
     with pytest.raises(ConfigError, match=re.escape("'./j' has the model family 'unknown'")):
-        analyze_verdicts([v], responses, responses_file, builtin_metric("correctness"), None, settings=FAST)
+        analyze_judgments([v], responses, responses_file, builtin_metric("correctness"), None, settings=FAST)
 
 
 def test_load_judge_records_the_family_given(tmp_path, tiny_tokenizer):

@@ -58,7 +58,7 @@ def test_a_panels_pair_is_its_members_probabilities_averaged_order_by_order():
         _record("j1", "f1", "x", "y", 0.9, 0.7),
         _record("j2", "f2", "y", "x", 0.2, 0.6),  # saw y as A: P(x | x first) = 1 - 0.6, P(x | x second) = 1 - 0.2
         _record("j3", "f3", "x", "y", 0.5, 0.1),
-        _record("j1", "f1", "x", "z", 0.8, 0.8),  # j2 never judged (x, z): no panel verdict on it
+        _record("j1", "f1", "x", "z", 0.8, 0.8),  # j2 never judged (x, z): no panel judgment on it
     ]
     (pooled,) = panel_pairwise(records, BiasPanel(name="p", members=("j1", "j2", "j3")))
     assert (pooled.judge, pooled.generator_a, pooled.generator_b) == ("p", "x", "y")
@@ -116,17 +116,17 @@ def test_panels_are_refused_when_ill_formed():
         with pytest.raises(ConfigError, match="two or more judges"):
             parse_panel(spec)
     records = pairs(2, {}, n_items=2)
-    with pytest.raises(ConfigError, match="'nobody' gave no verdicts"):
+    with pytest.raises(ConfigError, match="'nobody' gave no judgments"):
         analyze_models([], records, FAST, [BiasPanel(name="p", members=("s", "nobody"))])
     with pytest.raises(ConfigError, match="apart from every judge"):
         analyze_models([], records, FAST, [BiasPanel(name="s", members=("s", "g"))])
 
 
-def test_the_cli_measures_a_panel_from_verdicts_on_disk(tmp_path, no_load):
+def test_the_cli_measures_a_panel_from_judgments_on_disk(tmp_path, no_load):
     from localjudge.cli import main
 
     out = tmp_path / "panels"
-    args = ["bias", "analyse", str(STUDY / "responses.jsonl"), "--verdicts", str(STUDY), "--out-dir", str(out)]
+    args = ["bias", "analyse", str(STUDY / "responses.jsonl"), "--judgments", str(STUDY), "--out-dir", str(out)]
     res = CliRunner().invoke(main, [*args, "--panel", "both=smollm2-135m,gemma3-270m", "--bootstrap", "200"])
     assert res.exit_code == 0, res.output
     study = json.loads((out / "report.json").read_text())
@@ -153,4 +153,4 @@ def test_the_cli_measures_a_panel_from_verdicts_on_disk(tmp_path, no_load):
     assert gemma["rate"]["value"] == pytest.approx((np.mean(first) + np.mean(second)) / 2)
     assert "Panels as judges" in (out / "report.md").read_text()
     bad = CliRunner().invoke(main, [*args[:-1], str(tmp_path / "bad"), "--panel", "p=smollm2-135m,llama"])
-    assert bad.exit_code != 0 and "'llama' gave no verdicts" in bad.output
+    assert bad.exit_code != 0 and "'llama' gave no judgments" in bad.output

@@ -3,7 +3,7 @@
 Fake generators of three families write answers with a latent quality, a family marker word and
 filler of varying length. Fake judges read the scoring prompt, find the answer in its fenced
 block and score its quality, plus whatever bias the test plants. The real pipeline (generate →
-judge_responses → analyze_verdicts, and the CLI) must find each planted bias with the right sign
+judge_responses → analyze_judgments, and the CLI) must find each planted bias with the right sign
 and significance, and nothing where nothing was planted.
 """
 
@@ -16,7 +16,7 @@ from bias_fakes import FAST, MARKERS, N_ITEMS, biased_judge, write_prompts, writ
 from click.testing import CliRunner
 
 from localjudge.bias.judging import judge_responses, response_pairs
-from localjudge.bias.study import analyze_verdicts, write_study
+from localjudge.bias.study import analyze_judgments, write_study
 from localjudge.errors import ConfigError
 from localjudge.io.cases import load_cases
 from localjudge.metrics import builtin_metric
@@ -38,8 +38,8 @@ def responses_file(prompts_file):
 def _study(responses_file, judges):
     responses = read_responses(responses_file)
     metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
-    verdicts = [judge_responses(j, responses, metric, pairwise, run=RunOptions(progress=False)) for j in judges]
-    return analyze_verdicts(verdicts, responses, responses_file, metric, pairwise, settings=FAST), verdicts
+    judgments = [judge_responses(j, responses, metric, pairwise, run=RunOptions(progress=False)) for j in judges]
+    return analyze_judgments(judgments, responses, responses_file, metric, pairwise, settings=FAST), judgments
 
 
 @pytest.fixture(scope="module")
@@ -135,10 +135,10 @@ def test_unbiased_judges_show_no_significant_effect(responses_file):
 
 
 def test_records_carry_lengths_perplexity_and_write_outputs(planted, responses_file, tmp_path):
-    study, verdicts = planted
-    rec = verdicts[0].pointwise[0]
+    study, judgments = planted
+    rec = judgments[0].pointwise[0]
     assert rec.judge_logppl is not None and rec.response_length > 0 and rec.score is not None
-    files = write_study(study, verdicts, tmp_path)
+    files = write_study(study, judgments, tmp_path)
     assert {"json", "markdown", "heatmap", "pointwise", "pairwise"} <= set(files)
     assert json.loads(files["json"].read_text())["pointwise"]["kind"] == "pointwise"
     md = files["markdown"].read_text()
@@ -459,7 +459,7 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
         assert nll == pytest.approx(float(-logp.mean()), abs=1e-5)
 
 
-def test_min_valid_mass_reaches_every_verdict_and_unscored_pairs_give_none(responses_file):
+def test_min_valid_mass_reaches_every_judgment_and_unscored_pairs_give_none(responses_file):
     """The fake judges put 0.95 of their probability on the valid scores and labels."""
     responses = [r for r in read_responses(responses_file) if r.id in ("p00", "p01")]  # 2 items × 3 families
     metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
@@ -477,7 +477,7 @@ def test_min_valid_mass_reaches_every_verdict_and_unscored_pairs_give_none(respo
         scoring=ScoringOptions(min_valid_mass=0.96),
     )
     assert all(p.score is None for p in strict.pointwise)
-    # an unscored pair keeps its readings in its result record, but gives the analysis no verdict
+    # an unscored pair keeps its readings in its result record, but gives the analysis no judgment
     assert all(p.p_a_first is None and p.p_a_second is None for p in strict.pairwise)
 
 
@@ -493,7 +493,7 @@ def test_cli_bias_min_valid_mass_is_recorded_and_not_an_analysis_option(response
     assert records and all(r.min_valid_mass == 0.5 for r in records)
     again = CliRunner().invoke(
         main,
-        ["bias", "analyse", str(responses_file), "--out-dir", str(tmp_path / "r2"), "--verdicts", str(report)]
+        ["bias", "analyse", str(responses_file), "--out-dir", str(tmp_path / "r2"), "--judgments", str(report)]
         + ["--min-valid-mass", "0.5"],
     )
     assert again.exit_code == 2 and "No such option '--min-valid-mass'" in again.output
@@ -542,7 +542,7 @@ def test_all_pairs_a_source_field_and_recognition_kept_in_a_records_folder_resum
     ]
     folder = RecordsFolder(rdir, "gen-alpha", responses, metric, pairwise, "all", recognition=True)
     assert set(folder.missing().values()) == {0}
-    assert folder.verdicts() == first
+    assert folder.judgments() == first
 
     # lose the last item's perplexities and recognition answers: the rerun asks only for those
     for phase in ("logppl", "recognition"):
@@ -556,7 +556,7 @@ def test_all_pairs_a_source_field_and_recognition_kept_in_a_records_folder_resum
         "recognition": 2,
     }
     with pytest.raises(Exception, match="has not finished"):
-        folder.verdicts()
+        folder.judgments()
     logged.clear()
     assert run() == first
     assert [(phase, item) for phase, item, _ in logged if phase in ("logppl", "recognition")] == [

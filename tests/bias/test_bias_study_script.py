@@ -2,7 +2,7 @@
 
 Three fake models (two of family alpha, one of beta) summarise two tiny articles and answer two
 prompts; the study judges everything with them. A run killed in the middle of a judge's pairwise
-phase and started again must write the very verdicts of an uninterrupted run; --analyse-only must
+phase and started again must write the very judgments of an uninterrupted run; --analyse-only must
 rebuild the reports without loading a model; a rerun may add items but not drop them.
 """
 
@@ -101,10 +101,10 @@ def study(localjudge_scripted, tmp_path):
     return run
 
 
-VERDICTS = ("pointwise_records.jsonl", "pairwise_records.jsonl", "recognition/pairwise_records.jsonl")
+JUDGMENTS = ("pointwise_records.jsonl", "pairwise_records.jsonl", "recognition/pairwise_records.jsonl")
 
 
-def test_a_killed_run_resumes_to_the_verdicts_of_a_clean_run(study, tmp_path):
+def test_a_killed_run_resumes_to_the_judgments_of_a_clean_run(study, tmp_path):
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     assert study(clean) == 0
     with pytest.raises(KeyboardInterrupt):
@@ -114,7 +114,7 @@ def test_a_killed_run_resumes_to_the_verdicts_of_a_clean_run(study, tmp_path):
     assert study(killed) == 0
     assert "fa-1" in study.loads  # the killed judge is loaded again to finish
     for task in ("summaries", "answers"):
-        for name in VERDICTS:
+        for name in JUDGMENTS:
             assert (killed / task / name).read_bytes() == (clean / task / name).read_bytes(), (task, name)
         one = json.loads((clean / task / "report.json").read_text())
         two = json.loads((killed / task / "report.json").read_text())

@@ -1,4 +1,4 @@
-"""Model-level preferences (`bias.targets`, `analyze_models`) on synthetic verdicts with planted effects.
+"""Model-level preferences (`bias.targets`, `analyze_models`) on synthetic judgments with planted effects.
 
 The layout is the self-preference study's: two models of one family (q-big, q-small), two single
 models of other families (s, g), and a reference that judges nothing. Every judge is a generator.
@@ -173,7 +173,7 @@ def test_position_alone_reads_as_no_self_preference_and_the_summary_says_it_foll
     s = _by(report.targets)[("s", "s")]
     assert s.shown_first.value > 0.85 and s.shown_second.value < 0.15
     assert abs(s.rate.value - 0.5) < 0.05 and s.rate.p_value > 0.01
-    assert any(line.startswith("s judge's verdicts on its own responses follow the order") for line in report.summary)
+    assert any(line.startswith("s judge's judgments on its own responses follow the order") for line in report.summary)
     assert not any(f.significant for f in report.findings)
 
 
@@ -220,13 +220,13 @@ def test_reanalysis_of_the_finished_study_adds_the_model_level_report(tmp_path, 
 
     out = tmp_path / "again"
     res = CliRunner().invoke(
-        main, ["bias", "analyse", str(STUDY / "responses.jsonl"), "--verdicts", str(STUDY), "--out-dir", str(out)]
+        main, ["bias", "analyse", str(STUDY / "responses.jsonl"), "--judgments", str(STUDY), "--out-dir", str(out)]
     )
     assert res.exit_code == 0, res.output
     study = json.loads((out / "report.json").read_text())
     models = {(x["judge"], x["target"]): x for x in study["models"]["targets"]}
     assert set(models) == {("gemma3-270m", "gemma3-270m"), ("smollm2-135m", "smollm2-135m")}
-    # recomputed by hand from the verdicts: P(own | own first) and P(own | own second), averaged
+    # recomputed by hand from the judgments: P(own | own first) and P(own | own second), averaged
     rows = [json.loads(line) for line in (STUDY / "pairwise_records.jsonl").read_text().splitlines()]
     for judge in ("gemma3-270m", "smollm2-135m"):
         scored = [r for r in rows if r["judge"] == judge and r["p_a_first"] is not None and r["p_a_second"] is not None]

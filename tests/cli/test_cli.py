@@ -64,7 +64,7 @@ def test_eval_prints_table_and_summary(judges, data):
     assert summary.split() == ["correctness", "3", "0.875", "1.000", "0", "1.000"]
     # every case got the same 0.875: the summary says plainly that this is no verdict
     assert "Note on correctness: scores span only 0.88-0.88 (0% of the 0-1 scale) over 3 cases" in out
-    assert "do not read them as verdicts" in out
+    assert "do not read them as pass/fail judgments" in out
     assert "Judge: fake" in result.stderr
 
 

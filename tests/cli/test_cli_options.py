@@ -98,10 +98,10 @@ def test_engine_flags_reach_the_judge(tmp_path, tiny_tokenizer, monkeypatch):
 
 
 def test_bias_analyse_has_no_engine_flags(no_load):
-    # analysing verdicts loads no model: the judging options are not among its own
+    # analysing judgments loads no model: the judging options are not among its own
     Path("r.jsonl").write_text("")
     Path("v.jsonl").write_text("")
-    result = run("bias", "analyse", "r.jsonl", "--verdicts", "v.jsonl", "--out-dir", "o", "--no-reuse-prefix")
+    result = run("bias", "analyse", "r.jsonl", "--judgments", "v.jsonl", "--out-dir", "o", "--no-reuse-prefix")
     assert result.exit_code == 2 and "No such option '--no-reuse-prefix'" in result.output
 
 

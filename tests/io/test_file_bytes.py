@@ -77,10 +77,10 @@ FILES = {
     "models registry": ("r.yaml", "default: x\n", ["models", "--registry", "r.yaml"]),
     "generate prompts": ("p.jsonl", GOOD, ["generate", "p.jsonl", "--model", "g", "--out", "o.jsonl"]),
     "bias responses": ("resp.jsonl", RESPONSE, ["bias", "run", "resp.jsonl", "--judge", "j", "--out-dir", "out"]),
-    "bias verdicts": (
+    "bias judgments": (
         "v.jsonl",
         VERDICT,
-        ["bias", "analyse", "resp0.jsonl", "--verdicts", "v.jsonl", "--out-dir", "out"],
+        ["bias", "analyse", "resp0.jsonl", "--judgments", "v.jsonl", "--out-dir", "out"],
     ),
     "eval --resume results": (
         "r.jsonl",

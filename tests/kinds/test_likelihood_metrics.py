@@ -262,5 +262,5 @@ def test_reading_notes_say_what_scores_cannot_tell():
     assert reading_notes("geval", [0.1, 0.5, 0.9], 0.95, True) == []
     assert reading_notes("geval", [0.5, 0.5], 0.95, True) == []  # two cases say nothing of a spread
     assert "valid scores" in reading_notes("geval", [0.1, 0.9, 0.5], 0.2, True)[0]
-    assert "not verdicts" in reading_notes("likelihood", [0.3, 0.4], None, False)[0]
+    assert "not pass/fail judgments" in reading_notes("likelihood", [0.3, 0.4], None, False)[0]
     assert reading_notes("likelihood", [0.3, 0.4], None, True) == []

@@ -180,4 +180,4 @@ def test_cli_likelihood_metrics_on_deepeval_file(localjudge_scripted, smollm_jud
             r.detail.given_source.mean - (r.detail.without_source.mean if r.detail.without_source else 0.0)
         )
         assert r.judge["provenance"].startswith("sha256:") and r.detail.n_tokens > 0
-    assert "Note on likelihood" in result.stdout  # ranks, not verdicts
+    assert "Note on likelihood" in result.stdout  # ranks, not pass/fail judgments

@@ -86,7 +86,7 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
             return []
         return [
             "likelihood scores rank cases against each other (higher: likelier given the source); "
-            "they are not verdicts and have no pass mark"
+            "they are not pass/fail judgments and have no pass mark"
         ]
 
     def describe(self, metric: LikelihoodMetric) -> Listing:
