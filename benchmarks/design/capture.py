@@ -19,7 +19,7 @@ and says so, so that before and after run the same work. (The fits label coheren
 labels on the 48 bundled summaries are too often 5 to fit.) The first capture, of the code before
 #48 (7cd9ec1), ran `calibrate PATH --hybrid/--verdict ... --save-hybrid/--save-verdict` and
 `bias RESPONSES --verdicts`, the same work under the commands' former names (`bias analyse
---judgments` since b0ccdb3's successor). The names #48 changed in what the commands write (one word
+--judgments` since 588d714). The names #48 changed in what the commands write (one word
 per meaning, one bias report layout) are listed in `RENAMED_TEXT`, `RENAMED_KEYS` and `renamed`, and
 applied to both captures; the comparison forgives nothing else.
 """
@@ -228,6 +228,7 @@ RENAMED_TEXT = [
     ("its verdict flips", "its judgment flips"),  # bias sentences: a judge's decision is a judgment
     ("gave a verdict (its records", "gave a judgment (its records"),
     ("judge's verdicts on", "judge's judgments on"),
+    ("Analysis only, of the verdicts in", "Analysis only, of the judgments in"),
     ("they are not verdicts and have no pass mark", "they are not pass/fail judgments and have no pass mark"),
     ("do not read them as verdicts", "do not read them as pass/fail judgments"),
     ("Verdict: ", "Finding: "),  # the hybrid fit's sentence (a fitted verdict's own report says "Verdict: on")
@@ -261,7 +262,8 @@ def renamed(value: object) -> object:
     out = {RENAMED_KEYS.get(k, k): renamed(v) for k, v in value.items()}
     if {"settings", "judges", "findings", "summary"} <= out.keys():  # a bias report, old or new layout
         if "kind" not in out:  # the former ModelReport
-            out = {**out, "kind": "models", "targets": out.pop("pairwise"), "target_did": out.pop("pointwise")}
+            targets, target_did = out.pop("pairwise"), out.pop("pointwise")
+            out = {**out, "kind": "models", "targets": targets, "target_did": target_did}
         if out["kind"] == "models":
             for key in ("n_records", "n_unscored", "unscored_by_judge"):
                 out.pop(key, None)
