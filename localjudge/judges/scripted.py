@@ -18,6 +18,7 @@ import importlib
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -291,7 +292,8 @@ class ScriptedJudges:
         return judge
 
 
-_ACTIVE: list[ScriptedJudges] = []
+_TABLE: ContextVar[ScriptedJudges | None] = ContextVar("localjudge_scripted_judges", default=None)
+"""The table `scripted_judges` set for the code running in this context (thread, task), if any."""
 
 
 @contextmanager
@@ -300,7 +302,9 @@ def scripted_judges(judges: dict[str, Scripted] | None = None) -> Iterator[Scrip
 
     The fake judge chosen by name through the public loading path, as inspect_ai's `mockllm`:
     code under test loads judges as it always does, by name; no import path is patched. The
-    pytest plugin's `localjudge_scripted` fixture holds such a table for one test.
+    pytest plugin's `localjudge_scripted` fixture holds such a table for one test. The table holds
+    for the code of this thread or task (a `contextvars` context): a thread started inside the
+    block sees none and loads real judges.
 
     Examples:
         >>> from localjudge import load_judge
@@ -311,13 +315,13 @@ def scripted_judges(judges: dict[str, Scripted] | None = None) -> Iterator[Scrip
         ['grader']
     """
     table = ScriptedJudges(dict(judges or {}))
-    _ACTIVE.append(table)
+    token = _TABLE.set(table)
     try:
         yield table
     finally:
-        _ACTIVE.remove(table)
+        _TABLE.reset(token)
 
 
 def active_table() -> ScriptedJudges | None:
-    """The innermost active `scripted_judges` table, if any."""
-    return _ACTIVE[-1] if _ACTIVE else None
+    """The innermost `scripted_judges` table of this context (a thread or task of its own sees none), if any."""
+    return _TABLE.get()
