@@ -57,7 +57,8 @@ from localjudge.stats import Estimate
 
 if TYPE_CHECKING:
     from localjudge.bias.families import parse_families
-    from localjudge.bias.judging import Judgments, judge_responses
+    from localjudge.bias.judging import Judgments, RecordsFolder, judge_responses
+    from localjudge.bias.recognition import Recognition
     from localjudge.bias.study import (
         STUDY_FILES,
         BiasStudy,
@@ -84,6 +85,8 @@ __all__ = [
     "PerplexityAdjusted",
     "PointwiseRecord",
     "PositionBias",
+    "Recognition",
+    "RecordsFolder",
     "ScoreMatrix",
     "SelfPreference",
     "StoredJudgments",
@@ -121,7 +124,9 @@ __all__ = [
 _LAZY = {
     "parse_families": "localjudge.bias.families",
     "Judgments": "localjudge.bias.judging",
+    "RecordsFolder": "localjudge.bias.judging",
     "judge_responses": "localjudge.bias.judging",
+    "Recognition": "localjudge.bias.recognition",
     "STUDY_FILES": "localjudge.bias.study",
     "BiasStudy": "localjudge.bias.study",
     "StoredJudgments": "localjudge.bias.study",
