@@ -19,7 +19,6 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localjudge.io.cases import TestCase
@@ -37,9 +36,10 @@ from localjudge.kinds.base import (
 from localjudge.kinds.comparison import ComparisonSummary, win_rates
 from localjudge.kinds.fields import FieldName
 from localjudge.kinds.likelihood import prompts as L
+from localjudge.kinds.likelihood.kind import read_target
 from localjudge.kinds.likelihood.spec import LikelihoodMetric, PMIContrast
 from localjudge.kinds.records import ComponentScores, ResultRecord
-from localjudge.scoring.aggregate import Aggregation, read_tokens
+from localjudge.scoring.aggregate import Aggregation
 from localjudge.scoring.likelihood import ContinuationLogprobs
 
 PAIRWISE_LIKELIHOOD_VERSION = "pairwise-likelihood-v1"
@@ -222,19 +222,7 @@ def _reading(
     """One output's aggregate of its token log-probabilities (or per-token PMI); NaN for an empty output."""
     if not given.n_tokens:
         return math.nan
-    values = np.array(given.logprobs)  # (T,)
-    if without is not None:
-        values = values - np.array(without.logprobs)
-    lm = m.as_likelihood()
-    return read_tokens(
-        values,
-        [surfaces[i] for i in given.token_ids],
-        lm.aggregation,
-        unit=lm.unit,
-        focus=lm.focus,
-        quantile=lm.quantile,
-        below=lm.below,
-    ).value
+    return read_target(m.as_likelihood(), given, without, surfaces).value
 
 
 PAIRWISE_LIKELIHOOD = PairwiseLikelihoodKind()

@@ -21,6 +21,7 @@ from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricCo
 from localjudge.kinds.likelihood import prompts as L
 from localjudge.kinds.likelihood.spec import LikelihoodMetric
 from localjudge.kinds.records import LikelihoodDetail, ResultRecord, TokenReading, TokenSpan, TokenStats
+from localjudge.scoring.aggregate import TokenReading as Aggregated
 from localjudge.scoring.aggregate import UnitValue, read_tokens
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 
@@ -164,15 +165,20 @@ def _span(u: UnitValue) -> TokenSpan:
     return TokenSpan(text=u.text, value=u.value, start=u.start, tokens=u.stop - u.start, word=u.word)
 
 
-def _read_tokens(
-    judge: Judge, m: LikelihoodMetric, given: ContinuationLogprobs, contrast: ContinuationLogprobs | None
-) -> tuple[float, TokenReading]:
-    """The token-level aggregate of the target and what the record shows of it."""
+def read_target(
+    m: LikelihoodMetric,
+    given: ContinuationLogprobs,
+    contrast: ContinuationLogprobs | None,
+    surfaces: Sequence[str],
+) -> Aggregated:
+    """The metric's aggregate of the target's token log-probabilities (with a contrast: per-token PMI).
+
+    `surfaces` are the judge's token surfaces (`backend.token_surfaces()`), indexed by token id.
+    """
     values = np.array(given.logprobs)  # (T,)
     if contrast is not None:
         values = values - np.array(contrast.logprobs)  # per-token PMI: the very same tokens
-    surfaces = judge.backend.token_surfaces()
-    r = read_tokens(
+    return read_tokens(
         values,
         [surfaces[i] for i in given.token_ids],
         m.aggregation,
@@ -181,6 +187,13 @@ def _read_tokens(
         quantile=m.quantile,
         below=m.below,
     )
+
+
+def _read_tokens(
+    judge: Judge, m: LikelihoodMetric, given: ContinuationLogprobs, contrast: ContinuationLogprobs | None
+) -> tuple[float, TokenReading]:
+    """The token-level aggregate of the target and what the record shows of it."""
+    r = read_target(m, given, contrast, judge.backend.token_surfaces())
     reading = TokenReading(
         values="pmi" if contrast is not None else "logprob",
         aggregation=m.aggregation,
