@@ -14,6 +14,7 @@ from localjudge.calibration.results import CalibrationSettings
 from localjudge.errors import ConfigError, DataError, clip, cut
 from localjudge.kinds.hybrid import FittedComponent, HybridMetric
 from localjudge.kinds.records import ResultRecord
+from localjudge.stats import split_items
 
 
 class CandidateScore(BaseModel):
@@ -158,7 +159,7 @@ def fit_arrays(
 ) -> tuple[H.LinearScore, HybridReport]:
     """`fit_hybrid` on arrays: (n, K) component scores, (n,) human scores, (n,) group ids or None."""
     g = groups
-    fit, held = H.split_items(len(y), g, share, seed)
+    fit, held = split_items(len(y), g, share, seed)
     if len(fit) < H.MIN_FIT_ITEMS or len(held) < H.MIN_FIT_ITEMS:
         raise DataError(
             f"{len(y)} labelled cases give {len(fit)} to fit and {len(held)} to test; "
