@@ -31,7 +31,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Literal
 
-from localjudge.bias.recognition import Log, Recognition, recognise
+from localjudge.bias.kept import Log, judge_by_item
+from localjudge.bias.recognition import Recognition, recognise
 from localjudge.bias.records import (
     LOGPPL,
     RECOGNITION,
@@ -233,22 +234,28 @@ def _logppl(
         if log is not None:
             log("logppl", "-", time.perf_counter() - start, len(responses))
         return values
-    done = LOGPPL.read(path) if resume and path.exists() else []
-    for kept in done:
-        judge.info.check_same_judge(kept.judge, str(path))
-    have = {(kept.item_id, kept.generator): kept.logppl for kept in done}
-    todo = {k: [r for r in v if (r.id, r.generator) not in have] for k, v in by_item(responses).items()}
-    todo = {k: v for k, v in todo.items() if v}
-    if todo:
-        with LOGPPL.open(path, "resume" if done else "overwrite") as f:
-            for item_id, item in todo.items():
-                start = time.perf_counter()
-                for r, lp in zip(item, judge_logppl(judge, item)):
-                    f.write(LogpplRecord(item_id=r.id, generator=r.generator, logppl=lp, judge=judge.info.model_dump()))
-                    have[(r.id, r.generator)] = lp
-                if log is not None:
-                    log("logppl", item_id, time.perf_counter() - start, len(item))
-    return [have[(r.id, r.generator)] for r in responses]
+
+    def logppl(item_id: str, item: list[ResponseRecord]) -> list[LogpplRecord]:
+        info = judge.info.model_dump()
+        return [
+            LogpplRecord(item_id=r.id, generator=r.generator, logppl=lp, judge=info)
+            for r, lp in zip(item, judge_logppl(judge, item))
+        ]
+
+    have = judge_by_item(
+        judge,
+        [r for item in by_item(responses).values() for r in item],  # each item's in generator order
+        logppl,
+        records=LOGPPL,
+        path=path,
+        resume=resume,
+        unit_key=lambda r: (r.id, r.generator),
+        record_key=lambda kept: (kept.item_id, kept.generator),
+        item_of=lambda r: r.id,
+        phase="logppl",
+        log=log,
+    )
+    return [have[(r.id, r.generator)].logppl for r in responses]
 
 
 def judge_responses(

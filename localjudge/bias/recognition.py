@@ -15,12 +15,11 @@ Examples:
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
+from localjudge.bias.kept import Log, judge_by_item
 from localjudge.bias.records import RECOGNITION, RecognitionRecord
 from localjudge.judges.judge import Judge
 from localjudge.kinds.text import fence
@@ -28,9 +27,6 @@ from localjudge.runs.generation import ResponseRecord
 
 RECOGNITION_VERSION = "recognition-v1"
 """Version of the self-recognition prompt (`Recognition.message`); recorded with every answer."""
-
-Log = Callable[[str, str, float, int], None]
-"""Called after each unit of judging: phase, item id ("-" for a whole phase), seconds, prompts."""
 
 
 @dataclass(frozen=True)
@@ -83,29 +79,20 @@ def recognise(
         One record per pair holding the judge's response, in the order of `pairs`.
     """
     name = judge.info.name
-    done = RECOGNITION.read(path) if resume and path is not None and path.exists() else []
-    for r in done:
-        judge.info.check_same_judge(r.judge, str(path))
-    have = {(r.item_id, r.generator_a, r.generator_b): r for r in done}
     own = [(a, b) for a, b in pairs if name in (a.generator, b.generator)]
-    items: dict[str, list[tuple[ResponseRecord, ResponseRecord]]] = {}
-    for a, b in own:
-        if (a.id, a.generator, b.generator) not in have:
-            items.setdefault(a.id, []).append((a, b))
-    keep = path is not None and bool(items)
-    with RECOGNITION.open(path, "resume" if done else "overwrite") if keep and path else nullcontext() as out:
-        for item_id, todo in items.items():
-            start = time.perf_counter()
 
-            def prompt(x: ResponseRecord, y: ResponseRecord) -> str:
-                return judge.render("", ask.message(source(x), x.response, y.response), "Answer:")
+    def prompt(x: ResponseRecord, y: ResponseRecord) -> str:
+        return judge.render("", ask.message(source(x), x.response, y.response), "Answer:")
 
-            texts = [prompt(a, b) for a, b in todo] + [prompt(b, a) for a, b in todo]
-            dists = judge.score_labels(texts, ["A", "B"], min_valid_mass=min_valid_mass)
-            for k, (a, b) in enumerate(todo):
-                d1, d2 = dists[k], dists[len(todo) + k]  # A shown first, A shown second
-                scored = d1.scored and d2.scored
-                record = RecognitionRecord(
+    def answers(item_id: str, todo: list[tuple[ResponseRecord, ResponseRecord]]) -> list[RecognitionRecord]:
+        texts = [prompt(a, b) for a, b in todo] + [prompt(b, a) for a, b in todo]
+        dists = judge.score_labels(texts, ["A", "B"], min_valid_mass=min_valid_mass)
+        out = []
+        for k, (a, b) in enumerate(todo):
+            d1, d2 = dists[k], dists[len(todo) + k]  # A shown first, A shown second
+            scored = d1.scored and d2.scored
+            out.append(
+                RecognitionRecord(
                     item_id=item_id,
                     generator_a=a.generator,
                     generator_b=b.generator,
@@ -118,11 +105,23 @@ def recognise(
                     prompt_version=RECOGNITION_VERSION,
                     judge=judge.info.model_dump(),
                 )
-                have[(item_id, a.generator, b.generator)] = record
-                if out is not None:
-                    out.write(record)
-            if log is not None:
-                log("recognition", item_id, time.perf_counter() - start, len(texts))
+            )
+        return out
+
+    have = judge_by_item(
+        judge,
+        own,
+        answers,
+        records=RECOGNITION,
+        path=path,
+        resume=resume,
+        unit_key=lambda ab: (ab[0].id, ab[0].generator, ab[1].generator),
+        record_key=lambda r: (r.item_id, r.generator_a, r.generator_b),
+        item_of=lambda ab: ab[0].id,
+        phase="recognition",
+        prompts_per_unit=2,
+        log=log,
+    )
     return [have[(a.id, a.generator, b.generator)] for a, b in own]
 
 
