@@ -1,4 +1,4 @@
-"""`localjudge bias --judgments`: analyse judgments already on disk without loading any model.
+"""`localjudge bias analyse --judgments`: analyse judgments already on disk without loading any model.
 
 The finished study of benchmarks/bias, copied to tests/data/bias_study (two embedded judges, 40
 prompts, pointwise and pairwise) is analysed again from its judgment files: the reports must equal
