@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from localjudge.io.cases import TestCase, load_cases
     from localjudge.judges.judge import Judge, JudgeInfo
     from localjudge.judges.loading import load_judge
+    from localjudge.judges.scripted import fake_judge
     from localjudge.kinds import Metric
     from localjudge.kinds.records import ResultRecord
     from localjudge.kinds.settings import ScoringOptions
@@ -69,7 +70,6 @@ if TYPE_CHECKING:
     from localjudge.rank.run import rank_outputs
     from localjudge.runs.evaluate import EvaluationResult, evaluate
     from localjudge.testing.assertions import assert_fails, assert_passes
-    from localjudge.testing.fake import fake_judge
 
 # name -> the module that defines it, imported on first access
 _LAZY = {
@@ -94,7 +94,7 @@ _LAZY = {
     "format_report": "localjudge.calibration.render",
     "assert_passes": "localjudge.testing.assertions",
     "assert_fails": "localjudge.testing.assertions",
-    "fake_judge": "localjudge.testing.fake",
+    "fake_judge": "localjudge.judges.scripted",
 }
 
 

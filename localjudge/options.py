@@ -16,6 +16,7 @@ Examples:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -36,6 +37,27 @@ class Options(BaseModel):
             super().__init__(**data)
         except ValidationError as exc:
             raise config_error(exc, self.label, type(self).model_fields) from None
+
+
+def check_keywords(keywords: Mapping[str, Any], typed: Any, objects: str, given: bool, caller: str) -> None:
+    """Refuses what an entry point's typed keyword sugar cannot take, before any object is built.
+
+    Args:
+        keywords: The keywords the call got.
+        typed: The `TypedDict` of the keywords it takes (mypy checks the names; this, callers mypy never saw).
+        objects: The settings objects the keywords stand for, as the message names them ("settings=").
+        given: Whether one of those objects was given too.
+        caller: The function's name, for the messages.
+
+    Raises:
+        TypeError: A keyword `typed` does not name (as Python raises it).
+        ConfigError: Objects and keywords together: one call has one place for each setting.
+    """
+    unknown = set(keywords) - typed.__optional_keys__
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
+    if keywords and given:
+        raise ConfigError(f"{caller}: give {objects} or their fields as keywords, not both")
 
 
 def config_error(exc: ValidationError, label: str, fields: Any) -> ConfigError:

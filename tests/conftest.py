@@ -46,13 +46,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture
-def no_load(monkeypatch, tmp_path):
-    """Fails the test if any command loads a model; the test runs in tmp_path with its own cache."""
-
-    def load(*a, **k):
-        raise AssertionError("a model was loaded")
-
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
+def no_load(localjudge_scripted, monkeypatch, tmp_path):
+    """Fails the test if any command loads a model (an empty table of scripted judges answers every
+    load with `UnscriptedLoad`); the test runs in tmp_path with its own cache."""
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
 

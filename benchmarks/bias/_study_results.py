@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bias._study_items import HUMAN_FIELD, SUMMARY_INSTRUCTION, SYSTEMS
-from benchmarks.bias._study_judging import Task, lab_verdicts
+from benchmarks.bias._study_judging import Task, lab_judgments
 from localjudge.bias import BiasSettings
 from localjudge.bias.panels import BiasPanel
-from localjudge.bias.study import BiasStudy, Verdicts, analyze_records, write_study
+from localjudge.bias.study import BiasStudy, StoredJudgments, analyze_records, write_study
 from localjudge.runs.generation import read_responses
 from localjudge.runs.results_file import read_results
 from localjudge.stats import Estimate
@@ -57,7 +57,7 @@ def analyse(
     for task in tasks:
         path = out / task.name / "responses.jsonl"
         responses = read_responses(path)
-        point, pair, recog, infos = lab_verdicts(task, responses, out / task.name / "records", judges, HUMAN_FIELD)
+        point, pair, recog, infos = lab_judgments(task, responses, out / task.name / "records", judges, HUMAN_FIELD)
         shown = _shown(path, root)
         study = analyze_records(
             point,
@@ -71,15 +71,15 @@ def analyse(
             settings=settings,
             panels=panels(infos),
         ).model_copy(update={"responses_file": shown})
-        write_study(study, [Verdicts(tuple(point), tuple(pair))], out / task.name, figures=figures)
+        write_study(study, [StoredJudgments(tuple(point), tuple(pair))], out / task.name, figures=figures)
         recognition = analyze_records([], recog, responses, path, None, None, judges=infos, settings=settings)
         recognition = recognition.model_copy(
             update={
                 "responses_file": shown,
-                "notes": ["pairwise verdicts answer 'which one did you write?', not 'which is better'"],
+                "notes": ["pairwise judgments answer 'which one did you write?', not 'which is better'"],
             }
         )
-        write_study(recognition, [Verdicts((), tuple(recog))], out / task.name / "recognition", figures=figures)
+        write_study(recognition, [StoredJudgments((), tuple(recog))], out / task.name / "recognition", figures=figures)
         studies[task.name] = (study, recognition)
     return studies
 
@@ -99,9 +99,9 @@ def _p(e: Estimate | None) -> str:
 
 def _key_table(study: BiasStudy, recognition: BiasStudy) -> list[str]:
     m, r = study.models, recognition.models
-    own = {x.judge: x for x in (m.pairwise if m else []) if x.relation == "self"}
-    did = {x.judge: x for x in (m.pointwise if m else []) if x.relation == "self"}
-    rec = {x.judge: x for x in (r.pairwise if r else []) if x.relation == "self"}
+    own = {x.judge: x for x in (m.targets if m else []) if x.relation == "self"}
+    did = {x.judge: x for x in (m.target_did if m else []) if x.relation == "self"}
+    rec = {x.judge: x for x in (r.targets if r else []) if x.relation == "self"}
     pos = {x.judge: x for x in (study.pairwise.position if study.pairwise else [])}
     lines = [
         "| judge | self-preference ½[P(own│first) + P(own│second)] | P(own│first) | P(own│second) | "
@@ -132,10 +132,10 @@ def _key_table(study: BiasStudy, recognition: BiasStudy) -> list[str]:
 
 def _family_table(study: BiasStudy) -> list[str]:
     m = study.models
-    fam = [x for x in (m.pairwise if m else []) if x.relation == "family"]
+    fam = [x for x in (m.targets if m else []) if x.relation == "family"]
     if not fam:
         return ["No judge has another model of its family among the generators."]
-    did = {(x.judge, x.target): x for x in (m.pointwise if m else [])}
+    did = {(x.judge, x.target): x for x in (m.target_did if m else [])}
     pooled = {x.judge: x for x in (study.pointwise.self_preference if study.pointwise else [])}
     lines = [
         "| judge | target | pairwise ½[P│first + P│second] | minus neutral judges | pointwise DiD (points) | "
@@ -157,7 +157,7 @@ def _panel_table(study: BiasStudy) -> list[str]:
     m = study.models
     if m is None or not m.panels:
         return ["No panel: the study has fewer than two judges."]
-    own = {x.target: x for x in m.pairwise if x.relation == "self"}
+    own = {x.target: x for x in m.targets if x.relation == "self"}
     lines = [
         "| family | target | its own judge: minus neutral judges | panel | includes it | panel ½[P│first + P│second] "
         "| panel minus neutral judges | pointwise DiD (points) |",
@@ -291,7 +291,7 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
         f"judges {', '.join(config['judges'])}, {config['dtype']}, greedy, summaries up to {config['summary_tokens']} "
         f'and answers up to {config["answer_tokens"]} new tokens. Instruction: "{SUMMARY_INSTRUCTION}".',
         "",
-        "Estimates with 95% bootstrap intervals over items and unadjusted p-values; the Holm-adjusted verdicts are "
+        "Estimates with 95% bootstrap intervals over items and unadjusted p-values; the Holm-adjusted findings are "
         "the summary lines below and the Findings tables of each report.md. 'own' is the judge's own response; "
         "self-preference and recognition are measured against other families' responses only (a Qwen judge's "
         "sibling is the family-preference target).",
@@ -309,9 +309,9 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
         lines += _family_table(study)
         lines += [
             "",
-            "Panels as judges (`localjudge bias --panel`): a panel's verdict is its members' probabilities (scores) "
-            "averaged; a family's preference under it is measured as for a judge of that family: against other "
-            "families' responses, minus the judges of neither family in the pair (not Holm-corrected):",
+            "Panels as judges (`localjudge bias analyse --panel`): a panel's judgment is its members' probabilities "
+            "(scores) averaged; a family's preference under it is measured as for a judge of that family: against "
+            "other families' responses, minus the judges of neither family in the pair (not Holm-corrected):",
             "",
         ]
         lines += _panel_table(study)
@@ -332,7 +332,7 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
         "## Caveats",
         "",
         "- Small judges: where a judge puts little probability on the labels (mean valid mass above) its pairs are "
-        "unscored and skipped, never guessed; a judge whose verdicts flip with the order (order consistency near 0) "
+        "unscored and skipped, never guessed; a judge whose judgments flip with the order (order consistency near 0) "
         "shows self-preference ½[P(own│first) + P(own│second)] near 0.5 whatever it thinks of its own text "
         "(Panickssery et al. report this for a 7B model), so read the rate beside P(own│first) and P(own│second).",
         "- gemma3-270m is a base model: it summarises and answers after a plain 'Question: …\\nAnswer:' prompt, cut "
@@ -361,7 +361,7 @@ def write_results(out: Path, studies: dict[str, tuple[BiasStudy, BiasStudy]], co
         + (f" --dtype {config['dtype']}" if config["dtype"] != "float32" else "")
         + (f" --device {config['device']}" if config.get("device", "cpu") != "cpu" else ""),
         f".venv/bin/python -m benchmarks.bias.self_preference --out-dir {shown} --analyse-only",
-        f".venv/bin/localjudge bias {shown}/summaries/responses.jsonl --verdicts {shown}/summaries "
+        f".venv/bin/localjudge bias analyse {shown}/summaries/responses.jsonl --judgments {shown}/summaries "
         f"--out-dir /tmp/again --human-field {HUMAN_FIELD} --metric consistency "
         "--pairwise-metric benchmarks/bias/pairwise_summary.yaml",
         "```",

@@ -65,10 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     from localjudge import load_judge
     from localjudge.bias import BiasSettings
     from localjudge.bias.judging import judge_responses
-    from localjudge.bias.study import analyze_verdicts, summary_lines, write_study
+    from localjudge.bias.study import analyze_judgments, summary_lines, write_study
     from localjudge.io.cases import load_cases
     from localjudge.metrics import builtin_metric
     from localjudge.runs.generation import generate_responses, read_responses
+    from localjudge.runs.options import RunOptions
 
     torch.set_num_threads(args.threads)
     out = args.out_dir.resolve()
@@ -96,11 +97,9 @@ def main(argv: list[str] | None = None) -> int:
             lambda: generate_responses(
                 cases,
                 model,
-                responses_file,
+                RunOptions(out=responses_file, resume=args.resume or not first, overwrite=first and not args.resume),
                 max_new_tokens=args.max_new_tokens,
                 batch_size=args.batch_size,
-                resume=args.resume or not first,
-                overwrite=first and not args.resume,
             ),
         )
 
@@ -109,41 +108,43 @@ def main(argv: list[str] | None = None) -> int:
         return timed(
             f"judge with {model.info.name}",
             lambda: judge_responses(
-                model, responses, metric, pairwise, records_dir=out / "records", resume=args.resume
+                model, responses, metric, pairwise, records_dir=out / "records", run=RunOptions(resume=args.resume)
             ),
         )
 
     # Each model is loaded once per role and freed before the next; with one dtype for both
     # roles, the model loaded last for generation judges first (three loads instead of four).
-    verdicts = []
+    judgments = []
     last = None
     for k, name in enumerate(GENERATORS):
         model = load(name, args.gen_dtype)
         generate(model, first=k == 0)
         if k == len(GENERATORS) - 1 and args.gen_dtype == args.judge_dtype:
-            verdicts.append(judge(model))
+            judgments.append(judge(model))
             last = name
         del model
         gc.collect()
     for name in reversed(GENERATORS):
         if name != last:
             model = load(name, args.judge_dtype)
-            verdicts.append(judge(model))
+            judgments.append(judge(model))
             del model
             gc.collect()
-    verdicts.sort(key=lambda v: v.judge.name)
+    judgments.sort(key=lambda v: v.judge.name)
 
     responses = read_responses(responses_file)
     study = timed(
         "analysis",
-        lambda: analyze_verdicts(verdicts, responses, responses_file, metric, pairwise, settings=BiasSettings(seed=0)),
+        lambda: analyze_judgments(
+            judgments, responses, responses_file, metric, pairwise, settings=BiasSettings(seed=0)
+        ),
     )
     if responses_file.is_relative_to(ROOT):  # no absolute paths of this clone in committed files
         study = study.model_copy(update={"responses_file": str(responses_file.relative_to(ROOT))})
-    write_study(study, verdicts, out)
+    write_study(study, judgments, out)
     total = time.perf_counter() - start
     (out / "results.md").write_text(
-        results_markdown(study, verdicts, out, args, timings, total, load_start, os.getloadavg()), encoding="utf-8"
+        results_markdown(study, judgments, out, args, timings, total, load_start, os.getloadavg()), encoding="utf-8"
     )
     print("\n".join(summary_lines(study)))
     print(f"total {total / 60:.1f} min; files in {out}")
@@ -158,14 +159,14 @@ def _fmt(e, digits: int = 2, signed: bool = True) -> str:
     return f"{e.value:{'+' if signed else ''}.{digits}f}{ci}{p}"
 
 
-def _quality(out: Path, verdicts) -> dict[tuple[str, str], dict]:
+def _quality(out: Path, judgments) -> dict[tuple[str, str], dict]:
     """Per (judge, metric): mean valid mass, unscored count, spread and mean of the scores."""
     import numpy as np
 
     from localjudge.runs.results_file import read_results
 
     stats = {}
-    for v in verdicts:
+    for v in judgments:
         for path in sorted((out / "records").glob(f"{v.judge.name}.*.jsonl")):
             recs = read_results(path)
             mass = [r.valid_mass for r in recs if r.valid_mass is not None]
@@ -191,7 +192,7 @@ def metric_name(study, field: str) -> str | None:
     return None if spec is None else spec["name"]
 
 
-def results_markdown(study, verdicts, out: Path, args, timings, total, load_start, load_end) -> str:
+def results_markdown(study, judgments, out: Path, args, timings, total, load_start, load_end) -> str:
     """results.md: the command, the machine, the time it took and the key numbers with caveats."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu = usage.ru_utime + usage.ru_stime
@@ -226,7 +227,7 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
         "",
         "## Key numbers",
         "",
-        "Estimate [95% bootstrap CI over prompts], unadjusted p (Holm-adjusted verdicts are in report.md).",
+        "Estimate [95% bootstrap CI over prompts], unadjusted p (Holm-adjusted findings are in report.md).",
         "",
         "| judge | self-preference DiD (points, 1–5 scale) | raw own − other gap | pairwise P(own) − reference | "
         "P(first position wins) | flip rate | length slope (points / 100 chars) |",
@@ -246,7 +247,7 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
         )
     lines += ["", "Summary from the analysis:", ""]
     lines += [f"- {s}" for r in (p, q) if r is not None for s in r.summary]
-    quality = _quality(out, verdicts)
+    quality = _quality(out, judgments)
     lines += [
         "",
         "How well each judge discriminates at all (from `records/`):",
@@ -281,7 +282,7 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
                 note += " (too little probability on 'A'/'B' after the prompt; skipped, never guessed)"
             if judge in pos and pos[judge].flip_rate.value is not None:
                 note += (
-                    f"; among scored pairs its verdict flips with the order in "
+                    f"; among scored pairs its judgment flips with the order in "
                     f"{100 * pos[judge].flip_rate.value:.0f}% and the answer shown first gets "
                     f"{pos[judge].first_position.value:.2f} probability on average"
                 )
@@ -305,7 +306,7 @@ def results_markdown(study, verdicts, out: Path, args, timings, total, load_star
         "",
         "Files: `responses.jsonl` (answers), `report.md` / `report.json` (full analysis), `heatmap.png` "
         "(judge × generator mean scores), `pointwise_records.jsonl` / `pairwise_records.jsonl` (analysis "
-        "inputs), `records/` (every judge verdict with its distribution, metric spec and judge provenance).",
+        "inputs), `records/` (every judgment with its distribution, metric spec and judge provenance).",
     ]
     return "\n".join(lines) + "\n"
 

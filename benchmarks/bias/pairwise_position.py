@@ -3,7 +3,7 @@
 Each judge compares output_1 and output_2 of every pair with the built-in pairwise metric through
 `evaluate`, which asks both presentation orders. Reported per judge and data set, with 95%
 bootstrap intervals over pairs: accuracy against the human label with output_1 shown first, with
-it shown second, and from both orders combined; the flip rate (the verdict changes with the
+it shown second, and from both orders combined; the flip rate (the judgment changes with the
 order); the mean probability given to whichever answer is shown first (0.5 = no position bias,
 sign-flip test); and how often the longer answer wins.
 
@@ -65,7 +65,7 @@ def run_set(judge, name: str, pairs: list[dict], metric, raw_dir: Path | None):
     seconds = time.perf_counter() - start
     records = []
     for p, r in zip(pairs, results):
-        d = r.detail if r.score is not None else None  # an unscored pair keeps its readings, not a verdict
+        d = r.detail if r.score is not None else None  # an unscored pair keeps its readings, not a judgment
         records.append(
             PairwiseRecord(
                 item_id=r.case_id,
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         "--dtype",
         default="float32",
         choices=["float32", "bfloat16"],
-        help="float32: verdicts do not depend on the padded batch (bf16 on CPU: they do)",
+        help="float32: judgments do not depend on the padded batch (bf16 on CPU: they do)",
     )
     ap.add_argument("--threads", type=int, default=1, help="torch threads (pinned for reproducibility)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the subset and of the bootstrap")
@@ -235,7 +235,7 @@ def markdown(out: dict) -> str:
         "- Metric: built-in `pairwise` (A/B, no tie) through `evaluate`, both presentation orders. "
         'Accuracy is agreement with the human label; chance is 50%. "output_1 first" uses only the '
         "order in which the data set's output_1 is shown as A; \"combined\" averages both orders' "
-        "probabilities. Flip rate: share of pairs whose verdict changes when the order is swapped. "
+        "probabilities. Flip rate: share of pairs whose judgment changes when the order is swapped. "
         "P(first wins): mean probability given to the answer shown first (0.5 = no position bias; "
         "p from a sign-flip test over pairs). Accuracies, flip rate and P(first wins) are over the scored "
         "pairs; a pair is unscored when the judge puts less than 0.1 of its probability on 'A'/'B' in "
@@ -311,7 +311,7 @@ def markdown(out: dict) -> str:
                 continue
             acc = pos["accuracy_combined"]["value"]
             line += (
-                f"; {name}: verdict flips with the order in {100 * pos['flip_rate']['value']:.0f}% of "
+                f"; {name}: judgment flips with the order in {100 * pos['flip_rate']['value']:.0f}% of "
                 f"scored pairs, first position gets {pos['first_position']['value']:.2f}, combined accuracy "
                 f"{100 * acc:.0f}%"
             )
@@ -319,10 +319,10 @@ def markdown(out: dict) -> str:
     lines += [
         *(
             [
-                "- bf16 on CPU: a prompt's verdict depends slightly on which other prompts share its padded batch "
+                "- bf16 on CPU: a prompt's judgment depends slightly on which other prompts share its padded batch "
                 "(in the bias study, correctness scores of the same prompt moved by up to 0.08 points on 1–5 between "
                 "batchings; fp32: ~1e-5). Pairs near 0.5 can change sides; flip rates and P(first wins) far from 0.5 "
-                "do not. `--dtype float32` gives batch-invariant verdicts at about half the speed."
+                "do not. `--dtype float32` gives batch-invariant judgments at about half the speed."
             ]
             if out["dtype"] == "bfloat16"
             else []
@@ -330,7 +330,7 @@ def markdown(out: dict) -> str:
         "- These are tiny judges (SmolLM2-135M instruct, Gemma 3 270M base), far from usable pairwise judges; "
         "the benchmark's point is the measurement (both orders, per-order accuracy, flip rate), which "
         "applies unchanged to registry judges on a GPU (`--judge NAME`).",
-        "- Verdicts per pair and order: the `pairs` lists in the JSON (probabilities of output_1 in each "
+        "- Judgments per pair and order: the `pairs` lists in the JSON (probabilities of output_1 in each "
         "order, valid mass, why a pair is unscored); `--records-dir DIR` keeps evaluate's full records.",
     ]
     return "\n".join(lines) + "\n"

@@ -9,12 +9,12 @@ the references; on summaries also two SummEval systems with expert scores (the h
   with one instruction ("Summarize the following news article in two or three sentences.");
 - answers: --prompts prompts of prompts.jsonl round-robin over its categories; greedy answers.
 
-Every model then judges every response (`_study_judging`): pointwise (`consistency` for
+Every model then judges every response (`_study_judging`, the bias lab's judging pipeline): pointwise (`consistency` for
 summaries, `correctness` against the reference for answers; probability-weighted scores) with its
 own log-perplexity of each response; pairwise on every pair of generators of an item in both
 orders (`pairwise_summary.yaml` for summaries, the builtin `pairwise` for answers); and "which one
-did you write?" on the pairs holding its own response. The bias lab analyses the verdicts: per
-task a study folder (report.md/json, heatmap.png, win_rates.png, position.png, the lab's verdict
+did you write?" on the pairs holding its own response. The bias lab analyses the judgments: per
+task a study folder (report.md/json, heatmap.png, win_rates.png, position.png, the lab's judgment
 files), a recognition/ study, and results.md with the key numbers and the time of every phase.
 
 Budget (2 CPU cores, fp32). The 1.5B judge reads ~45 prompt tokens/s, the 0.5B ~3x and the small
@@ -204,7 +204,7 @@ def run_models(args: argparse.Namespace, out: Path, clock: Clock, study_tasks: l
     import torch
 
     from localjudge.runs.generation import generate_responses, read_responses
-    from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
+    from localjudge.runs.options import RunOptions
 
     torch.set_num_threads(args.threads)
     cases = {
@@ -232,11 +232,9 @@ def run_models(args: argparse.Namespace, out: Path, clock: Clock, study_tasks: l
                 generate_responses(
                     cases[t],
                     model,
-                    files[t],
+                    RunOptions(out=files[t], resume=True, progress=False),
                     max_new_tokens=limits[t],
                     batch_size=args.batch_size,
-                    resume=True,
-                    progress=False,
                 )
                 clock("generate", t, name, f"{len(todo[t])} items", time.perf_counter() - start, len(todo[t]))
         del model
@@ -252,14 +250,7 @@ def run_models(args: argparse.Namespace, out: Path, clock: Clock, study_tasks: l
             continue
         judge = load(name, args, clock)
         for task in study_tasks:
-            judge_task(
-                judge,
-                task,
-                responses[task.name],
-                out / task.name / "records",
-                clock,
-                min_valid_mass=DEFAULT_MIN_VALID_MASS,
-            )
+            judge_task(judge, task, responses[task.name], out / task.name / "records", clock)
         del judge
         gc.collect()
 

@@ -30,9 +30,10 @@ def require_llama_cpp():
 
 def gguf_path(name: str):
     """The GGUF file of an embedded judge: inside its package, or joined from its chunk packages in the cache."""
-    from localjudge.judges.cache import cache_root
-    from localjudge.judges.chunks import joined_gguf
-    from localjudge.judges.registry import PackageChunksSource, load_registry, package_gguf_path
+    from localjudge.judges.registry import load_registry
+    from localjudge.weights.cache import cache_root
+    from localjudge.weights.chunks import joined_gguf
+    from localjudge.weights.sources import PackageChunksSource, package_gguf_path
 
     src = load_registry().get(name).source
     if isinstance(src, PackageChunksSource):

@@ -1,5 +1,5 @@
 """A seed cache folder for `memory.py --seed`: the fp32 prepared copies of a cache, hard-linked, and
-each other layout's copy made from them by the casts a cold load makes (`gguf_weights.to_layout`).
+each other layout's copy made from them by the casts a cold load makes (`gguf.to_layout`).
 
 The fp32 copy holds bitwise what a parse of the GGUF gives (`tests/judges/test_load_cache.py`), so a
 layout made from it is the copy a cold load would write, without parsing the GGUF again: for a host
@@ -28,8 +28,8 @@ def main() -> None:
             shutil.copytree(args.source / part, args.seed / part, copy_function=os.link, dirs_exist_ok=True)
     if not args.layouts:
         return
-    from localjudge.judges.cache import CacheKey, read_manifest, store_prepared
-    from localjudge.judges.gguf_weights import _save, load_prepared, to_layout
+    from localjudge.weights.cache import CacheKey, read_manifest, store_prepared
+    from localjudge.weights.gguf import _save, load_prepared, to_layout
 
     for folder in sorted((args.seed / "weights").iterdir()):
         manifest = read_manifest(folder)

@@ -37,8 +37,9 @@ def load_options(dtype: str) -> dict:
 
 def gguf_path(judge: str, cache: str) -> Path:
     """The judge's GGUF file: its package's, or the one joined from its chunks in `cache`."""
-    from localjudge.judges.chunks import joined_gguf
-    from localjudge.judges.registry import PackageChunksSource, load_registry, package_gguf_path
+    from localjudge.judges.registry import load_registry
+    from localjudge.weights.chunks import joined_gguf
+    from localjudge.weights.sources import PackageChunksSource, package_gguf_path
 
     entry = load_registry().get(judge)
     if isinstance(entry.source, PackageChunksSource):
@@ -50,9 +51,9 @@ def parts(judge: str, dtype: str, cache: str) -> dict:
     """A warm load's own parts, timed one by one in this process ([wall, CPU] seconds)."""
     import transformers
 
-    from localjudge.judges.cache import CacheKey, prepared
-    from localjudge.judges.gguf_hashes import remembered_sha256
-    from localjudge.judges.gguf_weights import load_prepared, load_tokenizer
+    from localjudge.weights.cache import CacheKey, prepared
+    from localjudge.weights.gguf import load_prepared, load_tokenizer
+    from localjudge.weights.hashes import remembered_sha256
 
     root, out, t, c = Path(cache), {}, time.perf_counter(), time.process_time()
 
@@ -78,8 +79,8 @@ def parts(judge: str, dtype: str, cache: str) -> dict:
 
 def hashing(judge: str, cache: str) -> dict:
     """Seconds of each hash over the cache's files: what a warm load does now and what it did before."""
-    from localjudge.judges.cache import sha256_file, weights_dir, xxh3_file
-    from localjudge.judges.gguf_hashes import fresh_sha256
+    from localjudge.weights.cache import sha256_file, weights_dir, xxh3_file
+    from localjudge.weights.hashes import fresh_sha256
 
     (copy,) = [p for p in weights_dir(Path(cache)).iterdir() if p.is_dir()]
     files = [p for p in copy.iterdir() if p.name != "manifest.json"]
@@ -109,7 +110,7 @@ def seed(cache: Path, source: Path) -> None:
     """`cache` as a cold load leaves it, from the cold-loaded cache folder `source`: its copy and joined
     GGUF hard-linked (manifests copied, so the last use recorded here stays here), the GGUF's hash
     remembered."""
-    from localjudge.judges.gguf_hashes import remembered_sha256
+    from localjudge.weights.hashes import remembered_sha256
 
     shutil.copytree(source, cache, copy_function=os.link, ignore=shutil.ignore_patterns("hashes", ".*"))
     for manifest in cache.glob("weights/*/manifest.json"):

@@ -1,7 +1,7 @@
-"""A GGUF judge's cold parse: gguf-py's reader and dequantiser against localjudge's (`judges/gguf_fast.py`).
+"""A GGUF judge's cold parse: gguf-py's reader and dequantiser against localjudge's (`weights/gguf_fast.py`).
 
 What a load without a prepared copy pays (`load_judge(..., cache=False)`, the test suite's Qwen
-fixture, the first load of every judge): `gguf_weights.parse_gguf`, the model and tokenizer from the
+fixture, the first load of every judge): `gguf.parse_gguf`, the model and tokenizer from the
 GGUF. Two ways, side by side in one run, each in a fresh process, alternating:
 
 - `gguf-py`: `parse_gguf` with gguf-py's `GGUFReader`, numpy `dequantize` and transformers'
@@ -44,7 +44,7 @@ def child(way: str, path: str) -> None:
     import torch
     import transformers.modeling_utils  # noqa: F401  (the modeling stack, as any load pays it first)
 
-    from localjudge.judges import gguf_weights
+    from localjudge.weights import gguf as gguf_weights
 
     if way == "gguf-py":  # the same `parse_gguf`, with gguf-py's and transformers' own pieces left in place
         for name in ("fast_reader", "fast_dequantize", "fast_parse_value"):
@@ -62,7 +62,7 @@ def check(path: Path) -> dict:
     from gguf.quants import dequantize
     from transformers.integrations.ggml import _gguf_parse_value
 
-    from localjudge.judges.gguf_fast import BLOCKS, dequantize_blocks, fast_parse_value, fast_reader
+    from localjudge.weights.gguf_fast import BLOCKS, dequantize_blocks, fast_parse_value, fast_reader
 
     out: dict = {"reader": [], "dequantize": [], "tensors": {}, "fields": 0, "parts": 0}
     t = time.perf_counter()
@@ -157,7 +157,7 @@ def report(data: dict) -> str:
         f"load average {data['load_before']:.1f} at the start, {data['load_after']:.1f} at the end (1-minute). "
         "Made by `benchmarks/speed/gguf_parse.py`.",
         "",
-        "`gguf_weights.parse_gguf` (model and tokenizer from the GGUF, fp32), each in a fresh process after "
+        "`gguf.parse_gguf` (model and tokenizer from the GGUF, fp32), each in a fresh process after "
         "`import torch, transformers.modeling_utils`; wall seconds (CPU seconds), median over the runs, "
         "the ways in turn, their order reversed every other repeat. Same bytes: every field part and every "
         "quantised tensor compared bit for bit first (`check`). `fast`: the weights in 4 KiB pages; "

@@ -71,7 +71,8 @@ def child(mode: str, judge: str, dtype: str, cache: str) -> None:
     if mode == "transformers":
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from localjudge.judges.registry import load_registry, package_gguf_path
+        from localjudge.judges.registry import load_registry
+        from localjudge.weights.sources import package_gguf_path
 
         path = package_gguf_path(load_registry().get(judge).source)
         AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
@@ -87,8 +88,8 @@ def child(mode: str, judge: str, dtype: str, cache: str) -> None:
         print(json.dumps(demo_floor(judge, dtype, cache, [t1 - t0 - t_stack, c1 - c0 - c_stack], [t_stack, c_stack])))
         return
     elif mode == "verify":
-        from localjudge.judges.cache import CacheKey, find_prepared
-        from localjudge.judges.gguf_weights import file_sha256
+        from localjudge.weights.cache import CacheKey, find_prepared
+        from localjudge.weights.gguf import file_sha256
 
         path = gguf_path(judge, cache)
         t1, c1 = time.perf_counter(), time.process_time()  # the package lookup is not verification

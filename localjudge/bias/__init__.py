@@ -5,7 +5,7 @@ carries a percentile bootstrap interval over items and, where a test applies, a 
 report Holm-corrects all its tests and says in plain language which effects are significant.
 
 The whole study (judges score generated responses, then every analysis, written to a folder)
-is `judge_responses` (`judging`), `analyze_verdicts` and `write_study` (`study`), run by
+is `judge_responses` (`judging`), `analyze_judgments` and `write_study` (`study`), run by
 `localjudge bias`; these names load on first use, since they import the run loop and the judges.
 
 Examples:
@@ -14,16 +14,15 @@ Examples:
     >>> print(format_report(report))  # doctest: +SKIP
     >>> write_heatmap(report, "bias_heatmap.png")  # doctest: +SKIP
     >>> models = analyze_models(pointwise_records, pairwise_records)  # doctest: +SKIP
-    >>> [(p.judge, p.target, p.rate.value) for p in models.pairwise]  # doctest: +SKIP
+    >>> [(p.judge, p.target, p.rate.value) for p in models.targets]  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
+from localjudge.bias.analysis import analyze_models, analyze_pairwise, analyze_pointwise
 from localjudge.bias.markdown import format_report
-from localjudge.bias.model_report import analyze_models, format_model_report
 from localjudge.bias.pairwise import (
     equal_opportunity_pairwise,
     pairwise_length_bias,
@@ -41,7 +40,6 @@ from localjudge.bias.results import (
     Finding,
     LengthBias,
     MatrixCell,
-    ModelReport,
     PairwiseLengthBias,
     PairwiseSelfPreference,
     PerplexityAdjusted,
@@ -59,8 +57,16 @@ from localjudge.stats import Estimate
 
 if TYPE_CHECKING:
     from localjudge.bias.families import parse_families
-    from localjudge.bias.judging import JudgeVerdicts, judge_responses
-    from localjudge.bias.study import STUDY_FILES, BiasStudy, Verdicts, analyze_verdicts, summary_lines, write_study
+    from localjudge.bias.judging import Judgments, RecordsFolder, judge_responses
+    from localjudge.bias.recognition import Recognition
+    from localjudge.bias.study import (
+        STUDY_FILES,
+        BiasStudy,
+        StoredJudgments,
+        analyze_judgments,
+        summary_lines,
+        write_study,
+    )
 
 __all__ = [
     "STUDY_FILES",
@@ -70,30 +76,30 @@ __all__ = [
     "EqualOpportunity",
     "Estimate",
     "Finding",
-    "JudgeVerdicts",
+    "Judgments",
     "LengthBias",
     "MatrixCell",
-    "ModelReport",
     "PairwiseLengthBias",
     "PairwiseRecord",
     "PairwiseSelfPreference",
     "PerplexityAdjusted",
     "PointwiseRecord",
     "PositionBias",
+    "Recognition",
+    "RecordsFolder",
     "ScoreMatrix",
     "SelfPreference",
+    "StoredJudgments",
     "TargetDiD",
     "TargetPreference",
-    "Verdicts",
     "WinRateCell",
     "WinRateMatrix",
+    "analyze_judgments",
     "analyze_models",
     "analyze_pairwise",
     "analyze_pointwise",
-    "analyze_verdicts",
     "equal_opportunity_pairwise",
     "equal_opportunity_pointwise",
-    "format_model_report",
     "format_report",
     "judge_responses",
     "length_bias",
@@ -117,12 +123,14 @@ __all__ = [
 # name -> the module that defines it, imported on first access (these import the run loop and judges)
 _LAZY = {
     "parse_families": "localjudge.bias.families",
-    "JudgeVerdicts": "localjudge.bias.judging",
+    "Judgments": "localjudge.bias.judging",
+    "RecordsFolder": "localjudge.bias.judging",
     "judge_responses": "localjudge.bias.judging",
+    "Recognition": "localjudge.bias.recognition",
     "STUDY_FILES": "localjudge.bias.study",
     "BiasStudy": "localjudge.bias.study",
-    "Verdicts": "localjudge.bias.study",
-    "analyze_verdicts": "localjudge.bias.study",
+    "StoredJudgments": "localjudge.bias.study",
+    "analyze_judgments": "localjudge.bias.study",
     "summary_lines": "localjudge.bias.study",
     "write_study": "localjudge.bias.study",
 }

@@ -2,7 +2,7 @@
 
 Self-preference compares a judge's family with each generator's. A registry entry names its
 family; a model loaded by path or hub id has none ("unknown") unless the user gives one with
-`--family NAME=FAMILY` (or registers the model in a models.yaml passed with `--models`). A
+`--family NAME=FAMILY` (or registers the model in a models.yaml passed with `--registry`). A
 study with an unknown family is refused: "unknown" would be compared with "unknown" as if it
 were one family.
 
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from localjudge.errors import ConfigError, DataError, clip
 from localjudge.judges.registry import UNKNOWN_FAMILY, Registry, model_family
 
-HINT = "pass --family {name}=FAMILY, or register it in a models.yaml given with --models"
+HINT = "pass --family {name}=FAMILY, or register it in a models.yaml given with --registry"
 
 
 def parse_families(specs: Iterable[str]) -> dict[str, str]:
@@ -75,7 +75,7 @@ def model_families(names: Sequence[str], given: Mapping[str, str], registry: Reg
 
 
 def fill_families(recorded: Mapping[str, str], given: Mapping[str, str], what: str) -> dict[str, str]:
-    """The family of each model of a responses or verdicts file, with --family filling gaps.
+    """The family of each model of a responses or judgments file, with --family filling gaps.
 
     Args:
         recorded: Model name → family as recorded (may be "unknown").

@@ -3,14 +3,19 @@
 Every judge scores every response with a G-Eval metric (the prompt's `reference` is the
 metric's `expected_output`), and measures its own perplexity of the response given the prompt
 it would have answered itself (the covariate of `perplexity_adjusted`). With a pairwise metric,
-each judge also compares every pair of responses from different families on the same item, in
-both orders (`evaluate` asks both). Judges are loaded one at a time and freed before the next.
+each judge also compares every pair of responses from different families on the same item (or
+every pair, `pairs="all"`), in both orders (`evaluate` asks both); with `recognition`, a judge
+that is also a generator is asked which response of each pair holding its own it wrote
+(`bias.recognition`). A judge reads each response against its prompt, or against a field of the
+prompt (`source_field`, e.g. the article a summary was asked of). With a records folder, every
+phase keeps its records there and a rerun continues them. Judges are loaded one at a time and
+freed before the next.
 
 Examples:
     >>> from localjudge.bias.judging import judge_responses, run_bias
     >>> from localjudge.runs.generation import read_responses
     >>> from localjudge.metrics import builtin_metric
-    >>> verdicts = run_bias(read_responses("responses.jsonl"), ["smollm2-135m", "gemma3-270m"],
+    >>> judgments = run_bias(read_responses("responses.jsonl"), ["smollm2-135m", "gemma3-270m"],
     ...                     builtin_metric("correctness"), builtin_metric("pairwise"))  # doctest: +SKIP
 """
 
@@ -19,13 +24,23 @@ from __future__ import annotations
 import gc
 import math
 import re
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from localjudge.bias.records import PairwiseRecord, PointwiseRecord
+from localjudge.bias.kept import Log, judge_by_item
+from localjudge.bias.recognition import Recognition, recognise
+from localjudge.bias.records import (
+    LOGPPL,
+    RECOGNITION,
+    LogpplRecord,
+    PairwiseRecord,
+    PointwiseRecord,
+    RecognitionRecord,
+)
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError, DataError, clip
 from localjudge.errors import repeated as _repeated
@@ -36,26 +51,30 @@ from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.kinds.records import PairwiseDetail, ResultRecord
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
-from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
+from localjudge.runs.options import RunOptions, ScoringOptions
+from localjudge.runs.results_file import read_results
 
 _SEP = "|"  # joins item id and generator names into case ids
-RUN_KEYWORDS = ("resume", "progress")
-"""The `RunOptions` fields the judging functions take as keywords (their records files are theirs)."""
+Pairs = Literal["cross_family", "all"]
+"""Which pairs of an item's responses a pairwise metric compares: those of different families, or all."""
 
 
 @dataclass(frozen=True)
-class JudgeVerdicts:
+class Judgments:
     """What one judge said about a set of responses.
 
     Attributes:
         judge: who judged (name, family, provenance, dtype, device).
         pointwise: one record per response; empty without a pointwise metric.
-        pairwise: one record per cross-family pair of an item; empty without a pairwise metric.
+        pairwise: one record per pair of an item compared; empty without a pairwise metric.
     """
 
     judge: JudgeInfo
     pointwise: tuple[PointwiseRecord, ...]
     pairwise: tuple[PairwiseRecord, ...]
+    recognition: tuple[PairwiseRecord, ...] = ()
+    """Its answers to "which one did you write?", as pairs whose "preferred" response is the one it
+    says it wrote; empty unless asked (`recognition`)."""
 
 
 def check_responses(
@@ -98,34 +117,67 @@ def check_responses(
         )
 
 
-def pointwise_case(r: ResponseRecord) -> TestCase:
+def source_text(r: ResponseRecord, field: str | None = None) -> str:
+    """What a judge reads a response against: its prompt, or the prompt's `field` (e.g. an article).
+
+    Raises:
+        DataError: The prompt has no text in `field`.
+    """
+    if field is None:
+        return r.input
+    value = r.extra.get(field)
+    if not isinstance(value, str) or not value:
+        raise DataError(f"prompt {clip(r.id)} has no text in its field {clip(field)} for the judges to read")
+    return value
+
+
+def pointwise_case(r: ResponseRecord, source_field: str | None = None) -> TestCase:
     """The test case that scores one response (reference → expected_output)."""
     return TestCase(
         id=_SEP.join((r.id, r.generator)),
-        input=r.input,
+        input=source_text(r, source_field),
         actual_output=r.response,
         expected_output=r.reference,
         context=r.context,
     )
 
 
-def cross_family_pairs(responses: Sequence[ResponseRecord]) -> list[tuple[ResponseRecord, ResponseRecord]]:
-    """Every pair of responses to the same item from different families, A before B by generator name."""
-    by_item: dict[str, list[ResponseRecord]] = {}
+def by_item(responses: Sequence[ResponseRecord]) -> dict[str, list[ResponseRecord]]:
+    """Responses grouped by item in first-seen order, each item's sorted by generator name."""
+    out: dict[str, list[ResponseRecord]] = {}
     for r in responses:
-        by_item.setdefault(r.id, []).append(r)
-    pairs = []
-    for item in sorted(by_item):
-        ordered = sorted(by_item[item], key=lambda r: r.generator)
-        pairs += [(a, b) for a, b in combinations(ordered, 2) if a.generator_family != b.generator_family]
-    return pairs
+        out.setdefault(r.id, []).append(r)
+    return {k: sorted(v, key=lambda r: r.generator) for k, v in out.items()}
 
 
-def pair_case(a: ResponseRecord, b: ResponseRecord, metric: PairwiseMetric) -> TestCase:
+def response_pairs(
+    responses: Sequence[ResponseRecord], pairs: Pairs = "cross_family"
+) -> list[tuple[ResponseRecord, ResponseRecord]]:
+    """The pairs a pairwise metric compares, A before B by generator name.
+
+    "cross_family": the responses of different families to each item, items sorted by id;
+    "all": every pair of each item's responses, items in the order the responses give them.
+    """
+    groups = by_item(responses)
+    if pairs == "all":
+        return [pair for item in groups.values() for pair in combinations(item, 2)]
+    return [
+        (a, b)
+        for item in sorted(groups)
+        for a, b in combinations(groups[item], 2)
+        if a.generator_family != b.generator_family
+    ]
+
+
+def pair_case(
+    a: ResponseRecord, b: ResponseRecord, metric: PairwiseMetric, source_field: str | None = None
+) -> TestCase:
     """The test case that compares two responses: A as the metric's first output, B as its second."""
     f1, f2 = metric.output_fields
     return TestCase(
-        id=_SEP.join((a.id, a.generator, b.generator)), input=a.input, extra={f1: a.response, f2: b.response}
+        id=_SEP.join((a.id, a.generator, b.generator)),
+        input=source_text(a, source_field),
+        extra={f1: a.response, f2: b.response},
     )
 
 
@@ -153,18 +205,57 @@ def judge_logppl(judge: Judge, responses: Sequence[ResponseRecord]) -> list[floa
 
 
 def records_path(records_dir: Path, judge_name: str, metric_name: str) -> Path:
-    """The file in `records_dir` that holds one judge's full result records for one metric."""
+    """The file in `records_dir` that holds one judge's full result records for one metric (or for its
+    "logppl" and "recognition" phases)."""
     return records_dir / f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', judge_name)}.{metric_name}.jsonl"
-
-
-def _records_file(records_dir: Path | None, judge: Judge, metric_name: str) -> Path | None:
-    return None if records_dir is None else records_path(records_dir, judge.info.name, metric_name)
 
 
 def _evaluate(cases, metric, judge, out: Path | None, run: RunOptions, scoring: ScoringOptions):
     again = run.resume and out is not None and out.exists()  # continue the records file, else start it afresh
     records = RunOptions(out=out, resume=again, overwrite=out is not None and not again, progress=run.progress)
     return evaluate(cases, [metric], judge, run=records, scoring=scoring).records
+
+
+def _timed(log: Log | None, phase: str, prompts: int, work: Callable[[], list[ResultRecord]]) -> list[ResultRecord]:
+    start = time.perf_counter()
+    out = work()
+    if log is not None:
+        log(phase, "-", time.perf_counter() - start, prompts)
+    return out
+
+
+def _logppl(
+    judge: Judge, responses: Sequence[ResponseRecord], path: Path | None, resume: bool, log: Log | None
+) -> list[float | None]:
+    """`judge_logppl` of every response; with a file, one item at a time, kept there as each completes."""
+    if path is None:
+        start = time.perf_counter()
+        values = judge_logppl(judge, responses)
+        if log is not None:
+            log("logppl", "-", time.perf_counter() - start, len(responses))
+        return values
+
+    def logppl(item_id: str, item: list[ResponseRecord]) -> list[LogpplRecord]:
+        info = judge.info.model_dump()
+        return [
+            LogpplRecord(item_id=r.id, generator=r.generator, logppl=lp, judge=info)
+            for r, lp in zip(item, judge_logppl(judge, item))
+        ]
+
+    have = judge_by_item(
+        judge,
+        [r for item in by_item(responses).values() for r in item],  # each item's in generator order
+        logppl,
+        records=LOGPPL,
+        path=path,
+        resume=resume,
+        unit_key=lambda r: (r.id, r.generator),
+        record_key=lambda kept: (kept.item_id, kept.generator),
+        item_of=lambda r: r.id,
+        phase="logppl",
+        log=log,
+    )
+    return [have[(r.id, r.generator)].logppl for r in responses]
 
 
 def judge_responses(
@@ -177,75 +268,116 @@ def judge_responses(
     records_dir: str | Path | None = None,
     run: RunOptions | None = None,
     scoring: ScoringOptions | None = None,
-    **keywords: Any,
-) -> JudgeVerdicts:
-    """One judge's pointwise scores, perplexities and (optionally) pairwise verdicts.
+    pairs: Pairs = "cross_family",
+    source_field: str | None = None,
+    recognition: Recognition | None = None,
+    log: Log | None = None,
+) -> Judgments:
+    """One judge's pointwise scores, perplexities and (optionally) pairwise judgments and self-recognition.
 
     Args:
         judge: A loaded judge.
         responses: From `read_responses`; one per (prompt, generator).
         metric: The G-Eval metric for pointwise scores; None for pairwise only.
-        pairwise_metric: The pairwise metric for own-vs-other pairs; None for pointwise only.
+        pairwise_metric: The pairwise metric for pairs of responses; None for pointwise only.
         human_field: Extra field of the prompts holding a human score of each response.
-        records_dir: Folder for the full result records of `evaluate` (one file per metric).
-        run: `resume` continues result files in `records_dir` instead of starting them afresh;
+        records_dir: Folder for the records of every phase: `evaluate`'s (one file per metric), the
+            perplexities (<judge>.logppl.jsonl) and the recognition answers (<judge>.recognition.jsonl).
+        run: `resume` continues the files in `records_dir` instead of starting them afresh;
             `progress` shows progress bars.
         scoring: How each response is scored, as for `evaluate` (truncate, min_valid_mass...).
-        **keywords: The fields of `run` (resume, progress) and of `scoring` one by one, when the
-            object is not given.
+        pairs: Which pairs of an item's responses the pairwise metric compares (`response_pairs`).
+        source_field: The prompts' field a response is judged against (e.g. "article"); default
+            the prompt itself. Perplexity always reads the prompt the generator answered.
+        recognition: Ask "which one did you write?" on the pairs holding the judge's own response.
+        log: Called after each unit of work: phase, item ("-" for a whole phase), seconds, prompts.
 
     Returns:
-        The judge's verdicts; unscored items have score None (skipped by the analysis).
+        The judge's judgments; unscored items have score None (skipped by the analysis).
 
     Examples:
         >>> v = judge_responses(judge, responses, builtin_metric("correctness"))  # doctest: +SKIP
         >>> [(p.generator, p.score) for p in v.pointwise][:2]  # doctest: +SKIP
     """
-    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "judge_responses")
+    run, scoring = run or RunOptions(), scoring or ScoringOptions()
     if metric is None and pairwise_metric is None:
         raise ConfigError("give a pointwise metric, a pairwise metric, or both")
     check_responses(responses, metric)
     rdir = Path(records_dir) if records_dir is not None else None
-    info = judge.info
-    point: list[PointwiseRecord] = []
+
+    def kept(phase: str) -> Path | None:
+        return None if rdir is None else records_path(rdir, judge.info.name, phase)
+
+    point: tuple[PointwiseRecord, ...] = ()
     if metric is not None:
-        results = _evaluate(
-            [pointwise_case(r) for r in responses],
-            metric,
-            judge,
-            _records_file(rdir, judge, metric.name),
-            run,
-            scoring,
+        cases = [pointwise_case(r, source_field) for r in responses]
+        results = _timed(
+            log, "pointwise", len(cases), lambda: _evaluate(cases, metric, judge, kept(metric.name), run, scoring)
         )
-        logppl = judge_logppl(judge, responses)
-        for r, res, lp in zip(responses, results, logppl):
-            point.append(
-                PointwiseRecord(
-                    item_id=r.id,
-                    judge=info.name,
-                    judge_family=info.family,
-                    generator=r.generator,
-                    generator_family=r.generator_family,
-                    score=res.raw_score,
-                    response_length=len(r.response),
-                    judge_logppl=lp,
-                    human_score=human_score(r, human_field),
-                )
-            )
-    pair: list[PairwiseRecord] = []
-    if pairwise_metric is not None:
-        pairs = cross_family_pairs(responses)
-        if pairs:  # one family only: nothing to compare
-            results = _evaluate(
-                [pair_case(a, b, pairwise_metric) for a, b in pairs],
-                pairwise_metric,
-                judge,
-                _records_file(rdir, judge, pairwise_metric.name),
-                run,
-                scoring,
-            )
-            pair = [_pairwise_record(info, a, b, res, human_field) for (a, b), res in zip(pairs, results)]
-    return JudgeVerdicts(judge=info, pointwise=tuple(point), pairwise=tuple(pair))
+        logppl = _logppl(judge, responses, kept("logppl"), run.resume, log)
+        point = pointwise_records(judge.info, responses, results, logppl, human_field)
+    chosen = response_pairs(responses, pairs)
+    pair: tuple[PairwiseRecord, ...] = ()
+    if pairwise_metric is not None and chosen:  # one family only: nothing to compare
+        cases = [pair_case(a, b, pairwise_metric, source_field) for a, b in chosen]
+        results = _timed(
+            log,
+            "pairwise",
+            2 * len(cases),
+            lambda: _evaluate(cases, pairwise_metric, judge, kept(pairwise_metric.name), run, scoring),
+        )
+        pair = tuple(_pairwise_record(judge.info, a, b, res, human_field) for (a, b), res in zip(chosen, results))
+    recognised: tuple[PairwiseRecord, ...] = ()
+    if recognition is not None:
+        answers = recognise(
+            judge,
+            chosen,
+            recognition,
+            lambda r: source_text(r, source_field),
+            path=kept("recognition"),
+            resume=run.resume,
+            min_valid_mass=scoring.min_valid_mass,
+            log=log,
+        )
+        recognised = recognition_records(judge.info, chosen, answers)
+    return Judgments(judge=judge.info, pointwise=point, pairwise=pair, recognition=recognised)
+
+
+def pointwise_records(
+    info: JudgeInfo,
+    responses: Sequence[ResponseRecord],
+    results: Sequence[ResultRecord],
+    logppl: Sequence[float | None],
+    human_field: str | None,
+) -> tuple[PointwiseRecord, ...]:
+    """The lab's pointwise records of one judge: its result records and perplexities, in response order."""
+    return tuple(
+        PointwiseRecord(
+            item_id=r.id,
+            judge=info.name,
+            judge_family=info.family,
+            generator=r.generator,
+            generator_family=r.generator_family,
+            score=res.raw_score,
+            response_length=len(r.response),
+            judge_logppl=lp,
+            human_score=human_score(r, human_field),
+        )
+        for r, res, lp in zip(responses, results, logppl)
+    )
+
+
+def recognition_records(
+    info: JudgeInfo, pairs: Sequence[tuple[ResponseRecord, ResponseRecord]], answers: Sequence[RecognitionRecord]
+) -> tuple[PairwiseRecord, ...]:
+    """Recognition answers as pairwise records (A "preferred" = the judge says it wrote A), no human labels."""
+    got = {(r.item_id, r.generator_a, r.generator_b): r for r in answers}
+    out = []
+    for a, b in pairs:
+        g = got.get((a.id, a.generator, b.generator))
+        if g is not None:
+            out.append(_pair_from(info, a, b, g.p_a_first, g.p_a_second, None))
+    return tuple(out)
 
 
 def _pairwise_record(
@@ -253,7 +385,19 @@ def _pairwise_record(
 ) -> PairwiseRecord:
     d = (
         res.detail if res.score is not None and isinstance(res.detail, PairwiseDetail) else None
-    )  # an unscored pair keeps its readings, not a verdict
+    )  # an unscored pair keeps its readings, not a judgment
+    p1, p2 = (None, None) if d is None else (d.p_first_better_shown_first, d.p_first_better_shown_second)
+    return _pair_from(info, a, b, p1, p2, human_field)
+
+
+def _pair_from(
+    info: JudgeInfo,
+    a: ResponseRecord,
+    b: ResponseRecord,
+    p_a_first: float | None,
+    p_a_second: float | None,
+    human_field: str | None,
+) -> PairwiseRecord:
     ha, hb = human_score(a, human_field), human_score(b, human_field)
     preferred: Literal["a", "b"] | None = None if ha is None or hb is None or ha == hb else ("a" if ha > hb else "b")
     return PairwiseRecord(
@@ -264,8 +408,8 @@ def _pairwise_record(
         family_a=a.generator_family,
         generator_b=b.generator,
         family_b=b.generator_family,
-        p_a_first=None if d is None else d.p_first_better_shown_first,
-        p_a_second=None if d is None else d.p_first_better_shown_second,
+        p_a_first=p_a_first,
+        p_a_second=p_a_second,
         human_preferred=preferred,
         length_a=len(a.response),
         length_b=len(b.response),
@@ -287,9 +431,8 @@ def run_bias(
     records_dir: str | Path | None = None,
     run: RunOptions | None = None,
     scoring: ScoringOptions | None = None,
-    **keywords: Any,
-) -> list[JudgeVerdicts]:
-    """Loads each judge in turn, collects its verdicts and frees it before loading the next.
+) -> list[Judgments]:
+    """Loads each judge in turn, collects its judgments and frees it before loading the next.
 
     Args:
         responses: From `read_responses`.
@@ -301,14 +444,14 @@ def run_bias(
         options: Engine options for every judge, as for `load_judge` (not with device or dtype).
         families: Model family of judges loaded by path or hub id (`load_judge(family=...)`).
         registry_path: A models.yaml other than the bundled one.
-        human_field, records_dir, run, scoring, keywords: as for `judge_responses`.
+        human_field, records_dir, run, scoring: as for `judge_responses`.
 
     Returns:
-        One `JudgeVerdicts` per judge, in the order given.
+        One `Judgments` per judge, in the order given.
     """
     from localjudge.judges import loading  # torch loads only when a judge does
 
-    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "run_bias")
+    run, scoring = run or RunOptions(), scoring or ScoringOptions()
     if len(set(judges)) != len(judges):
         raise ConfigError(f"judges repeated: {_repeated(judges)}; give each --judge once")
     check_responses(responses, metric, human_field)  # before the first (slow) load
@@ -324,7 +467,7 @@ def run_bias(
             registry_path=registry_path,
         )
         try:
-            verdicts = judge_responses(
+            judgments = judge_responses(
                 judge,
                 responses,
                 metric,
@@ -334,8 +477,96 @@ def run_bias(
                 run=run,
                 scoring=scoring,
             )
-            out.append(verdicts)
+            out.append(judgments)
         finally:
             del judge  # free the weights before the next judge loads
             gc.collect()
     return out
+
+
+@dataclass(frozen=True)
+class RecordsFolder:
+    """One judge's records in the folder `judge_responses` kept them in, read back without the judge.
+
+    Attributes:
+        folder: The records folder.
+        judge: The judge's name.
+        responses, metric, pairwise_metric, pairs: As the judging was given them.
+        recognition: Whether the judging asked for self-recognition.
+    """
+
+    folder: Path
+    judge: str
+    responses: Sequence[ResponseRecord]
+    metric: GEvalMetric | None
+    pairwise_metric: PairwiseMetric | None = None
+    pairs: Pairs = "cross_family"
+    recognition: bool = False
+
+    def _path(self, phase: str) -> Path:
+        return records_path(self.folder, self.judge, phase)
+
+    def missing(self) -> dict[str, int]:
+        """How many records each phase still lacks, phases in judging order: "pointwise" and "logppl"
+        (with a metric), "pairwise" (with a pairwise metric), "recognition" (on the pairs holding the
+        judge's own response)."""
+        chosen = response_pairs(self.responses, self.pairs)
+        point_keys = [_SEP.join((r.id, r.generator)) for r in self.responses]
+        pair_keys = [_SEP.join((a.id, a.generator, b.generator)) for a, b in chosen]
+        wanted: dict[str, tuple[list[str], set[str]]] = {}
+        if self.metric is not None:
+            wanted["pointwise"] = (point_keys, _case_ids(self._path(self.metric.name)))
+            logppl = self._path("logppl")
+            have = {_SEP.join((r.item_id, r.generator)) for r in LOGPPL.read(logppl)} if logppl.exists() else set()
+            wanted["logppl"] = (point_keys, have)
+        if self.pairwise_metric is not None:
+            wanted["pairwise"] = (pair_keys, _case_ids(self._path(self.pairwise_metric.name)))
+        if self.recognition:
+            own = [k for k, (a, b) in zip(pair_keys, chosen) if self.judge in (a.generator, b.generator)]
+            path = self._path("recognition")
+            got = RECOGNITION.read(path) if path.exists() else []
+            wanted["recognition"] = (own, {_SEP.join((r.item_id, r.generator_a, r.generator_b)) for r in got})
+        return {phase: sum(k not in have for k in keys) for phase, (keys, have) in wanted.items()}
+
+    def judgments(self, human_field: str | None = None) -> Judgments:
+        """The judge's judgments, as `judge_responses` returned them.
+
+        Raises:
+            DataError: A phase lacks records (the judging has not finished: run it again).
+        """
+        left = {phase: n for phase, n in self.missing().items() if n}
+        if left:
+            what = ", ".join(f"{phase}: {n} records" for phase, n in left.items())
+            raise DataError(f"judge {clip(self.judge)} has not finished ({what}); run the judging again to complete it")
+        chosen = response_pairs(self.responses, self.pairs)
+        info: JudgeInfo | None = None
+        point: tuple[PointwiseRecord, ...] = ()
+        if self.metric is not None:
+            results = {r.case_id: r for r in read_results(self._path(self.metric.name))}
+            info = JudgeInfo.model_validate(next(iter(results.values())).judge)
+            logppl = {(r.item_id, r.generator): r.logppl for r in LOGPPL.read(self._path("logppl"))}
+            point = pointwise_records(
+                info,
+                self.responses,
+                [results[_SEP.join((r.id, r.generator))] for r in self.responses],
+                [logppl[(r.id, r.generator)] for r in self.responses],
+                human_field,
+            )
+        pair: tuple[PairwiseRecord, ...] = ()
+        if self.pairwise_metric is not None and chosen:
+            results = {r.case_id: r for r in read_results(self._path(self.pairwise_metric.name))}
+            info = info or JudgeInfo.model_validate(next(iter(results.values())).judge)
+            pair = tuple(
+                _pairwise_record(info, a, b, results[_SEP.join((a.id, a.generator, b.generator))], human_field)
+                for a, b in chosen
+            )
+        assert info is not None  # a metric of either kind
+        recognised: tuple[PairwiseRecord, ...] = ()
+        if self.recognition:
+            path = self._path("recognition")
+            recognised = recognition_records(info, chosen, RECOGNITION.read(path) if path.exists() else [])
+        return Judgments(judge=info, pointwise=point, pairwise=pair, recognition=recognised)
+
+
+def _case_ids(path: Path) -> set[str]:
+    return {r.case_id for r in read_results(path)} if path.exists() else set()

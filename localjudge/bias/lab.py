@@ -4,13 +4,13 @@
 
 `judge_and_analyse` checks everything that needs no model (metrics, responses, families, files it
 would overwrite), then runs the judges one at a time (`bias.judging.run_bias`) and analyses their
-verdicts; `analyse_only` reads the verdicts of an earlier run from disk and analyses them again,
+judgments; `analyse_only` reads the judgments of an earlier run from disk and analyses them again,
 importing no torch and loading no model. Both return a `Study`, which `bias.study.write_study`
 writes to a folder.
 
 Examples:
     >>> study = judge_and_analyse("responses.jsonl", ["smollm2-135m", "gemma3-270m"], "bias_out")  # doctest: +SKIP
-    >>> write_study(study.study, study.verdicts, "bias_out")  # doctest: +SKIP
+    >>> write_study(study.study, study.judgments, "bias_out")  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -19,24 +19,24 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from localjudge.bias.judging import RUN_KEYWORDS, JudgeVerdicts
+from localjudge.bias.judging import Judgments
 from localjudge.bias.panels import BiasPanel, check_panels
 from localjudge.bias.results import BiasSettings
-from localjudge.bias.study import BiasStudy, Verdicts
+from localjudge.bias.study import BiasStudy, StoredJudgments
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError, clip
 from localjudge.io.files import model_path_input
 from localjudge.kinds.pairwise import PairwiseMetric
-from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
+from localjudge.runs.options import RunOptions, ScoringOptions
 
 
 class Study(NamedTuple):
-    """What a bias study produced: the analysis, the verdicts behind it, and its pairwise metric."""
+    """What a bias study produced: the analysis, the judgments behind it, and its pairwise metric."""
 
     study: BiasStudy
     """Both reports and what is needed to reproduce them."""
-    verdicts: list[JudgeVerdicts] | list[Verdicts]
-    """One `JudgeVerdicts` per judge that ran, or the `Verdicts` read back from disk."""
+    judgments: list[Judgments] | list[StoredJudgments]
+    """One `Judgments` per judge that ran, or the `StoredJudgments` read back from disk."""
     pair_metric: PairwiseMetric | None
     """The pairwise metric compared with, or None."""
 
@@ -82,7 +82,6 @@ def judge_and_analyse(
     scoring: ScoringOptions | None = None,
     engine: EngineOptions | None = None,
     panels: Sequence[BiasPanel] = (),
-    **keywords: Any,
 ) -> Study:
     """Checks everything that needs no model, then runs the judges one at a time and analyses.
 
@@ -102,23 +101,18 @@ def judge_and_analyse(
         engine: `EngineOptions` of every judge.
         panels: Panels of the judges, pooled and measured as judges (`bias.panels`); checked before
             any judge loads.
-        **keywords: the fields of `run` (resume, progress) and of `scoring` one by one, when the
-            object is not given (min_valid_mass None: the default).
     """
     from localjudge.bias.families import check_names, fill_families, model_families
     from localjudge.bias.judging import check_responses, records_path, run_bias
-    from localjudge.bias.study import analyze_verdicts
+    from localjudge.bias.study import analyze_judgments
     from localjudge.io.files import refuse_overwriting
     from localjudge.runs.generation import read_responses
 
-    if keywords.get("min_valid_mass", 0) is None:
-        del keywords["min_valid_mass"]
-    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "judge_and_analyse")
+    run, scoring = run or RunOptions(), scoring or ScoringOptions()
     given = dict(families or {})
     metric, pair_metric = study_metrics(metric_name, pairwise, pairwise_metric, default=True)
-    written = [*outputs] + [
-        records_path(Path(out_dir) / "records", j, m.name) for j in judges for m in (metric, pair_metric) if m
-    ]
+    kept = [m.name for m in (metric, pair_metric) if m] + (["logppl"] if metric else [])
+    written = [*outputs] + [records_path(Path(out_dir) / "records", j, name) for j in judges for name in kept]
     refuse_overwriting(written, [*inputs] + [model_path_input(j) for j in judges])
     check_panels(panels, judges)
     records = read_responses(responses)
@@ -127,7 +121,7 @@ def judge_and_analyse(
     judge_families = model_families(judges, given, _registry(registry), "judge")
     gen_families = fill_families({r.generator: r.generator_family for r in records}, given, "generator")
     records = [r.model_copy(update={"generator_family": gen_families[r.generator]}) for r in records]
-    verdicts = run_bias(
+    judgments = run_bias(
         records,
         list(judges),
         metric,
@@ -140,15 +134,15 @@ def judge_and_analyse(
         scoring=scoring,
         options=engine,
     )
-    study = analyze_verdicts(
-        verdicts, records, responses, metric, pair_metric, human_field=human_field, settings=settings, panels=panels
+    study = analyze_judgments(
+        judgments, records, responses, metric, pair_metric, human_field=human_field, settings=settings, panels=panels
     )
-    return Study(study, list(verdicts), pair_metric)
+    return Study(study, list(judgments), pair_metric)
 
 
 def analyse_only(
     responses: str | Path,
-    verdict_paths: Sequence[str | Path],
+    judgment_paths: Sequence[str | Path],
     *,
     metric_name: str | None = None,
     pairwise_metric: str | None = None,
@@ -159,26 +153,26 @@ def analyse_only(
     outputs: Sequence[Path] = (),
     panels: Sequence[BiasPanel] = (),
 ) -> Study:
-    """Reads verdicts from disk and analyses them; imports no torch and loads no model.
+    """Reads judgments from disk and analyses them; imports no torch and loads no model.
 
-    Args: as for `judge_and_analyse`; `verdict_paths` are folders a bias run wrote or their
-    verdict files.
+    Args: as for `judge_and_analyse`; `judgment_paths` are folders a bias run wrote or their
+    judgment files.
     """
     from localjudge.bias.families import check_names
+    from localjudge.bias.judgments import align_judgments, judgment_files, read_judgments
     from localjudge.bias.study import analyze_records
-    from localjudge.bias.verdicts import align_verdicts, read_verdicts, verdict_files
     from localjudge.io.files import refuse_overwriting
     from localjudge.runs.generation import read_responses
 
     given = dict(families or {})
     metric, pair_metric = study_metrics(metric_name, False, pairwise_metric, default=False)
-    files = verdict_files(verdict_paths)
-    refuse_overwriting(outputs, [*inputs] + [("verdicts file", f) for f in files])
+    files = judgment_files(judgment_paths)
+    refuse_overwriting(outputs, [*inputs] + [("judgments file", f) for f in files])
     records = read_responses(responses)
-    point, pair, files = read_verdicts(verdict_paths)
+    point, pair, files = read_judgments(judgment_paths)
     judges_seen = {v.judge for v in point} | {v.judge for v in pair}
     check_names(given, {r.generator for r in records} | judges_seen, "judge or generator")
-    point, pair, records, judges = align_verdicts(point, pair, records, given, human_field)
+    point, pair, records, judges = align_judgments(point, pair, records, given, human_field)
     study = analyze_records(
         point,
         pair,
@@ -189,10 +183,10 @@ def analyse_only(
         judges=judges,
         human_field=human_field,
         settings=settings,
-        verdicts_files=files,
+        judgments_files=files,
         panels=panels,
     )
-    return Study(study, [Verdicts(tuple(point), tuple(pair))], pair_metric)
+    return Study(study, [StoredJudgments(tuple(point), tuple(pair))], pair_metric)
 
 
 def generate(

@@ -1,8 +1,8 @@
-"""A `BiasReport` as markdown: summary first, then one table per analysis."""
+"""A `BiasReport` of any kind as markdown: summary first, then one table per analysis, each written once."""
 
 from __future__ import annotations
 
-from localjudge.bias.results import BiasReport
+from localjudge.bias.results import BiasReport, ScoreMatrix, WinRateMatrix
 from localjudge.bias.summary import fmt_p
 from localjudge.stats import Estimate
 
@@ -28,8 +28,36 @@ def _table(title: str, headers: list[str], rows: list[list[str]]) -> list[str]:
     return lines + [""]
 
 
+def _grid(title: str, m: ScoreMatrix | WinRateMatrix, cell: dict[tuple[str, str], Estimate]) -> list[str]:
+    """A judge × generator table, families in the headers."""
+    return _table(
+        title,
+        ["judge (family)"] + [f"{g} ({f})" for g, f in zip(m.generators, m.generator_families)],
+        [[f"{j} ({f})"] + [_e(cell[(j, g)]) for g in m.generators] for j, f in zip(m.judges, m.judge_families)],
+    )
+
+
+def _header(report: BiasReport) -> list[str]:
+    s = report.settings
+    if report.kind == "models":
+        return [
+            "# Model-level preferences",
+            "",
+            f"{len(report.judges)} judges on {report.n_items} items. Targets: each judge itself (self-preference, "
+            "Panickssery et al. 2024) and the other models of its family (family preference), against the "
+            f"responses of other families. Intervals: {100 * s.ci_level:g}% percentile bootstrap over items.",
+        ]
+    return [
+        f"# Bias report ({report.kind})",
+        "",
+        f"{report.n_records} records on {report.n_items} items from {len(report.judges)} judges; "
+        f"{report.n_unscored} unscored and skipped. Intervals: {100 * s.ci_level:g}% "
+        f"percentile bootstrap over items ({s.n_bootstrap} resamples, seed {s.seed}).",
+    ]
+
+
 def format_report(report: BiasReport) -> str:
-    """Renders a report as markdown: summary bullets, then one table per analysis.
+    """Renders a report of any kind as markdown: summary bullets, then one table per analysis it holds.
 
     Intervals are shown as `estimate [low, high]`; p-values in the tables are unadjusted, the
     Holm-adjusted ones are in the Findings table.
@@ -38,29 +66,10 @@ def format_report(report: BiasReport) -> str:
         >>> print(format_report(analyze_pointwise(records)))  # doctest: +SKIP
     """
     s = report.settings
-    out = [
-        f"# Bias report ({report.kind})",
-        "",
-        f"{report.n_records} records on {report.n_items} items from {len(report.judges)} judges; "
-        f"{report.n_unscored} unscored and skipped. Intervals: {100 * s.ci_level:g}% "
-        f"percentile bootstrap over items ({s.n_bootstrap} resamples, seed {s.seed}).",
-        "",
-        "## Summary",
-        "",
-        *[f"- {line}" for line in report.summary],
-        "",
-    ]
-    m = report.matrix
-    if m is not None:
-        cells = {(c.judge, c.generator): c for c in m.cells}
-        out += _table(
-            "Mean score (judge × generator)",
-            ["judge (family)"] + [f"{g} ({f})" for g, f in zip(m.generators, m.generator_families)],
-            [
-                [f"{j} ({f})"] + [_e(cells[(j, g)].mean) for g in m.generators]
-                for j, f in zip(m.judges, m.judge_families)
-            ],
-        )
+    out = [*_header(report), "", "## Summary", "", *[f"- {line}" for line in report.summary], ""]
+    if report.matrix is not None:
+        means = {(c.judge, c.generator): c.mean for c in report.matrix.cells}
+        out += _grid("Mean score (judge × generator)", report.matrix, means)
     out += _table(
         "Self-preference (difference in differences, points)",
         ["judge", "family", "DiD", "p", "raw own − other gap", "control judges"],
@@ -99,15 +108,8 @@ def format_report(report: BiasReport) -> str:
     )
     out += _table(
         "Position bias",
-        [
-            "judge",
-            "P(first position wins)",
-            "p",
-            "flip rate",
-            "accuracy A first",
-            "accuracy A second",
-            "accuracy combined",
-        ],
+        ["judge", "P(first position wins)", "p", "flip rate", "accuracy A first", "accuracy A second"]
+        + ["accuracy combined"],
         [
             [
                 x.judge,
@@ -130,6 +132,55 @@ def format_report(report: BiasReport) -> str:
         "Preference for the longer answer (not controlled for quality)",
         ["judge", "P(longer wins)", "p"],
         [[x.judge, _e(x.prefers_longer), _p(x.prefers_longer)] for x in report.pairwise_length],
+    )
+    if report.win_rates is not None:
+        rates = {(c.judge, c.generator): c.rate for c in report.win_rates.cells}
+        out += _grid("Pairwise win rate (judge × generator, both orders averaged)", report.win_rates, rates)
+    out += _table(
+        "Pairwise preference for a target (probability)",
+        ["judge", "target", "P(target | shown first)", "P(target | shown second)", "½ sum", "p (0.5)"]
+        + ["reference", "difference", "p"],
+        [
+            [
+                x.judge,
+                f"{x.target} ({x.relation})",
+                _e(x.shown_first),
+                _e(x.shown_second),
+                _e(x.rate),
+                _p(x.rate),
+                _e(x.reference_rate),
+                _e(x.difference),
+                _p(x.difference),
+            ]
+            for x in report.targets
+        ],
+    )
+    out += _table(
+        "Pointwise preference for a target (difference in differences, points)",
+        ["judge", "target", "raw gap", "DiD", "p", "control judges"],
+        [
+            [d.judge, f"{d.target} ({d.relation})", _e(d.raw_gap), _e(d.did), _p(d.did), ", ".join(d.reference_judges)]
+            for d in report.target_did
+        ],
+    )
+    out += _table(
+        "Panels as judges: each family's preference as a panel passes it on (not Holm-corrected)",
+        ["panel", "family", "includes it", "target", "½ sum", "reference", "difference", "p", "pointwise DiD", "p"],
+        [
+            [
+                f"{x.panel} ({', '.join(x.members)})",
+                x.family,
+                "yes" if x.includes_family else "no",
+                x.target,
+                _e(x.rate),
+                _e(x.reference_rate),
+                _e(x.difference),
+                _p(x.difference),
+                _e(x.did),
+                _p(x.did),
+            ]
+            for x in report.panels
+        ],
     )
     out += _table(
         f"Findings (Holm correction across {len(report.findings)} tests, α={s.alpha:g})",

@@ -173,7 +173,7 @@ def equal_opportunity_pairwise(
 
 
 def _agreement(p: np.ndarray, human_a: np.ndarray) -> np.ndarray:
-    """1 when the verdict p > 0.5 matches the human, 0 when not, 0.5 for a tie at 0.5."""
+    """1 when the judgment p > 0.5 matches the human, 0 when not, 0.5 for a tie at 0.5."""
     return np.where(p == 0.5, 0.5, ((p > 0.5) == (human_a == 1.0)).astype(float))
 
 

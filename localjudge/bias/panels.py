@@ -1,9 +1,9 @@
-"""Panels as judges in the bias lab: the members' verdicts pooled, and each family's preference under a panel.
+"""Panels as judges in the bias lab: the members' judgments pooled, and each family's preference under a panel.
 
 A panel (PoLL, Verga et al. 2024) judges a pair by the mean of its members' probabilities, each
 presentation order on its own (P(A | A shown first) is the members' mean of that probability, so
 position bias is pooled too, before any decision), and a response by the mean of its members'
-scores. A verdict some member left unscored is unscored for the panel.
+scores. A judgment some member left unscored is unscored for the panel.
 
 A panel has no family of its own, so its preference for a family F is measured as a judge of F's
 would be: over the pairs of one of F's generators against another family's, the panel's
@@ -36,12 +36,12 @@ PANEL_FAMILY = "panel"
 
 
 class BiasPanel(BaseModel):
-    """A named panel of judges whose verdicts are pooled (mean) into the verdicts of one judge."""
+    """A named panel of judges whose judgments are pooled (mean) into the judgments of one judge."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(min_length=1, description="The panel's name in reports (a judge name it is not).")
-    members: tuple[str, ...] = Field(description="Its judges, by the names their verdicts carry.")
+    members: tuple[str, ...] = Field(description="Its judges, by the names their judgments carry.")
 
     @field_validator("members")
     @classmethod
@@ -66,7 +66,7 @@ def parse_panel(spec: str) -> BiasPanel:
 
 
 def check_panels(panels: Sequence[BiasPanel], judges: Sequence[str]) -> None:
-    """Refuses a panel with a member that gave no verdicts, or named as a judge is.
+    """Refuses a panel with a member that gave no judgments, or named as a judge is.
 
     Raises:
         ConfigError: naming the panel and the judges there are.
@@ -77,7 +77,7 @@ def check_panels(panels: Sequence[BiasPanel], judges: Sequence[str]) -> None:
         missing = [m for m in p.members if m not in seen]
         if missing:
             raise ConfigError(
-                f"panel {clip(p.name)}: {clip(missing[0])} gave no verdicts here; "
+                f"panel {clip(p.name)}: {clip(missing[0])} gave no judgments here; "
                 f"the judges are {', '.join(sorted(seen))}"
             )
         if p.name in seen or names.count(p.name) > 1:
@@ -85,7 +85,7 @@ def check_panels(panels: Sequence[BiasPanel], judges: Sequence[str]) -> None:
 
 
 def panel_pairwise(records: Sequence[PairwiseRecord], panel: BiasPanel) -> list[PairwiseRecord]:
-    """The panel's pairwise verdicts: per pair, the members' P(A | A first) and P(A | A second) averaged.
+    """The panel's pairwise judgments: per pair, the members' P(A | A first) and P(A | A second) averaged.
 
     A pair is oriented as the first member's record of it; a member that saw A and B the other way
     round contributes 1 − its probabilities of the swapped orders. A pair some member did not judge
@@ -96,7 +96,7 @@ def panel_pairwise(records: Sequence[PairwiseRecord], panel: BiasPanel) -> list[
         if r.judge in panel.members:
             key = (r.item_id, frozenset((r.generator_a, r.generator_b)))
             if r.judge in by_key[key]:
-                raise ConfigError(f"judge {clip(r.judge)} has two verdicts on item {clip(r.item_id)}'s pair")
+                raise ConfigError(f"judge {clip(r.judge)} has two judgments on item {clip(r.item_id)}'s pair")
             by_key[key][r.judge] = r
     out = []
     for held in by_key.values():
@@ -123,7 +123,7 @@ def panel_pairwise(records: Sequence[PairwiseRecord], panel: BiasPanel) -> list[
 
 
 def panel_pointwise(records: Sequence[PointwiseRecord], panel: BiasPanel) -> list[PointwiseRecord]:
-    """The panel's pointwise verdicts: per response, the members' scores averaged (None if one is None)."""
+    """The panel's pointwise judgments: per response, the members' scores averaged (None if one is None)."""
     by_key: dict[tuple[str, str], dict[str, PointwiseRecord]] = defaultdict(dict)
     for r in records:
         if r.judge in panel.members:

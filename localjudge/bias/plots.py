@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from localjudge.bias.results import BiasReport, ModelReport
+from localjudge.bias.results import BiasReport, ScoreMatrix, WinRateMatrix
 from localjudge.errors import DataError
 from localjudge.stats import Estimate
 
@@ -50,17 +50,19 @@ def _grid(
 
 
 def _heatmap(
-    values: np.ndarray,
-    half: np.ndarray,
-    row_labels: Sequence[str],
-    col_labels: Sequence[str],
+    m: ScoreMatrix | WinRateMatrix,
+    cells: dict[tuple[str, str], Estimate],
     *,
     label: str,
     title: str,
     path: str | Path,
     centre: float | None = None,
 ) -> Path:
-    """An annotated heatmap: the value in each cell, its CI half-width below; `centre` gives a diverging scale."""
+    """A judge × generator heatmap, both labelled with their family: the value in each cell, its CI
+    half-width below; `centre` gives a diverging scale."""
+    values, half = _grid(cells, m.judges, m.generators)
+    row_labels = [f"{j}\n({f})" for j, f in zip(m.judges, m.judge_families)]
+    col_labels = [f"{g}\n({f})" for g, f in zip(m.generators, m.generator_families)]
     # wide enough that two-line "name\n(family)" tick labels of neighbouring columns do not overlap
     fig = _figure(2.4 + 1.9 * values.shape[1], 1.4 + 0.8 * values.shape[0])
     ax = fig.add_subplot()
@@ -119,19 +121,16 @@ def write_heatmap(report: BiasReport, path: str | Path) -> Path:
             f"a {report.kind} report has no judge × generator score matrix; "
             "draw the heatmap from a pointwise report (analyze_pointwise)"
         )
-    values, half = _grid({(c.judge, c.generator): c.mean for c in m.cells}, m.judges, m.generators)
     return _heatmap(
-        values,
-        half,
-        [f"{j}\n({f})" for j, f in zip(m.judges, m.judge_families)],
-        [f"{g}\n({f})" for g, f in zip(m.generators, m.generator_families)],
+        m,
+        {(c.judge, c.generator): c.mean for c in m.cells},
         label="mean score",
         title=f"Mean score, {100 * report.settings.ci_level:g}% CI half-width below",
         path=path,
     )
 
 
-def write_win_rates(report: ModelReport, path: str | Path) -> Path:
+def write_win_rates(report: BiasReport, path: str | Path) -> Path:
     """Writes the judge × generator pairwise win rates as a heatmap PNG (0.5 white), CI half-width below.
 
     Raises:
@@ -143,12 +142,9 @@ def write_win_rates(report: ModelReport, path: str | Path) -> Path:
     m = report.win_rates
     if m is None:
         raise DataError("the model-level report has no win rates; give it pairwise records")
-    values, half = _grid({(c.judge, c.generator): c.rate for c in m.cells}, m.judges, m.generators)
     return _heatmap(
-        values,
-        half,
-        [f"{j}\n({f})" for j, f in zip(m.judges, m.judge_families)],
-        [f"{g}\n({f})" for g, f in zip(m.generators, m.generator_families)],
+        m,
+        {(c.judge, c.generator): c.rate for c in m.cells},
         label="P(judge prefers the generator)",
         title=f"Pairwise win rate, both orders averaged; {100 * report.settings.ci_level:g}% CI half-width below",
         path=path,
@@ -156,7 +152,7 @@ def write_win_rates(report: ModelReport, path: str | Path) -> Path:
     )
 
 
-def write_position_panel(pairwise: BiasReport, models: ModelReport | None, path: str | Path) -> Path:
+def write_position_panel(pairwise: BiasReport, models: BiasReport | None, path: str | Path) -> Path:
     """Writes one panel per judge: first-position preference, order consistency and P(own | shown first/second).
 
     Each bar is a probability with its interval; the dashed line is 0.5. A judge whose own-response
@@ -172,7 +168,7 @@ def write_position_panel(pairwise: BiasReport, models: ModelReport | None, path:
     """
     if not pairwise.position:
         raise DataError(f"a {pairwise.kind} report has no position results; draw the panel from a pairwise report")
-    own = {x.judge: x for x in (models.pairwise if models else []) if x.relation == "self"}
+    own = {x.judge: x for x in (models.targets if models else []) if x.relation == "self"}
     n = len(pairwise.position)
     fig = _figure(3.2 * n, 3.4)
     for k, pos in enumerate(pairwise.position):

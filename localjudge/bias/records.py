@@ -1,14 +1,17 @@
-"""Input records of the bias lab: one judge's verdict on one response (or one pair of responses).
+"""Input records of the bias lab: one judge's judgment on one response (or one pair of responses).
 
-The scoring pipeline writes these; the analysis modules only read them. An unscored verdict is
-`None` and is skipped and counted by every analysis, never treated as 0.
+The scoring pipeline writes these; the analysis modules only read them. An unscored judgment is
+`None` and is skipped and counted by every analysis, never treated as 0. `LogpplRecord` and
+`RecognitionRecord` are the judging step's own files in a records folder, kept so a run resumes.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from localjudge.io.jsonl import RecordFile
 
 
 class PointwiseRecord(BaseModel):
@@ -65,3 +68,39 @@ class PairwiseRecord(BaseModel):
     """Length of response A (characters or tokens), if known."""
     length_b: int | None = Field(default=None, ge=0)
     """Length of response B, in the same unit as `length_a`."""
+
+
+class LogpplRecord(BaseModel):
+    """A judge's mean NLL per token of one response, given the prompt it would itself answer (kept to resume)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    item_id: str
+    generator: str
+    logppl: float | None
+    """None when not finite (an empty response)."""
+    judge: dict[str, Any]
+
+
+class RecognitionRecord(BaseModel):
+    """One judge's answer to "which one did you write?" on one pair, both orders (`bias.recognition`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    item_id: str
+    generator_a: str
+    generator_b: str
+    p_a_first: float | None
+    """P(the judge says it wrote A) with A shown first; None when unscored."""
+    p_a_second: float | None
+    """P(the judge says it wrote A) with A shown second."""
+    valid_mass_first: float
+    valid_mass_second: float
+    unscored_reason: str | None
+    min_valid_mass: float
+    prompt_version: str
+    judge: dict[str, Any]
+
+
+LOGPPL = RecordFile(LogpplRecord, "log-perplexity record", "log-perplexity file")
+RECOGNITION = RecordFile(RecognitionRecord, "recognition record", "recognition file")

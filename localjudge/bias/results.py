@@ -6,10 +6,11 @@ so a `BiasReport` always serialises to strict JSON.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from localjudge.options import Options
 from localjudge.stats import Estimate
 
 
@@ -17,18 +18,20 @@ class _Result(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-class BiasSettings(_Result):
+class BiasSettings(Options):
     """How estimates, intervals and tests of a bias analysis are computed."""
 
-    n_bootstrap: int = Field(default=1000, ge=1, validation_alias=AliasChoices("n_bootstrap", "n_resamples"))
-    """Bootstrap resamples of items for the confidence intervals (as `CalibrationSettings`; reports
-    written before the rename call it `n_resamples`, and still load)."""
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    label: ClassVar[str] = "bias option"
+
+    n_bootstrap: int = Field(default=1000, ge=1)
+    """Bootstrap resamples of items for the confidence intervals (as `CalibrationSettings`)."""
     n_permutations: int = Field(default=9999, ge=1)
     """Random sign flips or permutations per test (small samples are enumerated exactly)."""
     seed: int = Field(default=0, ge=0)
     """Seed of every random draw; the same seed and records give the same report."""
-    ci_level: float = Field(default=0.95, gt=0.0, lt=1.0, validation_alias=AliasChoices("ci_level", "confidence"))
-    """Coverage of the percentile bootstrap intervals (as `CalibrationSettings`; formerly `confidence`)."""
+    ci_level: float = Field(default=0.95, gt=0.0, lt=1.0)
+    """Coverage of the percentile bootstrap intervals (as `CalibrationSettings`)."""
     alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
     """Family-wise error rate of the Holm-corrected findings."""
     length_unit: int = Field(default=100, ge=1)
@@ -118,7 +121,7 @@ class PositionBias(_Result):
     judge: str
     """Judge name."""
     flip_rate: Estimate
-    """Share of pairs whose verdict (p > 0.5) changes when the answers swap places."""
+    """Share of pairs whose judgment (p > 0.5) changes when the answers swap places."""
     first_position: Estimate
     """Mean probability given to the answer shown first; p tests 0.5 by sign flips over items."""
     accuracy_a_first: Estimate | None
@@ -126,7 +129,7 @@ class PositionBias(_Result):
     accuracy_a_second: Estimate | None
     """Agreement with human_preferred with A shown second."""
     accuracy_combined: Estimate | None
-    """Agreement of the verdict from the mean of both orders' probabilities."""
+    """Agreement of the judgment from the mean of both orders' probabilities."""
 
 
 class LengthBias(_Result):
@@ -269,45 +272,6 @@ class Finding(_Result):
     """Plain-language statement of the effect."""
 
 
-class BiasReport(_Result):
-    """Everything the bias lab found for one set of records."""
-
-    kind: Literal["pointwise", "pairwise"]
-    """Which judging protocol the records come from."""
-    settings: BiasSettings
-    """How it was computed."""
-    judges: list[str]
-    """Judges analysed, sorted."""
-    n_records: int
-    """Records given."""
-    n_unscored: int
-    """Records skipped because the verdict was None."""
-    unscored_by_judge: dict[str, int]
-    """Skipped records per judge."""
-    n_items: int
-    """Distinct items."""
-    matrix: ScoreMatrix | None = None
-    """Judge × generator mean scores (pointwise only)."""
-    self_preference: list[SelfPreference] = []
-    """Pointwise difference-in-differences per judge."""
-    perplexity: list[PerplexityAdjusted] = []
-    """Own-family effect after the perplexity covariate (when judge_logppl is present)."""
-    pairwise_self_preference: list[PairwiseSelfPreference] = []
-    """Pairwise own-family preference per judge."""
-    equal_opportunity: list[EqualOpportunity] = []
-    """Equal-opportunity gaps (when human labels are present)."""
-    position: list[PositionBias] = []
-    """Position bias per pairwise judge."""
-    length: list[LengthBias] = []
-    """Pointwise length bias per judge."""
-    pairwise_length: list[PairwiseLengthBias] = []
-    """Pairwise preference for the longer answer (when lengths are present)."""
-    findings: list[Finding] = []
-    """Every test with its Holm-adjusted p-value."""
-    summary: list[str] = []
-    """Plain-language sentences on the significant effects (or that there are none)."""
-
-
 class PanelTarget(_Result):
     """A panel's preference for one generator of a family, as a judge of that family's would be measured."""
 
@@ -331,24 +295,55 @@ class PanelTarget(_Result):
     """Pointwise difference in differences against the judges of other families, points."""
 
 
-class ModelReport(_Result):
-    """Model-level preferences: each judge for its own responses and for its family's other models."""
+class BiasReport(_Result):
+    """Everything the bias lab found for one set of records: one report type, whatever it analyses.
 
+    `kind` says which analyses fill it: "pointwise" and "pairwise" (`analyze_pointwise`,
+    `analyze_pairwise`: the judging protocol's biases), or "models" (`analyze_models`: win rates
+    and each judge's preference for itself and its family's models, from either protocol's records,
+    and panels of the judges); the fields of other kinds stay empty. Its findings are
+    Holm-corrected across its own tests.
+    """
+
+    kind: Literal["pointwise", "pairwise", "models"]
+    """Which analyses fill the report: a judging protocol's, or the model-level ones."""
     settings: BiasSettings
     """How it was computed."""
     judges: list[str]
     """Judges analysed, sorted."""
+    n_records: int
+    """Records given (models: of both protocols)."""
+    n_unscored: int
+    """Records skipped because the judgment was None."""
+    unscored_by_judge: dict[str, int]
+    """Skipped records per judge."""
     n_items: int
-    """Distinct items of the records."""
+    """Distinct items."""
+    matrix: ScoreMatrix | None = None
+    """Judge × generator mean scores (pointwise only)."""
+    self_preference: list[SelfPreference] = []
+    """Pointwise difference-in-differences per judge."""
+    perplexity: list[PerplexityAdjusted] = []
+    """Own-family effect after the perplexity covariate (when judge_logppl is present)."""
+    pairwise_self_preference: list[PairwiseSelfPreference] = []
+    """Pairwise own-family preference per judge."""
+    equal_opportunity: list[EqualOpportunity] = []
+    """Equal-opportunity gaps (when human labels are present)."""
+    position: list[PositionBias] = []
+    """Position bias per pairwise judge."""
+    length: list[LengthBias] = []
+    """Pointwise length bias per judge."""
+    pairwise_length: list[PairwiseLengthBias] = []
+    """Pairwise preference for the longer answer (when lengths are present)."""
     win_rates: WinRateMatrix | None = None
-    """Judge × generator pairwise win rates (with pairwise records)."""
-    pairwise: list[TargetPreference] = []
-    """Pairwise preference for each judge's targets (with pairwise records)."""
-    pointwise: list[TargetDiD] = []
-    """Pointwise difference in differences for each judge's targets (with pointwise records)."""
+    """Judge × generator pairwise win rates (models, with pairwise records)."""
+    targets: list[TargetPreference] = []
+    """Pairwise preference for each judge's targets: itself and its family's models (models)."""
+    target_did: list[TargetDiD] = []
+    """Pointwise difference in differences for each judge's targets (models)."""
     panels: list[PanelTarget] = []
-    """Each panel's preference for each judging family's generators (with --panel; not in `findings`)."""
+    """Each panel's preference for each judging family's generators (models, with panels; not in `findings`)."""
     findings: list[Finding] = []
-    """Every test of this report with its Holm-adjusted p-value (corrected across this report only)."""
+    """Every test with its Holm-adjusted p-value."""
     summary: list[str] = []
     """Plain-language sentences on the significant effects (or that there are none)."""

@@ -1,14 +1,14 @@
 """A bias study on disk: what was judged and by whom, both reports, and the files they go to.
 
-`analyze_verdicts` turns the judges' verdicts into a `BiasStudy` (pointwise and pairwise
+`analyze_judgments` turns the judges' judgments into a `BiasStudy` (pointwise and pairwise
 `BiasReport`s plus everything needed to reproduce them); `analyze_records` does the same for
-verdict records read back from disk (`localjudge bias --verdicts`, no model loaded);
+judgment records read back from disk (`localjudge bias analyse`, no model loaded);
 `write_study` writes report.json, report.md, the figures (heatmap.png, win_rates.png,
 position.png) and the input records of the analysis to a folder.
 
 Examples:
-    >>> study = analyze_verdicts(verdicts, responses, "responses.jsonl", metric, pairwise_metric)  # doctest: +SKIP
-    >>> write_study(study, verdicts, "bias_out")  # doctest: +SKIP
+    >>> study = analyze_judgments(judgments, responses, "responses.jsonl", metric, pairwise_metric)  # doctest: +SKIP
+    >>> write_study(study, judgments, "bias_out")  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -20,14 +20,13 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.bias.analysis import analyze_pairwise, analyze_pointwise
-from localjudge.bias.judging import JudgeVerdicts
+from localjudge.bias.analysis import analyze_models, analyze_pairwise, analyze_pointwise
+from localjudge.bias.judging import Judgments
 from localjudge.bias.markdown import format_report
-from localjudge.bias.model_report import analyze_models, format_model_report
 from localjudge.bias.panels import BiasPanel
 from localjudge.bias.plots import write_heatmap, write_position_panel, write_win_rates
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.bias.results import BiasReport, BiasSettings, ModelReport
+from localjudge.bias.results import BiasReport, BiasSettings
 from localjudge.errors import ConfigError, clip
 from localjudge.io.jsonl import write_rows
 from localjudge.judges.registry import UNKNOWN_FAMILY
@@ -64,25 +63,25 @@ class BiasStudy(BaseModel):
     human_field: str | None = Field(default=None, description="Prompt field holding human scores, or null.")
     pointwise: BiasReport | None = Field(description="Analysis of the pointwise scores, or null.")
     pairwise: BiasReport | None = Field(description="Analysis of the own-vs-other pairs, or null.")
-    models: ModelReport | None = Field(
+    models: BiasReport | None = Field(
         default=None, description="Model-level preferences (each judge for itself and its family's models)."
     )
-    verdicts_files: list[str] = Field(
-        default_factory=list, description="Verdict files re-analysed (`--verdicts`); empty when the judges ran."
+    judgments_files: list[str] = Field(
+        default_factory=list, description="Judgment files re-analysed (`--judgments`); empty when the judges ran."
     )
     notes: list[str] = Field(default_factory=list, description="Analyses skipped for lack of data, and why.")
     localjudge_version: str = Field(default=__version__, description="Version of localjudge.")
 
 
-class Verdicts(NamedTuple):
-    """Verdict records without a loaded judge, e.g. read back from a finished study."""
+class StoredJudgments(NamedTuple):
+    """Judgment records without a loaded judge, e.g. read back from a finished study."""
 
     pointwise: tuple[PointwiseRecord, ...]
     pairwise: tuple[PairwiseRecord, ...]
 
 
-def analyze_verdicts(
-    verdicts: Sequence[JudgeVerdicts],
+def analyze_judgments(
+    judgments: Sequence[Judgments],
     responses: Sequence[ResponseRecord],
     responses_file: str | Path,
     metric: GEvalMetric | None,
@@ -92,15 +91,15 @@ def analyze_verdicts(
     settings: BiasSettings | None = None,
     panels: Sequence[BiasPanel] = (),
 ) -> BiasStudy:
-    """Runs the pointwise and pairwise analyses on every judge's verdicts (and on `panels` of them)."""
+    """Runs the pointwise and pairwise analyses on every judge's judgments (and on `panels` of them)."""
     return analyze_records(
-        [r for v in verdicts for r in v.pointwise],
-        [r for v in verdicts for r in v.pairwise],
+        [r for v in judgments for r in v.pointwise],
+        [r for v in judgments for r in v.pairwise],
         responses,
         responses_file,
         metric,
         pairwise_metric,
-        judges=[v.judge.model_dump() for v in verdicts],
+        judges=[v.judge.model_dump() for v in judgments],
         human_field=human_field,
         settings=settings,
         panels=panels,
@@ -118,10 +117,10 @@ def analyze_records(
     judges: Sequence[dict[str, Any]],
     human_field: str | None = None,
     settings: BiasSettings | None = None,
-    verdicts_files: Sequence[str | Path] = (),
+    judgments_files: Sequence[str | Path] = (),
     panels: Sequence[BiasPanel] = (),
 ) -> BiasStudy:
-    """Runs the pointwise and pairwise analyses on verdict records.
+    """Runs the pointwise and pairwise analyses on judgment records.
 
     Args:
         point: Pointwise records of every judge.
@@ -133,7 +132,7 @@ def analyze_records(
         judges: Each judge's info: at least name and family.
         human_field: The prompts' field the human scores came from, if any.
         settings: Resampling settings.
-        verdicts_files: The files the records were read from, if any.
+        judgments_files: The files the records were read from, if any.
         panels: Panels of the judges, measured in the model-level report (`bias.panels`).
 
     Raises:
@@ -149,7 +148,9 @@ def analyze_records(
             f"be told from chance; pass --family {vague[0]}=FAMILY"
         )
     no_ppl = sorted({r.judge for r in point} - {r.judge for r in point if r.judge_logppl is not None})
-    notes = [f"perplexity covariate skipped for {', '.join(no_ppl)}: no judge_logppl in the verdicts"] if no_ppl else []
+    notes = (
+        [f"perplexity covariate skipped for {', '.join(no_ppl)}: no judge_logppl in the judgments"] if no_ppl else []
+    )
     gens: dict[str, list[ResponseRecord]] = {}
     for r in responses:
         gens.setdefault(r.generator, []).append(r)
@@ -169,7 +170,7 @@ def analyze_records(
         pointwise=analyze_pointwise(point, settings) if point else None,
         pairwise=analyze_pairwise(pair, settings) if pair else None,
         models=analyze_models(point, pair, settings, panels) if point or pair else None,
-        verdicts_files=[str(p) for p in verdicts_files],
+        judgments_files=[str(p) for p in judgments_files],
         notes=notes,
     )
 
@@ -180,7 +181,7 @@ def format_study(study: BiasStudy) -> str:
     judges = ", ".join(
         f"{j['name']} ({', '.join(str(j[k]) for k in ('family', 'dtype', 'device') if k in j)})" for j in study.judges
     )
-    named = "not recorded" if study.verdicts_files else "–"
+    named = "not recorded" if study.judgments_files else "–"
     out = [
         "# Bias study",
         "",
@@ -193,20 +194,18 @@ def format_study(study: BiasStudy) -> str:
         "of the response given the prompt it would itself answer.",
         f"- localjudge {study.localjudge_version}.",
         *(
-            [f"- Analysis only, of the verdicts in {', '.join(f'`{p}`' for p in study.verdicts_files)}."]
-            if study.verdicts_files
+            [f"- Analysis only, of the judgments in {', '.join(f'`{p}`' for p in study.judgments_files)}."]
+            if study.judgments_files
             else []
         ),
         *[f"- Note: {note}." for note in study.notes],
         "",
     ]
-    for report in (study.pointwise, study.pairwise):
+    for report in (study.pointwise, study.pairwise, study.models):
         if report is not None:
             # one heading level down: each report is a section of this document
             out += ["#" + line if line.startswith("#") else line for line in format_report(report).splitlines()]
             out.append("")
-    if study.models is not None:
-        out += ["#" + line if line.startswith("#") else line for line in format_model_report(study.models).splitlines()]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -232,11 +231,11 @@ STUDY_FILES = (
 
 
 def write_study(
-    study: BiasStudy, verdicts: Sequence[JudgeVerdicts | Verdicts], out_dir: str | Path, *, figures: bool = True
+    study: BiasStudy, judgments: Sequence[Judgments | StoredJudgments], out_dir: str | Path, *, figures: bool = True
 ) -> dict[str, Path]:
     """Writes report.json, report.md, the figures and the analysis' input records.
 
-    heatmap.png (mean scores) needs pointwise verdicts; win_rates.png and position.png (one
+    heatmap.png (mean scores) needs pointwise judgments; win_rates.png and position.png (one
     panel per judge) need pairwise ones. `figures=False` writes none of them (about 0.3 s each
     to draw), leaving any already in the folder as they are.
 
@@ -254,9 +253,9 @@ def write_study(
         files["win_rates"] = write_win_rates(study.models, out / "win_rates.png")
         files["position"] = write_position_panel(study.pairwise, study.models, out / "position.png")
     for kind in ("pointwise", "pairwise"):
-        rows = [r for v in verdicts for r in getattr(v, kind)]
+        rows = [r for v in judgments for r in getattr(v, kind)]
         if rows:
             files[kind] = out / f"{kind}_records.jsonl"
-            # escaped to ASCII as ever, so a re-analysis (--verdicts) writes a study's files byte for byte
+            # escaped to ASCII as ever, so a re-analysis (--judgments) writes a study's files byte for byte
             write_rows(files[kind], rows, ensure_ascii=True, allow_nan=True)
     return files

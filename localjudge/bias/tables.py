@@ -1,7 +1,7 @@
 """Dense arrays built from bias records, after checking that the records agree with each other.
 
 Pointwise records become a (judge, item, generator) cube with NaN for missing or unscored
-verdicts; pairwise records become parallel per-record arrays. Both keep the unscored counts.
+judgments; pairwise records become parallel per-record arrays. Both keep the unscored counts.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def _family_map(pairs: list[tuple[str, str]], kind: str) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class PointwiseTable:
-    """Pointwise verdicts as a dense cube; NaN marks a missing or unscored verdict."""
+    """Pointwise judgments as a dense cube; NaN marks a missing or unscored judgment."""
 
     items: tuple[str, ...]
     judges: tuple[str, ...]
@@ -108,7 +108,7 @@ def pointwise_table(records: Sequence[PointwiseRecord]) -> PointwiseTable:
 
 @dataclass(frozen=True)
 class PairwiseTable:
-    """Scored pairwise verdicts as parallel arrays, one entry per record."""
+    """Scored pairwise judgments as parallel arrays, one entry per record."""
 
     items: tuple[str, ...]
     judges: tuple[str, ...]

@@ -1,9 +1,9 @@
-"""`calibrate`: judge-vs-human agreement, intervals, diagnostics and verdict in one report."""
+"""`calibrate`: judge-vs-human agreement, intervals, diagnostics and readiness in one report."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -11,6 +11,7 @@ import localjudge.stats as stats
 from localjudge.calibration import diagnostics
 from localjudge.calibration.isotonic import evaluate_isotonic
 from localjudge.calibration.results import (
+    CalibrationKeywords,
     CalibrationReport,
     CalibrationSettings,
     CorrelationEstimates,
@@ -18,10 +19,13 @@ from localjudge.calibration.results import (
     FitScoresModel,
     InputInfo,
     SummaryLevelEstimates,
-    calibration_settings,
+    settings_of,
 )
 from localjudge.errors import ConfigError, DataError
 from localjudge.stats import Estimate
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 def _estimates(point: stats.PointCorrelations, intervals: tuple) -> CorrelationEstimates:
@@ -52,7 +56,7 @@ def calibrate(
     *,
     settings: CalibrationSettings | None = None,
     input_info: InputInfo | None = None,
-    **keywords: Any,
+    **keywords: Unpack[CalibrationKeywords],
 ) -> CalibrationReport:
     """Measures how well judge scores agree with human scores.
 
@@ -64,8 +68,8 @@ def calibrate(
             and makes the bootstrap resample whole groups.
         settings: The statistical settings (`CalibrationSettings`), recorded in the report as given.
         input_info: Where the pairs were read from, recorded in the report.
-        **keywords: The fields of `settings`, one by one (a field given both ways must agree):
-            target: Spearman ρ required for a READY verdict (0.8).
+        **keywords: The fields of `settings` (`CalibrationKeywords`), instead of the object:
+            target: Spearman ρ required to be READY (0.8).
             n_bootstrap: Bootstrap resamples per interval (1000; 0 disables intervals).
             seed: Seed of the bootstrap and of the `fit` split (0).
             ci_level: Interval coverage (0.95).
@@ -80,7 +84,7 @@ def calibrate(
     Raises:
         DataError: If inputs have mismatched lengths, human scores are missing, or fewer than
             3 items are scored.
-        ConfigError: If an option is out of range, a keyword differs from `settings`, or a
+        ConfigError: If an option is out of range, `settings` and keywords are both given, or a
             scale does not contain the scores.
 
     Examples:
@@ -91,7 +95,7 @@ def calibrate(
         >>> calibrate([1, 2, None, 4, 5], [1.5, 2, 3, 3.5, 5], settings=settings).settings == settings
         True
     """
-    settings = calibration_settings(settings, keywords, "calibrate")
+    settings = settings_of(settings, keywords, "calibrate")
     judge_all = np.array([np.nan if v is None else v for v in judge], dtype=float)
     human_all = np.asarray(human, dtype=float)
     if judge_all.shape != human_all.shape or judge_all.ndim != 1:
@@ -173,6 +177,8 @@ def calibrate(
         summary=summary,
         scale=diagnostics.scale_diagnostics(j, h, point.spearman, settings.judge_scale, settings.human_scale),
         sample_size=sample,
-        verdict=diagnostics.verdict(rho, rho_low, summary_level=g is not None, target=settings.target, sample=sample),
+        readiness=diagnostics.readiness(
+            rho, rho_low, summary_level=g is not None, target=settings.target, sample=sample
+        ),
         fit=fit_eval,
     )

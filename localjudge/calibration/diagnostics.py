@@ -10,10 +10,10 @@ from typing import Literal
 import numpy as np
 
 from localjudge.calibration.results import (
+    Readiness,
     SampleSizeCheck,
     ScaleDiagnostics,
     ScoreSummary,
-    Verdict,
 )
 from localjudge.stats import required_n
 
@@ -126,14 +126,14 @@ def sample_size_check(n_labelled: int, min_items: int = MIN_LABELLED) -> SampleS
     )
 
 
-def verdict(
+def readiness(
     rho: float | None,
     ci_low: float | None,
     *,
     summary_level: bool,
     target: float,
     sample: SampleSizeCheck,
-) -> Verdict:
+) -> Readiness:
     """READY to gate releases when ρ ≥ target and there are enough labelled items.
 
     Args:
@@ -163,7 +163,7 @@ def verdict(
             line += f" (caveat: {caveat})"
     else:
         line = "NOT READY: " + "; ".join(reasons)
-    return Verdict(
+    return Readiness(
         ready=ready,
         statistic="summary_spearman" if summary_level else "dataset_spearman",
         value=rho,

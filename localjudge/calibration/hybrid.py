@@ -205,18 +205,3 @@ def complexity(c: Candidate) -> int:
         return 1
     assert c.alpha is not None  # ridge candidates carry their penalty
     return 2 + sorted(RIDGE_ALPHAS, reverse=True).index(c.alpha)
-
-
-def split_items(n: int, groups: np.ndarray | None, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(fit, held-back) indices: a `share` of the items, or of whole groups, to fit on."""
-    if not 0 < share < 1:
-        raise DataError(f"the fit share must be between 0 and 1, got {share}")
-    rng = np.random.default_rng(seed)
-    if groups is None:
-        order = rng.permutation(n)
-        cut = round(share * n)
-        return np.sort(order[:cut]), np.sort(order[cut:])
-    uniq = rng.permutation(np.unique(groups))
-    cut = round(share * len(uniq))
-    fit = np.isin(groups, uniq[:cut])
-    return np.flatnonzero(fit), np.flatnonzero(~fit)

@@ -10,10 +10,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.calibration import hybrid as H
-from localjudge.calibration.results import CalibrationSettings, calibration_settings, split_keywords
+from localjudge.calibration.results import CalibrationSettings
 from localjudge.errors import ConfigError, DataError, clip, cut
-from localjudge.kinds.hybrid import HybridComponent, HybridMetric
+from localjudge.kinds.hybrid import FittedComponent, HybridMetric
 from localjudge.kinds.records import ResultRecord
+from localjudge.stats import split_items
 
 
 class CandidateScore(BaseModel):
@@ -46,7 +47,7 @@ class HybridReport(BaseModel):
     )
     best_part: str | None = Field(description="The component with the best held-back agreement.")
     beats_best_part: bool | None = Field(description="Whether the hybrid's held-back ρ is at least its best part's.")
-    verdict: str = Field(description="The finding in one sentence.")
+    finding: str = Field(description="The finding in one sentence.")
 
 
 def component_table(
@@ -102,8 +103,6 @@ def fit_hybrid(
     group: str | None = None,
     field: Literal["raw_score", "score"] = "raw_score",
     settings: CalibrationSettings | None = None,
-    share: float | None = None,
-    seed: int | None = None,
     folds: int = 5,
     name: str = "hybrid",
 ) -> tuple[HybridMetric, HybridReport]:
@@ -112,8 +111,7 @@ def fit_hybrid(
     The fit split (a share of the cases, or of whole groups) chooses and fits the combination
     by cross-validation; the held-back split only reports it against each component alone.
     The share is `settings.split` (default 0.5) and the seed of the split and the folds
-    `settings.seed` (default 0); `share` and `seed` give them one by one instead, and must
-    agree with `settings` when both are given (else `ConfigError`).
+    `settings.seed` (default 0).
 
     Examples:
         >>> metric, report = fit_hybrid(read_results("r.jsonl"), ["consistency", "consistency_likelihood"],
@@ -123,7 +121,7 @@ def fit_hybrid(
     components = list(dict.fromkeys(components))
     if name in components:
         raise ConfigError(f"the hybrid's name {clip(name)} is one of its components; name it otherwise")
-    settings = calibration_settings(settings, split_keywords(share, seed), "fit_hybrid")
+    settings = settings or CalibrationSettings()
     x, y, g, specs, skipped = component_table(records, components, human, group, field)
     model, report = fit_arrays(x, y, g, components, share=settings.split, seed=settings.seed, folds=folds)
     report = report.model_copy(update={"human_field": human, "group_field": group, "skipped": skipped})
@@ -135,7 +133,7 @@ def fit_hybrid(
         human_field=human,
         human_scale=(float(y.min()), float(y.max())),
         components=[
-            HybridComponent(
+            FittedComponent(
                 metric=specs[c],
                 field=field,
                 mean=float(model.mean[k]),
@@ -161,7 +159,7 @@ def fit_arrays(
 ) -> tuple[H.LinearScore, HybridReport]:
     """`fit_hybrid` on arrays: (n, K) component scores, (n,) human scores, (n,) group ids or None."""
     g = groups
-    fit, held = H.split_items(len(y), g, share, seed)
+    fit, held = split_items(len(y), g, share, seed)
     if len(fit) < H.MIN_FIT_ITEMS or len(held) < H.MIN_FIT_ITEMS:
         raise DataError(
             f"{len(y)} labelled cases give {len(fit)} to fit and {len(held)} to test; "
@@ -195,12 +193,12 @@ def fit_arrays(
         held_out=held_out,
         best_part=best,
         beats_best_part=beats,
-        verdict=_verdict(held_out, best, beats, chosen.label),
+        finding=_finding(held_out, best, beats, chosen.label),
     )
     return model, report
 
 
-def _verdict(held_out: dict, best: str | None, beats: bool | None, chosen: str) -> str:
+def _finding(held_out: dict, best: str | None, beats: bool | None, chosen: str) -> str:
     hyb = held_out["hybrid"]
     if best is None or hyb is None:
         return "agreement is undefined on the held-back split; label more varied cases"
@@ -216,7 +214,7 @@ def _verdict(held_out: dict, best: str | None, beats: bool | None, chosen: str) 
 
 
 def format_hybrid_report(report: HybridReport) -> str:
-    """The report as text: the split, the combinations tried, held-back agreement, the verdict."""
+    """The report as text: the split, the combinations tried, held-back agreement, the finding."""
     groups = (
         f" ({report.fit_groups} / {report.held_groups} groups of {report.group_field})" if report.group_field else ""
     )
@@ -237,7 +235,7 @@ def format_hybrid_report(report: HybridReport) -> str:
     width = max(len(k) for k in report.held_out)
     for k, v in report.held_out.items():
         lines.append(f"  {k.ljust(width)}  {_f(v)}")
-    lines += ["", f"Verdict: {report.verdict}"]
+    lines += ["", f"Finding: {report.finding}"]
     return "\n".join(lines)
 
 

@@ -12,8 +12,8 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from localjudge.errors import ConfigError, DataError
-from localjudge.stats import correlations
+from localjudge.errors import DataError
+from localjudge.stats import correlations, split_items
 
 MIN_SPLIT_ITEMS = 40
 """Fewest scored items each split needs before an isotonic fit is worth reporting."""
@@ -79,35 +79,6 @@ def fit_isotonic(judge: np.ndarray, human: np.ndarray) -> IsotonicMap:
     return IsotonicMap(knots, pav(sums / counts, counts.astype(float)))
 
 
-class SplitIndices(NamedTuple):
-    """Item indices of the calibration and held-out splits."""
-
-    calibration: np.ndarray
-    heldout: np.ndarray
-
-
-def split_indices(n_items: int, groups: np.ndarray | None, fraction: float, seed: int) -> SplitIndices:
-    """Deterministic random split of items, or of whole groups when groups are given.
-
-    Args:
-        n_items: Number of items.
-        groups: (n_items,) group ids, or None.
-        fraction: Share of items (or groups) that go to the calibration split.
-        seed: Random seed.
-    """
-    if not 0 < fraction < 1:
-        raise ConfigError(f"--split must be strictly between 0 and 1, got {fraction}")
-    rng = np.random.default_rng(seed)
-    if groups is None:
-        order = rng.permutation(n_items)
-        k = round(fraction * n_items)
-        return SplitIndices(np.sort(order[:k]), np.sort(order[k:]))
-    names = rng.permutation(np.unique(groups))
-    chosen = names[: round(fraction * len(names))]
-    in_calibration = np.isin(groups, chosen)
-    return SplitIndices(np.flatnonzero(in_calibration), np.flatnonzero(~in_calibration))
-
-
 class FitScores(NamedTuple):
     """Agreement of (mapped) judge scores with human scores on the held-out split."""
 
@@ -144,16 +115,16 @@ def evaluate_isotonic(
     Raises:
         DataError: If either split has fewer than `MIN_SPLIT_ITEMS` items.
     """
-    split = split_indices(len(judge), groups, fraction, seed)
-    n_cal, n_held = len(split.calibration), len(split.heldout)
+    split = split_items(len(judge), groups, fraction, seed)
+    n_cal, n_held = len(split.fit), len(split.held)
     if min(n_cal, n_held) < MIN_SPLIT_ITEMS:
         raise DataError(
             f"too few items for --fit isotonic: the calibration split has {n_cal} and the "
             f"held-out split {n_held} scored items; each needs at least {MIN_SPLIT_ITEMS} "
             "(label more items, adjust --split, or drop --fit)"
         )
-    mapping = fit_isotonic(judge[split.calibration], human[split.calibration])
-    held_judge, held_human = judge[split.heldout], human[split.heldout]
+    mapping = fit_isotonic(judge[split.fit], human[split.fit])
+    held_judge, held_human = judge[split.held], human[split.held]
 
     before_mapping: Literal["linear_scale", "identity"] = "identity"
     baseline = held_judge

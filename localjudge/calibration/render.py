@@ -55,7 +55,7 @@ def _score_row(name: str, s: ScoreSummary) -> str:
 
 
 def format_report(report: CalibrationReport) -> str:
-    """The report as plain text, one section per block, ending with the verdict.
+    """The report as plain text, one section per block, ending with READY or NOT READY.
 
     Examples:
         >>> from localjudge.calibration import calibrate
@@ -131,5 +131,5 @@ def format_report(report: CalibrationReport) -> str:
 
     if report.plots:
         lines += ["", "Plots:"] + [f"  {p}" for p in report.plots]
-    lines += [""] + _wrap(report.verdict.line, "", "  ")
+    lines += [""] + _wrap(report.readiness.line, "", "  ")
     return "\n".join(lines)

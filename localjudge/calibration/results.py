@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from localjudge.errors import ConfigError
+from localjudge.options import Options, check_keywords
 from localjudge.stats import Estimate
 
 
@@ -25,8 +25,11 @@ class _Model(BaseModel):
         return value
 
 
-class CalibrationSettings(_Model):
+class CalibrationSettings(Options):
     """Options of one calibration run; recorded in the report so it can be reproduced."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    label: ClassVar[str] = "calibration option"
 
     target: float = 0.8
     """Spearman ρ the judge must reach to be READY to gate releases."""
@@ -61,41 +64,28 @@ class CalibrationSettings(_Model):
         return self
 
 
-def calibration_settings(
-    settings: CalibrationSettings | None, keywords: Mapping[str, Any], caller: str
-) -> CalibrationSettings:
-    """The settings of a call that takes `settings` and its fields as keywords.
+class CalibrationKeywords(TypedDict, total=False):
+    """The fields of `CalibrationSettings` as keywords of `calibrate` (typed: mypy checks the names)."""
 
-    Without `settings`, the keywords build them (defaults for the rest); with it, a keyword is
-    refused when its value differs from the same field of `settings`: one call has one value
-    of each setting.
+    target: float
+    n_bootstrap: int
+    seed: int
+    ci_level: float
+    judge_scale: tuple[float, float] | None
+    human_scale: tuple[float, float] | None
+    fit: Literal["isotonic"] | None
+    split: float
+
+
+def settings_of(settings: CalibrationSettings | None, keywords: Mapping[str, Any], caller: str) -> CalibrationSettings:
+    """The settings of a call given `settings`, or its fields as keywords; never both.
 
     Raises:
-        TypeError: a keyword that is no field of `CalibrationSettings` (as Python raises it).
-        ConfigError: a value the settings refuse, or a keyword differing from `settings`.
+        TypeError: A keyword that is no field of `CalibrationKeywords` (mypy says so before it runs).
+        ConfigError: `settings` and keywords together, or a value the settings refuse.
     """
-    unknown = set(keywords) - set(CalibrationSettings.model_fields)
-    if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
-    try:
-        # validated, not constructed: `fit` is any string here and pydantic rejects unknown methods
-        parsed = CalibrationSettings.model_validate({**(settings.model_dump() if settings else {}), **keywords})
-    except ValidationError as err:
-        raise ConfigError(f"invalid calibration option: {err.errors()[0]['msg']}") from None
-    if settings is None:
-        return parsed
-    for key, value in keywords.items():
-        if getattr(parsed, key) != getattr(settings, key):
-            raise ConfigError(
-                f"{caller}: {key}={value!r} differs from settings.{key}={getattr(settings, key)!r}; give it once"
-            )
-    return settings
-
-
-def split_keywords(share: float | None, seed: int | None) -> dict[str, Any]:
-    """A fit's `share` and `seed` keywords as `CalibrationSettings` fields (`split`, `seed`); None: not given."""
-    given = {"split": share, "seed": seed}
-    return {key: value for key, value in given.items() if value is not None}
+    check_keywords(keywords, CalibrationKeywords, "settings=", settings is not None, caller)
+    return settings or CalibrationSettings(**keywords)
 
 
 class InputInfo(_Model):
@@ -226,7 +216,7 @@ class FitEvaluation(_Model):
     """Mapped judge scores against human scores."""
 
 
-class Verdict(_Model):
+class Readiness(_Model):
     """Is the judge good enough to gate releases?"""
 
     ready: bool
@@ -240,7 +230,7 @@ class Verdict(_Model):
     reasons: list[str]
     """Why not ready (empty when ready), plus caveats."""
     line: str
-    """The one-line verdict as printed."""
+    """The one line as printed: READY or NOT READY, and why."""
 
 
 class CalibrationReport(_Model):
@@ -268,7 +258,7 @@ class CalibrationReport(_Model):
     """Scale use and compression."""
     sample_size: SampleSizeCheck
     """Whether there are enough labelled items."""
-    verdict: Verdict
+    readiness: Readiness
     """READY / NOT READY against the target."""
     fit: FitEvaluation | None = None
     """Held-out evaluation of a monotone mapping, when requested."""

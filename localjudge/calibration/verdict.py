@@ -4,7 +4,7 @@ Pure maths over arrays. The protocol, so that the accuracy a verdict states is o
 cases it never saw:
 
 1. The labelled cases (or whole groups, e.g. documents) are split: a `share` to fit, the rest held
-   back (`hybrid.split_items`).
+   back (`stats.split_items`).
 2. On the fit split, grouped k-fold cross-validation compares each component alone and all of
    them together (logistic regressions, `logistic.fit_logistic`) by held-out log-loss, and keeps
    the simplest within one standard error of the best (as the hybrid does).
@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.calibration.hybrid import MIN_FIT_ITEMS, folds, split_items
+from localjudge.calibration.hybrid import MIN_FIT_ITEMS, folds
 from localjudge.calibration.logistic import Logistic, fit_logistic
 from localjudge.errors import DataError
-from localjudge.stats import bootstrap_indices, percentile_interval
+from localjudge.stats import bootstrap_indices, percentile_interval, split_items
 from localjudge.stats.classification import accuracy, balanced_accuracy, best_threshold, ece, log_loss, roc_auc
 
 Objective = str  # "balanced_accuracy" or "accuracy"
@@ -63,7 +63,7 @@ class CandidateLoss(BaseModel):
 
 
 class VerdictFit(BaseModel):
-    """The fit of a verdict, as `calibrate --verdict` reports it and the saved verdict keeps it."""
+    """The fit of a verdict, as `calibrate fit-verdict` reports it and the saved verdict keeps it."""
 
     model_config = ConfigDict(extra="forbid")
 

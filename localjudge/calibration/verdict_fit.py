@@ -8,11 +8,12 @@ from typing import Literal
 import numpy as np
 
 from localjudge.calibration.hybrid_fit import component_table
-from localjudge.calibration.results import CalibrationSettings, calibration_settings, split_keywords
+from localjudge.calibration.results import CalibrationSettings
 from localjudge.calibration.verdict import VerdictFit, fit_verdict_arrays
 from localjudge.errors import ConfigError, DataError, clip
+from localjudge.kinds.hybrid import FittedComponent
 from localjudge.kinds.records import ResultRecord
-from localjudge.kinds.verdict import VerdictComponent, VerdictMetric
+from localjudge.kinds.verdict import VerdictMetric
 
 
 def acceptable(labels: np.ndarray, human: str, pass_at: float | None) -> tuple[np.ndarray, str]:
@@ -41,16 +42,13 @@ def fit_verdict(
     group: str | None = None,
     field: Literal["raw_score", "score"] = "raw_score",
     settings: CalibrationSettings | None = None,
-    share: float | None = None,
-    seed: int | None = None,
     objective: str = "balanced_accuracy",
     name: str = "verdict",
 ) -> tuple[VerdictMetric, VerdictFit, str]:
     """Fits a verdict of `components` (metric names in the records) to the human label `human`.
 
     The share of the cases (or groups) it is fitted on is `settings.split` (default 0.5), the
-    seed of the split and the folds `settings.seed` (default 0); `share` and `seed` give them
-    one by one instead, and must agree with `settings` when both are given (else `ConfigError`).
+    seed of the split and the folds `settings.seed` (default 0).
     Returns the verdict metric (for `eval --metric FILE`), its fit report and the acceptability rule.
 
     Examples:
@@ -60,10 +58,10 @@ def fit_verdict(
     """
     components = list(dict.fromkeys(components))
     if not components:
-        raise ConfigError("--verdict needs at least one metric")
+        raise ConfigError("a verdict needs at least one metric: give --metrics M1[,M2,...]")
     if name in components:
         raise ConfigError(f"the verdict's name {clip(name)} is one of its components; name it otherwise")
-    settings = calibration_settings(settings, split_keywords(share, seed), "fit_verdict")
+    settings = settings or CalibrationSettings()
     x, labels, g, specs, skipped = component_table(records, components, human, group, field)
     if not len(labels):
         raise DataError(f"no case has every component of {components} scored; nothing to fit")
@@ -76,7 +74,7 @@ def fit_verdict(
         kind="verdict",
         name=name,
         components=[
-            VerdictComponent(
+            FittedComponent(
                 metric=specs[components[c]],
                 field=field,
                 mean=float(m.mean[k]),

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
 from localjudge.cli.options import SectionedCommand, engine_options, registry_option, run_options
 from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
+
+if TYPE_CHECKING:
+    from localjudge.bias.results import BiasSettings
 
 _family = click.option(
     "--family",
@@ -41,7 +46,7 @@ _models = registry_option(_REGISTRY_HELP)
     "--batch-size", type=click.IntRange(min=1), default=8, show_default=True, help="Prompts per generation chunk."
 )
 @_family
-@registry_option(_REGISTRY_HELP, old_name=False)  # --models: a misspelt --model here, not the old --registry
+@_models
 @engine_options
 def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs, registry, engine) -> None:
     """Answer the prompts in PROMPTS (JSONL with id, input, optional context/reference) with each --model.
@@ -72,43 +77,128 @@ def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs,
     click.echo(f"responses: {run.out}")
 
 
-@click.command("bias", cls=SectionedCommand)
-@click.argument("responses", type=click.Path(exists=True, dir_okay=False))
-@click.option("--judge", "judges", multiple=True, help="Judge model; repeatable (loaded one at a time).")
-@click.option(
-    "--verdicts",
-    "verdict_paths",
-    multiple=True,
-    type=click.Path(exists=True),
-    help="Analyse verdicts already on disk instead of running judges (no model loads): a folder a "
-    "bias run wrote, or its pointwise_records.jsonl / pairwise_records.jsonl; repeatable.",
-)
-@click.option(
-    "--metric",
-    "metric_name",
-    default=None,
-    help="Built-in metric name or metric file: a G-Eval metric (pointwise) or a pairwise one "
-    "[default: correctness]. With --verdicts: the metric the verdicts were scored with, "
-    "recorded in the report (optional).",
-)
+class _Analysis(NamedTuple):
+    """What `bias run` and `bias analyse` share: what is analysed, how, and where it goes."""
+
+    metric_name: str | None
+    """--metric: the pointwise (or pairwise) metric."""
+    out_dir: str
+    """--out-dir: the study's folder."""
+    human_field: str | None
+    """--human-field: the prompts' field holding a human score of each response."""
+    families: dict[str, str]
+    """--family MODEL=FAMILY, parsed."""
+    panels: list
+    """--panel NAME=J1,J2, parsed (`BiasPanel`)."""
+    settings: BiasSettings
+    """--seed and --bootstrap."""
+    as_json: bool
+    """--json: the report as JSON instead of the summary."""
+
+    def files(self, responses: str, registry: str | None, pairwise_metric: str | None):
+        """The files the study reads (named, to refuse writing over them) and those it writes."""
+        from localjudge.bias.study import STUDY_FILES
+        from localjudge.io.files import is_file
+
+        inputs = [
+            ("responses file", responses),
+            ("judge registry", registry),
+            *[("metric file", n) for n in (self.metric_name, pairwise_metric) if n and is_file(n)],
+        ]
+        return inputs, [Path(self.out_dir) / name for name in STUDY_FILES]
+
+
+def _analysis_options(fn):
+    """The options `bias run` and `bias analyse` share, given to the command as one `_Analysis`."""
+
+    @functools.wraps(fn)
+    def command(metric_name, out_dir, human_field, panel_specs, seed, n_bootstrap, as_json, family_specs, **rest):
+        from localjudge.bias.families import parse_families
+        from localjudge.bias.panels import parse_panel
+        from localjudge.bias.results import BiasSettings
+
+        analysis = _Analysis(
+            metric_name,
+            out_dir,
+            human_field,
+            parse_families(family_specs),
+            [parse_panel(spec) for spec in panel_specs],
+            BiasSettings(seed=seed, n_bootstrap=n_bootstrap),
+            as_json,
+        )
+        return fn(analysis=analysis, **rest)
+
+    options = [
+        click.option(
+            "--metric",
+            "metric_name",
+            default=None,
+            help="Built-in metric name or metric file: a G-Eval metric (pointwise) or a pairwise one "
+            "[default: correctness].",
+        ),
+        click.option(
+            "--out-dir",
+            type=click.Path(file_okay=False),
+            required=True,
+            help="Folder for report.json, report.md, heatmap.png.",
+        ),
+        click.option("--human-field", default=None, help="Prompt field with a human score of each response."),
+        click.option(
+            "--panel",
+            "panel_specs",
+            multiple=True,
+            metavar="NAME=J1,J2[,...]",
+            help="Also measure a panel of the judges (their judgments averaged) as a judge: each family's preference "
+            "under it, beside the neutral judges'; repeatable. Members by the names the judgments carry.",
+        ),
+        click.option(
+            "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests."
+        ),
+        click.option(
+            "--bootstrap",
+            "n_bootstrap",
+            type=click.IntRange(min=1),
+            default=1000,
+            show_default=True,
+            help="Bootstrap resamples (as calibrate's --bootstrap).",
+        ),
+        click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of the summary."),
+        _family,
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+_RESPONSES = click.argument("responses", type=click.Path(exists=True, dir_okay=False))
+
+
+@click.group("bias")
+def bias_cmd() -> None:
+    """Self-preference, length and position bias of judges: run them on responses, or analyse their judgments.
+
+    RESPONSES is JSON lines, one response per line, as `localjudge generate` writes them: id,
+    input, context, reference, generator, generator_family, response, prompt_style,
+    max_new_tokens, batch_size, generator_info, localjudge_version, extra (the prompt's other
+    fields, e.g. human scores for --human-field).
+
+    \b
+    Examples:
+      localjudge bias run responses.jsonl --judge smollm2-135m --judge gemma3-270m --out-dir bias_out
+      localjudge bias analyse responses.jsonl --judgments bias_out --out-dir bias_out_again
+    """
+
+
+@bias_cmd.command("run", cls=SectionedCommand)
+@_RESPONSES
+@click.option("--judge", "judges", multiple=True, required=True, help="Judge model; repeatable (loaded one at a time).")
 @click.option(
     "--pairwise", is_flag=True, help="Also compare own-vs-other responses with the pairwise metric, both orders."
 )
 @click.option(
     "--pairwise-metric", default=None, help="Pairwise metric name or file for --pairwise [default: pairwise]."
 )
-@click.option(
-    "--out-dir", type=click.Path(file_okay=False), required=True, help="Folder for report.json, report.md, heatmap.png."
-)
-@click.option("--human-field", default=None, help="Prompt field with a human score of each response.")
-@click.option(
-    "--panel",
-    "panel_specs",
-    multiple=True,
-    metavar="NAME=J1,J2[,...]",
-    help="Also measure a panel of the judges (their verdicts averaged) as a judge: each family's preference "
-    "under it, beside the neutral judges'; repeatable. Members by the names the verdicts carry.",
-)
+@_analysis_options
 @run_options(
     "truncate",
     "resume",
@@ -117,145 +207,122 @@ def generate_cmd(prompts, models, run, max_new_tokens, batch_size, family_specs,
     resume="Continue the result records in --out-dir/records.",
 )
 @min_valid_mass_option
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests.")
-@click.option(
-    "--bootstrap",
-    "--resamples",
-    "n_bootstrap",
-    type=click.IntRange(min=1),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples (as calibrate's --bootstrap; --resamples is its former name).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of the summary.")
-@_family
 @_models
 @engine_options
-def bias_cmd(
+def bias_run(
     responses,
     judges,
-    verdict_paths,
-    metric_name,
     pairwise,
     pairwise_metric,
-    out_dir,
-    human_field,
-    panel_specs,
+    analysis: _Analysis,
     run,
     truncate,
     min_valid_mass,
-    seed,
-    n_bootstrap,
-    as_json,
-    family_specs,
     registry,
     engine,
 ) -> None:
     """Score every response in RESPONSES with every --judge and report self-preference, length and position bias.
-
-    RESPONSES is JSON lines, one response per line, as `localjudge generate` writes them: id,
-    input, context, reference, generator, generator_family, response, prompt_style,
-    max_new_tokens, batch_size, generator_info, localjudge_version, extra (the prompt's other
-    fields, e.g. human scores for --human-field).
-
-    With --verdicts instead of --judge, no model loads: the verdicts of an earlier run are
-    analysed again (seconds). Verdicts are JSON lines in the schema of the
-    pointwise_records.jsonl and pairwise_records.jsonl a run writes next to its report:
-    pointwise {item_id, judge, judge_family, generator, generator_family, score,
-    response_length, judge_logppl?, human_score?}; pairwise {item_id, judge, judge_family,
-    generator_a, family_a, generator_b, family_b, p_a_first, p_a_second, human_preferred?,
-    length_a?, length_b?}. Without judge_logppl the perplexity covariate is skipped (the
-    report says so).
 
     Every judge and generator needs a model family: registry entries have one; give models
     loaded by path or hub id theirs with --family MODEL=FAMILY (or list them in --registry).
 
     \b
     Examples:
-      localjudge bias responses.jsonl --judge smollm2-135m --judge gemma3-270m --out-dir bias_out
-      localjudge bias responses.jsonl --judge smollm2-135m --judge gemma3-270m --pairwise --out-dir bias_out
-      localjudge bias responses.jsonl --judge ./my-llama --family ./my-llama=llama --judge gemma3-270m --out-dir out
-      localjudge bias responses.jsonl --verdicts bias_out --out-dir bias_out_again
-      localjudge bias responses.jsonl --verdicts bias_out --out-dir panels \\
+      localjudge bias run responses.jsonl --judge smollm2-135m --judge gemma3-270m --out-dir bias_out
+      localjudge bias run responses.jsonl --judge smollm2-135m --judge gemma3-270m --pairwise --out-dir bias_out
+      localjudge bias run responses.jsonl --judge ./my-llama --family ./my-llama=llama --judge gemma3-270m \\
+          --out-dir out
+    """
+    from localjudge.bias import lab
+    from localjudge.runs.options import ScoringOptions
+
+    inputs, outputs = analysis.files(responses, registry, pairwise_metric)
+    scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
+    study, judgments, pair_metric = lab.judge_and_analyse(
+        responses,
+        judges,
+        analysis.out_dir,
+        metric_name=analysis.metric_name,
+        pairwise=pairwise,
+        pairwise_metric=pairwise_metric,
+        families=analysis.families,
+        registry=registry,
+        human_field=analysis.human_field,
+        settings=analysis.settings,
+        inputs=inputs,
+        outputs=outputs,
+        run=run,
+        scoring=scoring,
+        engine=engine,
+        panels=analysis.panels,
+    )
+    no_pairs = pair_metric is not None and study.pairwise is None
+    _report(study, judgments, analysis, [_NO_PAIRS] if no_pairs else [])
+
+
+@bias_cmd.command("analyse", cls=SectionedCommand)
+@_RESPONSES
+@click.option(
+    "--judgments",
+    "judgment_paths",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True),
+    help="Judgments on disk: a folder a bias run wrote, or its pointwise_records.jsonl / pairwise_records.jsonl; "
+    "repeatable.",
+)
+@click.option("--pairwise-metric", default=None, help="The pairwise metric the judgments were scored with (recorded).")
+@_analysis_options
+def bias_analyse(responses, judgment_paths, pairwise_metric, analysis: _Analysis) -> None:
+    """Analyse the judgments of an earlier run of judges on RESPONSES again: no model loads (seconds).
+
+    Judgments are JSON lines in the schema of the pointwise_records.jsonl and
+    pairwise_records.jsonl a run writes next to its report: pointwise {item_id, judge,
+    judge_family, generator, generator_family, score, response_length, judge_logppl?,
+    human_score?}; pairwise {item_id, judge, judge_family, generator_a, family_a, generator_b,
+    family_b, p_a_first, p_a_second, human_preferred?, length_a?, length_b?}. Without
+    judge_logppl the perplexity covariate is skipped (the report says so). --metric is the
+    metric the judgments were scored with, recorded in the report (optional).
+
+    \b
+    Examples:
+      localjudge bias analyse responses.jsonl --judgments bias_out --out-dir bias_out_again
+      localjudge bias analyse responses.jsonl --judgments bias_out --out-dir panels \\
           --panel three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b --panel two=smollm2-135m,gemma3-270m
     """
     from localjudge.bias import lab
-    from localjudge.bias.families import parse_families
-    from localjudge.bias.panels import parse_panel
-    from localjudge.bias.results import BiasSettings
-    from localjudge.bias.study import STUDY_FILES, summary_lines, write_study
-    from localjudge.cli.options import given_engine_flags
-    from localjudge.errors import ConfigError
-    from localjudge.io.files import is_file
 
-    if bool(judges) == bool(verdict_paths):
-        raise ConfigError("give judges to run (--judge) or verdicts to analyse (--verdicts), one of the two")
-    given = parse_families(family_specs)
-    panels = [parse_panel(spec) for spec in panel_specs]
-    settings = BiasSettings(seed=seed, n_bootstrap=n_bootstrap)
-    inputs = [
-        ("responses file", responses),
-        ("judge registry", registry),
-        *[("metric file", n) for n in (metric_name, pairwise_metric) if n and is_file(n)],
-    ]
-    outputs = [Path(out_dir) / name for name in STUDY_FILES]
-    if verdict_paths:
-        judging_only = {
-            "--pairwise": pairwise,
-            "--truncate": truncate,
-            "--resume": run.resume,
-            "--min-valid-mass": min_valid_mass is not None,
-            "--registry": registry,
-            **{flag: True for flag in given_engine_flags(engine)},
-        }
-        for option, value in judging_only.items():
-            if value:
-                raise ConfigError(f"{option} applies when judges run; drop it with --verdicts")
-        study, verdicts, pair_metric = lab.analyse_only(
-            responses,
-            verdict_paths,
-            metric_name=metric_name,
-            pairwise_metric=pairwise_metric,
-            families=given,
-            human_field=human_field,
-            settings=settings,
-            inputs=inputs,
-            outputs=outputs,
-            panels=panels,
-        )
-    else:
-        from localjudge.runs.options import ScoringOptions
+    inputs, outputs = analysis.files(responses, None, pairwise_metric)
+    study, judgments, _ = lab.analyse_only(
+        responses,
+        judgment_paths,
+        metric_name=analysis.metric_name,
+        pairwise_metric=pairwise_metric,
+        families=analysis.families,
+        human_field=analysis.human_field,
+        settings=analysis.settings,
+        inputs=inputs,
+        outputs=outputs,
+        panels=analysis.panels,
+    )
+    _report(study, judgments, analysis)
 
-        scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
-        study, verdicts, pair_metric = lab.judge_and_analyse(
-            responses,
-            judges,
-            out_dir,
-            metric_name=metric_name,
-            pairwise=pairwise,
-            pairwise_metric=pairwise_metric,
-            families=given,
-            registry=registry,
-            human_field=human_field,
-            settings=settings,
-            inputs=inputs,
-            outputs=outputs,
-            run=run,
-            scoring=scoring,
-            engine=engine,
-            panels=panels,
-        )
-    files = write_study(study, verdicts, out_dir)
-    if as_json:
+
+_NO_PAIRS = (
+    "[pairwise] no pairs to compare: every response comes from one family; add responses of a model of another family"
+)
+
+
+def _report(study, judgments, analysis: _Analysis, notes: list[str] | None = None) -> None:
+    """Writes the study's files, then prints it as JSON or as its summary lines, `notes` and files."""
+    from localjudge.bias.study import summary_lines, write_study
+
+    files = write_study(study, judgments, analysis.out_dir)
+    if analysis.as_json:
         click.echo(json.dumps(study.model_dump(mode="json"), indent=1))
         return
-    for line in summary_lines(study):
+    for line in [*summary_lines(study), *(notes or [])]:
         click.echo(f"- {line}")
-    if pair_metric is not None and study.pairwise is None and not verdict_paths:
-        click.echo(
-            "- [pairwise] no pairs to compare: every response comes from one family; "
-            "add responses of a model of another family"
-        )
     click.echo("")
     for role, path in files.items():
         click.echo(f"{role}: {path}")

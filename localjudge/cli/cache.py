@@ -7,7 +7,7 @@ import time
 import click
 
 from localjudge.cli.output import print_table
-from localjudge.judges.cache_list import size_text
+from localjudge.weights.cache_list import size_text
 
 _folder = click.option(
     "--cache-dir",
@@ -38,8 +38,8 @@ def cache_group() -> None:
 @_folder
 def list_cmd(folder: str | None) -> None:
     """List the copies and joined GGUFs: judge file, transformers version, size, last use and state."""
-    from localjudge.judges.cache import cache_root
-    from localjudge.judges.cache_list import cache_limit, list_prepared
+    from localjudge.weights.cache import cache_root
+    from localjudge.weights.cache_list import cache_limit, list_prepared
 
     where = cache_root(folder)
     limit = cache_limit()
@@ -80,8 +80,8 @@ def prepare_cmd(judges: tuple[str, ...], folder: str | None) -> None:
     """
     import transformers
 
-    from localjudge.judges.cache import CacheKey, cache_root, find_prepared
     from localjudge.judges.loading import prepare_judge
+    from localjudge.weights.cache import CacheKey, cache_root, find_prepared
 
     for name in judges:
         start = time.perf_counter()
@@ -105,8 +105,8 @@ def prepare_cmd(judges: tuple[str, ...], folder: str | None) -> None:
 )
 def prune_cmd(folder: str | None, limit_text: str | None) -> None:
     """Remove the least recently used copies and joined GGUFs until the folder is within the limit."""
-    from localjudge.judges.cache import cache_root
-    from localjudge.judges.cache_list import cache_limit, evict, list_prepared, parse_size
+    from localjudge.weights.cache import cache_root
+    from localjudge.weights.cache_list import cache_limit, evict, list_prepared, parse_size
 
     limit = parse_size(limit_text, "--limit") if limit_text is not None else cache_limit().bytes
     removed = evict(folder, limit)
@@ -123,9 +123,9 @@ def prune_cmd(folder: str | None, limit_text: str | None) -> None:
 @_folder
 def verify_cmd(folder: str | None) -> None:
     """Hash every byte of every copy now; a damaged copy is removed (the next load of its judge rebuilds it)."""
-    from localjudge.judges.cache import verify_copy
-    from localjudge.judges.cache_fs import remove_unheld
-    from localjudge.judges.cache_list import list_prepared
+    from localjudge.weights.cache import verify_copy
+    from localjudge.weights.cache_fs import remove_unheld
+    from localjudge.weights.cache_list import list_prepared
 
     copies = [e for e in list_prepared(folder) if e.kind == "copy"]
     damaged = 0
@@ -146,8 +146,8 @@ def verify_cmd(folder: str | None) -> None:
 @_folder
 def clear_cmd(folder: str | None) -> None:
     """Delete every prepared copy and joined GGUF (generated evaluation steps are kept)."""
-    from localjudge.judges.cache import cache_root
-    from localjudge.judges.cache_list import clear_prepared
+    from localjudge.weights.cache import cache_root
+    from localjudge.weights.cache_list import clear_prepared
 
     count, size = clear_prepared(folder)
     click.echo(

@@ -1,13 +1,24 @@
-"""`localjudge calibrate`: how far can this judge's scores be trusted against human labels?"""
+"""`localjudge calibrate`: how far a judge's scores can be trusted against human labels, and fits on them.
+
+One subcommand per job, each building one `CalibrationSettings`: `agreement` (ρ with the labels,
+intervals, READY or not), `fit-hybrid` (one score from several metrics), `fit-verdict` (a
+pass/fail verdict with a calibrated P(acceptable)) and `panel-weights` (a panel's member weights).
+"""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 import click
 
 from localjudge.cli.fits import HybridRequest, VerdictRequest, fit_hybrid_cmd, fit_verdict_cmd
 from localjudge.errors import ConfigError
+
+if TYPE_CHECKING:
+    from localjudge.calibration.inputs import PairSource
+    from localjudge.calibration.results import CalibrationSettings
 
 
 def _pick(a: str | None, b: str | None, names: str) -> str | None:
@@ -16,8 +27,41 @@ def _pick(a: str | None, b: str | None, names: str) -> str | None:
     return a if a is not None else b
 
 
-@click.command("calibrate")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+_PATH = click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+_SAVE = click.Path(dir_okay=False, path_type=Path)
+
+
+def _split(what: str):
+    """--split and --seed: the share `what` is fitted on, and the seed of that split."""
+
+    def decorate(fn):
+        fn = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")(fn)
+        return click.option("--split", type=float, default=0.5, show_default=True, help=f"Share {what}.")(fn)
+
+    return decorate
+
+
+def _settings(**fields) -> CalibrationSettings:
+    from localjudge.calibration.results import CalibrationSettings
+
+    return CalibrationSettings(**fields)
+
+
+@click.group("calibrate")
+def calibrate() -> None:
+    """Trust a judge against human labels: agreement, and fits on the labels.
+
+    \b
+    Examples:
+      localjudge calibrate agreement runs/eval.jsonl --human human_coherence --group doc_id
+      localjudge calibrate agreement labels.csv --judge-scale 1 5 --human-scale 1 5 --out cal.json
+      localjudge calibrate fit-verdict r.jsonl --metrics consistency_tokens,consistency_likelihood \\
+          --human label --group doc_id --save verdict.json
+    """
+
+
+@calibrate.command("agreement")
+@_PATH
 @click.option("--human", metavar="FIELD", help="Results file: human score field (extra first).")
 @click.option("--metric", metavar="NAME", help="Results file: metric to read (if several).")
 @click.option("--group", metavar="FIELD", help="Results file: group id field, e.g. doc_id.")
@@ -52,50 +96,6 @@ def _pick(a: str | None, b: str | None, names: str) -> str | None:
     help="Fit a monotone judge→human mapping; report held-out before/after.",
 )
 @click.option("--split", type=float, default=0.5, show_default=True, help="Share used to fit --fit.")
-@click.option(
-    "--hybrid",
-    "hybrid",
-    metavar="M1,M2,...",
-    help="Results file: fit one score combining these metrics (cross-validated on the --split share, "
-    "reported on the rest).",
-)
-@click.option(
-    "--save-hybrid",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the fitted hybrid metric here (.json), for `localjudge eval --metric FILE`.",
-)
-@click.option("--hybrid-name", default="hybrid", show_default=True, help="Name of the hybrid metric in results.")
-@click.option(
-    "--verdict",
-    metavar="M1[,M2,...]",
-    help="Results file: fit a pass/fail verdict with a calibrated P(acceptable) from these metrics (fitted on "
-    "the --split share, its accuracy and ECE measured on the rest).",
-)
-@click.option(
-    "--pass-at",
-    type=float,
-    metavar="X",
-    help="--verdict on graded labels: labels at or above X are acceptable (binary 0/1 labels need none).",
-)
-@click.option(
-    "--objective",
-    type=click.Choice(["balanced_accuracy", "accuracy"]),
-    default="balanced_accuracy",
-    show_default=True,
-    help="What the verdict's threshold maximises.",
-)
-@click.option(
-    "--save-verdict",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the fitted verdict here (.json), for `localjudge eval --metric FILE`.",
-)
-@click.option("--verdict-name", default="verdict", show_default=True, help="Name of the verdict metric in results.")
-@click.option(
-    "--save-panel-weights",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="PATH is a panel results file (eval with several --judge): fit each member's weight on --human (reported "
-    "on the rest of the --split share) and write them here, for `eval --panel FILE`.",
-)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
 @click.option(
@@ -105,7 +105,7 @@ def _pick(a: str | None, b: str | None, names: str) -> str | None:
     help="Folder for PNG plots [default: <out stem>_plots beside --out, else ./calibration_plots].",
 )
 @click.option("--no-plots", is_flag=True, help="Write no plots.")
-def calibrate(
+def agreement(
     path: Path,
     human: str | None,
     metric: str | None,
@@ -121,15 +121,6 @@ def calibrate(
     human_scale: tuple[float, float] | None,
     fit: str | None,
     split: float,
-    hybrid: str | None,
-    save_hybrid: Path | None,
-    hybrid_name: str,
-    verdict: str | None,
-    pass_at: float | None,
-    objective: str,
-    save_verdict: Path | None,
-    verdict_name: str,
-    save_panel_weights: Path | None,
     as_json: bool,
     out: Path | None,
     plots_dir: Path | None,
@@ -143,49 +134,24 @@ def calibrate(
 
     \b
     Examples:
-      localjudge calibrate runs/eval.jsonl --human human_coherence --group doc_id
-      localjudge calibrate labels.csv --judge-scale 1 5 --human-scale 1 5 --out cal.json
-      localjudge calibrate r.jsonl --verdict consistency_tokens,consistency_likelihood --human label \\
-          --group doc_id --save-verdict verdict.json
+      localjudge calibrate agreement runs/eval.jsonl --human human_coherence --group doc_id
+      localjudge calibrate agreement labels.csv --judge-scale 1 5 --human-scale 1 5 --out cal.json
     """
     from localjudge.calibration import PairSource, format_report, load_pairs, write_plots
     from localjudge.calibration import calibrate as run_calibration
     from localjudge.calibration.plots import plot_paths
-    from localjudge.calibration.results import calibration_settings
     from localjudge.io.files import refuse_overwriting
 
-    if save_hybrid is not None and not hybrid:
-        raise ConfigError("--save-hybrid needs --hybrid M1,M2,...")
-    if (save_verdict is not None or pass_at is not None) and not verdict:
-        raise ConfigError("--save-verdict and --pass-at need --verdict M1,M2,...")
-    if hybrid and verdict:
-        raise ConfigError("--hybrid and --verdict fit different things; give one of them")
     source = PairSource(
         human=_pick(human, human_col, "--human and --human-col"),
         judge=_pick(judge_field, judge_col, "--judge-field and --judge-col"),
         group=_pick(group, group_col, "--group and --group-col"),
         metric=metric,
     )
-    settings = calibration_settings(
-        None,
-        dict(
-            target=target, n_bootstrap=n_bootstrap, seed=seed, judge_scale=judge_scale,
-            human_scale=human_scale, fit=fit, split=split,
-        ),
-        "calibrate",
+    settings = _settings(
+        target=target, n_bootstrap=n_bootstrap, seed=seed, judge_scale=judge_scale,
+        human_scale=human_scale, fit=cast(Literal["isotonic"] | None, fit), split=split,
     )  # fmt: skip
-    if save_panel_weights is not None:
-        from localjudge.cli.panel_fit import fit_panel_cmd
-
-        fit_panel_cmd(path, source.human, source.group, metric, save_panel_weights, settings, as_json)
-        return
-    if verdict:
-        request = VerdictRequest(verdict, pass_at, objective, save_verdict, verdict_name)
-        fit_verdict_cmd(path, source, request, settings, as_json)
-        return
-    if hybrid:
-        fit_hybrid_cmd(path, source, HybridRequest(hybrid, save_hybrid, hybrid_name), settings, as_json)
-        return
     if no_plots:
         plots_dir = None  # from here on, None means no plots
     elif plots_dir is None:
@@ -211,3 +177,123 @@ def calibrate(
         click.echo(format_report(report))
         if out is not None:
             click.echo(f"\nJSON report: {out}")
+
+
+class _Fit(NamedTuple):
+    """What `fit-hybrid` and `fit-verdict` share: the metrics, the label, the split, where it is saved."""
+
+    metrics: str
+    """The metrics, comma-separated, as --metrics gives them."""
+    source: PairSource
+    """The label (--human) and the groups (--group)."""
+    settings: CalibrationSettings
+    """The split share and seed (--split, --seed)."""
+    save: Path | None
+    """Where the fitted metric is written (--save); None: not saved."""
+    name: str
+    """The fitted metric's name in results (--name)."""
+    as_json: bool
+    """Print the report as JSON (--json)."""
+
+
+def _fit_options(fitted: str, name: str, human_help: str, split_help: str):
+    """The options of a fit of metrics of a results file, given to the command as one `_Fit` named `fit`."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def command(metrics, human, group, split, seed, save, name, as_json, **rest):
+            from localjudge.calibration.inputs import PairSource
+
+            source = PairSource(human=human, judge=None, group=group, metric=None)
+            return fn(fit=_Fit(metrics, source, _settings(split=split, seed=seed), save, name, as_json), **rest)
+
+        options = [
+            click.option(
+                "--metrics", required=True, metavar="M1,M2,...", help=f"Metrics of the results file {fitted}."
+            ),
+            click.option("--human", required=True, metavar="FIELD", help=human_help),
+            click.option("--group", metavar="FIELD", help="Group id field, e.g. doc_id: whole groups go to one split."),
+            _split(split_help),
+            click.option("--save", type=_SAVE, help="Write the fitted metric here (.json), for `eval --metric FILE`."),
+            click.option("--name", default=name, show_default=True, help="Name of the fitted metric in results."),
+            click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text."),
+        ]
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+@calibrate.command("fit-hybrid")
+@_PATH
+@_fit_options(
+    "file to combine",
+    "hybrid",
+    "Human label field to fit.",
+    "of the cases the hybrid is chosen and fitted on (cross-validated); the rest reports it",
+)
+def fit_hybrid(path: Path, fit: _Fit) -> None:
+    """Fit one score combining several metrics of the results file PATH to a human label.
+
+    \b
+    Examples:
+      localjudge calibrate fit-hybrid r.jsonl --metrics consistency,consistency_likelihood \\
+          --human human_consistency --group doc_id --save hybrid.json
+    """
+    fit_hybrid_cmd(path, fit.source, HybridRequest(fit.metrics, fit.save, fit.name), fit.settings, fit.as_json)
+
+
+@calibrate.command("fit-verdict")
+@_PATH
+@_fit_options(
+    "file it reads",
+    "verdict",
+    "Label field to fit: 0/1, or graded with --pass-at.",
+    "of the cases the verdict is fitted on; its accuracy and ECE are measured on the rest",
+)
+@click.option(
+    "--pass-at",
+    type=float,
+    metavar="X",
+    help="Graded labels: those at or above X are acceptable (binary 0/1 labels need none).",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(["balanced_accuracy", "accuracy"]),
+    default="balanced_accuracy",
+    show_default=True,
+    help="What the verdict's threshold maximises.",
+)
+def fit_verdict(path: Path, fit: _Fit, pass_at: float | None, objective: str) -> None:
+    """Fit a pass/fail verdict with a calibrated P(acceptable) from metrics of the results file PATH.
+
+    \b
+    Examples:
+      localjudge calibrate fit-verdict r.jsonl --metrics consistency_tokens,consistency_likelihood \\
+          --human label --group doc_id --save verdict.json
+    """
+    request = VerdictRequest(fit.metrics, pass_at, objective, fit.save, fit.name)
+    fit_verdict_cmd(path, fit.source, request, fit.settings, fit.as_json)
+
+
+@calibrate.command("panel-weights")
+@_PATH
+@click.option("--human", required=True, metavar="FIELD", help="Human label field the weights are fitted on.")
+@click.option("--group", metavar="FIELD", help="Group id field, e.g. doc_id: whole groups go to one split.")
+@click.option("--metric", metavar="NAME", help="Metric of the panel file to fit (default: every one).")
+@_split("of the labelled cases the reported fit uses; the rest reports it")
+@click.option("--save", type=_SAVE, required=True, help="Write the weights here, for `eval --panel FILE`.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
+def panel_weights(
+    path: Path, human: str, group: str | None, metric: str | None, split: float, seed: int, save: Path, as_json: bool
+) -> None:
+    """Fit the member weights of the panel results file PATH (eval with several --judge) on a human label.
+
+    \b
+    Examples:
+      localjudge calibrate panel-weights panel.jsonl --human human_consistency --group doc_id --save weights.json
+    """
+    from localjudge.cli.panel_fit import fit_panel_cmd
+
+    fit_panel_cmd(path, human, group, metric, save, _settings(split=split, seed=seed), as_json)

@@ -1,4 +1,4 @@
-"""`localjudge calibrate --hybrid` and `--verdict`: fits of several metrics of a results file, reported and saved."""
+"""`localjudge calibrate fit-hybrid` and `fit-verdict`: fits of metrics of a results file, reported and saved."""
 
 from __future__ import annotations
 
@@ -15,29 +15,29 @@ if TYPE_CHECKING:
 
 
 class HybridRequest(NamedTuple):
-    """What `calibrate --hybrid` fits, and where and under which name it saves it."""
+    """What `calibrate fit-hybrid` fits, and where and under which name it saves it."""
 
     metrics: str
-    """The metrics to combine, comma-separated, as --hybrid gives them."""
+    """The metrics to combine, comma-separated, as --metrics gives them."""
     save: Path | None
-    """Where the fitted hybrid metric is written (--save-hybrid); None: not saved."""
+    """Where the fitted hybrid metric is written (--save); None: not saved."""
     name: str
-    """The hybrid metric's name in results (--hybrid-name)."""
+    """The hybrid metric's name in results (--name)."""
 
 
 class VerdictRequest(NamedTuple):
-    """What `calibrate --verdict` fits, how, and where and under which name it saves it."""
+    """What `calibrate fit-verdict` fits, how, and where and under which name it saves it."""
 
     metrics: str
-    """The metrics the verdict reads, comma-separated, as --verdict gives them."""
+    """The metrics the verdict reads, comma-separated, as --metrics gives them."""
     pass_at: float | None
     """Graded labels at or above it are acceptable (--pass-at); None: binary 0/1 labels."""
     objective: str
     """What the verdict's threshold maximises (--objective)."""
     save: Path | None
-    """Where the fitted verdict is written (--save-verdict); None: not saved."""
+    """Where the fitted verdict is written (--save); None: not saved."""
     name: str
-    """The verdict metric's name in results (--verdict-name)."""
+    """The verdict metric's name in results (--name)."""
 
 
 def _names(metrics: str) -> list[str]:
@@ -59,9 +59,9 @@ def fit_hybrid_cmd(
     components, save = _names(request.metrics), request.save
     refuse_overwriting([save] if save else [], [("calibration input", path)])
     if len(components) < 2:
-        raise ConfigError("--hybrid needs at least two metrics, comma-separated")
+        raise ConfigError("--metrics needs at least two metrics, comma-separated")
     if source.human is None:
-        raise ConfigError("--hybrid needs --human FIELD, the human label to fit")
+        raise ConfigError("fit-hybrid needs --human FIELD, the human label to fit")
     metric, report = fit_hybrid(
         read_results(path), components, source.human, group=source.group, settings=settings, name=request.name
     )
@@ -88,7 +88,7 @@ def fit_verdict_cmd(
     components, save, human = _names(request.metrics), request.save, source.human
     refuse_overwriting([save] if save else [], [("calibration input", path)])
     if human is None:
-        raise ConfigError("--verdict needs --human FIELD, the label to fit")
+        raise ConfigError("fit-verdict needs --human FIELD, the label to fit")
     metric, fit, rule = fit_verdict(
         read_results(path),
         components,

@@ -78,9 +78,9 @@ def inspect_cmd(judge_name, low, high, labels, probes, as_json, no_progress, **l
     for k, p in enumerate(report.probes, 1):
         top = sorted(p.probs.items(), key=lambda kv: -kv[1])[:3]
         shown = ", ".join(f"{v}: {q:.2f}" for v, q in top)
-        verdict = "scored" if p.scored else "UNSCORED"
+        state = "scored" if p.scored else "UNSCORED"
         expected = f", expected {p.expected:.2f}" if p.expected is not None else ""
-        click.echo(f"\nprobe {k}: valid mass {p.valid_mass:.3f} ({verdict}{expected}); top {shown}")
+        click.echo(f"\nprobe {k}: valid mass {p.valid_mass:.3f} ({state}{expected}); top {shown}")
         click.echo(f"  ends with {json.dumps(p.prompt[-60:], ensure_ascii=False)}")
         click.echo(f"  greedy    {json.dumps(p.greedy, ensure_ascii=False)}")
 

@@ -77,8 +77,8 @@ def _installed_for(entry, reg, registry_path: Path):
 
 
 def _install(entry) -> None:
-    from localjudge.judges.cache import cache_root
     from localjudge.judges.install import install_judge
+    from localjudge.weights.cache import cache_root
 
     done = install_judge(entry, cache_root(), say=lambda command: click.echo(f"{entry.name}: {command}", err=True))
     if done.packages:
@@ -93,7 +93,8 @@ def _install(entry) -> None:
 
 def _size(entry, registry_path: Path) -> str:
     from localjudge.judges.adapters import ADAPTER
-    from localjudge.judges.registry import HubSource, TunedSource
+    from localjudge.judges.registry import TunedSource
+    from localjudge.weights.sources import HubSource
 
     src = entry.source
     if isinstance(src, HubSource):
@@ -114,7 +115,8 @@ def _peaks(peaks, name: str) -> str:
 
 
 def _where(entry, registry_path: Path) -> tuple[str, str]:
-    from localjudge.judges.registry import HubSource, availability
+    from localjudge.judges.registry import availability
+    from localjudge.weights.sources import HubSource
 
     src = entry.source
     shown = f"hub:{src.repo}" if isinstance(src, HubSource) else src.describe()  # revisions: in models.yaml

@@ -191,11 +191,8 @@ _LOAD = [
 ]
 
 
-def registry_option(help_text: str = "A models.yaml other than the bundled one.", old_name: bool = True):
-    """--registry FILE, passed to the command as `registry`; --models, its old name, is a hidden alias.
-
-    `old_name` False leaves the alias out: in a command with `--model NAME` (generate), `--models`
-    reads as a misspelt `--model`, and click's error says so.
+def registry_option(help_text: str = "A models.yaml other than the bundled one."):
+    """--registry FILE, passed to the command as `registry`.
 
     Examples:
         >>> @click.command()
@@ -203,29 +200,7 @@ def registry_option(help_text: str = "A models.yaml other than the bundled one."
         ... def cmd(registry):
         ...     click.echo(registry)
     """
-
-    def decorate(fn):
-        path = click.Path(dir_okay=False)
-        if not old_name:
-            return click.option("--registry", "registry", type=path, default=None, help=help_text)(fn)
-
-        @functools.wraps(fn)
-        def command(*args, **kwargs):
-            from localjudge.errors import ConfigError
-
-            old = kwargs.pop(_OLD_REGISTRY)
-            if old is not None and kwargs["registry"] not in (None, old):
-                raise ConfigError("--models is the old name of --registry; give --registry only")
-            kwargs["registry"] = kwargs["registry"] or old
-            return fn(*args, **kwargs)
-
-        command = click.option("--models", _OLD_REGISTRY, type=path, default=None, hidden=True)(command)
-        return click.option("--registry", "registry", type=path, default=None, help=help_text)(command)
-
-    return decorate
-
-
-_OLD_REGISTRY = "registry_old_name"
+    return click.option("--registry", "registry", type=click.Path(dir_okay=False), default=None, help=help_text)
 
 
 def judge_options(fn):

@@ -13,7 +13,7 @@ from localjudge.cli.output import print_table
 PANEL_HELP = (
     "How several --judge are pooled on every case: mean (of the members' expected scores; a comparison's "
     "P(output 1 better)), agreement (weights from each member's correlation with the other members' mean, no "
-    "labels), or a weights FILE fitted by `calibrate --save-panel-weights` [default: mean]."
+    "labels), or a weights FILE fitted by `calibrate panel-weights` [default: mean]."
 )
 panel_option = click.option("--panel", "panel", default=None, metavar="[mean|agreement|FILE]", help=PANEL_HELP)
 quorum_option = click.option(

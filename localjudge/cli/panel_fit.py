@@ -1,4 +1,4 @@
-"""`localjudge calibrate PANEL.jsonl --save-panel-weights FILE`: panel weights fitted on human labels.
+"""`localjudge calibrate panel-weights PANEL.jsonl --human FIELD --save FILE`: panel weights fitted on labels.
 
 For each metric of a panel results file, the members' weights are fitted on the --split share
 of the labelled cases (whole groups with --group) and the held-out rest reports Spearman ρ of
@@ -54,7 +54,7 @@ def fit_panel_cmd(
     from localjudge.version import __version__
 
     if human is None:
-        raise ConfigError("--save-panel-weights fits on labels: pass --human FIELD")
+        raise ConfigError("panel-weights fits on labels: pass --human FIELD")
     refuse_overwriting([save], [("calibration input", path)])
     records = PANEL_RECORDS.read(path)
     if not records:

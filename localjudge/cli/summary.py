@@ -23,8 +23,8 @@ def print_run(result: EvaluationResult, judge: str) -> None:
     for r in result.records:
         score = "unscored" if r.score is None else f"{r.score:.3f}"
         raw = "" if r.raw_score is None else f"{r.raw_score:.2f}"
-        rows.append((r.case_id, r.metric, score, raw, verdict(r), (r.unscored_reason or "")[:60]))
-    print_table(["case", "metric", "score", "raw", "verdict", "note"], rows)
+        rows.append((r.case_id, r.metric, score, raw, outcome(r), (r.unscored_reason or "")[:60]))
+    print_table(["case", "metric", "score", "raw", "outcome", "note"], rows)
     click.echo(f"\njudge: {judge}")
     print_table(
         ["metric", "n", "mean score", "pass rate", "unscored", "valid mass"],
@@ -38,7 +38,7 @@ def print_run(result: EvaluationResult, judge: str) -> None:
             click.echo(f"\n{line}")
 
 
-def verdict(r: ResultRecord) -> str:
+def outcome(r: ResultRecord) -> str:
     """pass/FAIL against a threshold; for a comparison without one, the output it prefers."""
     if r.passed is not None:
         return "pass" if r.passed else "FAIL"

@@ -57,7 +57,7 @@ def lowered_weights(model: nn.Module, keep: nn.Module | None = None) -> dict[str
     but `keep`, except a weight another module shares (it stays fp32 there).
 
     A prepared copy of a GGUF judge for mixed precision stores these in the low dtype and the rest
-    in fp32 (`judges.cache`), so the judge loads with its linear layers already low.
+    in fp32 (`weights.cache`), so the judge loads with its linear layers already low.
 
     Examples:
         >>> model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.LayerNorm(3))

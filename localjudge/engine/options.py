@@ -15,13 +15,16 @@ Examples:
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
 from pydantic import Field, field_validator
 
 from localjudge.errors import ConfigError, clip
 from localjudge.options import Options
 from localjudge.scoring.distribution import DEFAULT_TREE_TOLERANCE
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
 DTYPE_ALIASES = {
@@ -43,6 +46,25 @@ GRID = 32
 bitwise invariant; the grid trades prefix tokens recomputed (up to grid - 1 per row) against
 attention calls. On the demo's 48 likelihood items on 2 CPU cores: 16: 31.4 s, 32: 30.4 s,
 64: 33.2 s."""
+
+
+class RuntimeKeywords(TypedDict, total=False):
+    """The `RUNTIME_FIELDS` as keywords of `Judge.with_options` (typed: mypy checks the names)."""
+
+    token_budget: int | None
+    tree_tolerance: float
+    reuse_prefix: bool
+
+
+class EngineKeywords(RuntimeKeywords, total=False):
+    """Every `EngineOptions` field as a keyword of `EngineOptions.replace`."""
+
+    device: str | None
+    dtype: Dtype | str | None
+    batch_invariant: bool
+    grid: int | None
+    fp32_head: bool
+    mixed_precision: bool | None
 
 
 class EngineOptions(Options):
@@ -153,12 +175,12 @@ class EngineOptions(Options):
     def weights_layout(self) -> str:
         """How the weights are read at load: the dtype, or "<dtype>-mixed" (the linear layers in it, the rest fp32).
 
-        A GGUF judge's prepared copy is stored in this layout (`judges.cache.LAYOUTS`), so its load
+        A GGUF judge's prepared copy is stored in this layout (`weights.cache.LAYOUTS`), so its load
         makes no fp32 copy of weights that run in bf16.
         """
         assert self.dtype is not None and self.dtype != "auto", "resolve the options first"
         return f"{self.dtype}-mixed" if self.mixed_precision else self.dtype
 
-    def replace(self, **changes: Any) -> EngineOptions:
-        """A copy with some fields changed, validated like a new one."""
+    def replace(self, **changes: Unpack[EngineKeywords]) -> EngineOptions:
+        """A copy with some fields changed (typed: `EngineKeywords`), validated like a new one."""
         return EngineOptions(**{**self.model_dump(), **changes})

@@ -1,7 +1,7 @@
 """The user's files at the boundary: read as UTF-8 text, parsed with errors that name file and
 line, and never overwritten by a command's outputs.
 
-Every reader of a file a user hands to localjudge (data, prompts, responses, verdicts, metric
+Every reader of a file a user hands to localjudge (data, prompts, responses, judgments, metric
 files, style guides, registries, calibration tables) goes through `read_text` or `decode_text`,
 then `parse_json` or `load_yaml`; every command that writes checks its outputs with
 `refuse_overwriting`.
@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,30 @@ def load_yaml(path: str | Path, what: str, error: type[LocalJudgeError] = Config
     except ValueError:  # the digit limit again, from yaml's int constructor
         n = _number_line(text)
         raise error(_too_long(f"{path}:{n}" if n is not None else str(path))) from None
+
+
+def write_atomically(
+    path: Path, text: str, *, prefix: str | None = None, tmp_dir: Path | None = None, sync: bool = False
+) -> None:
+    """Writes `text` to `path` so that a reader sees the old content or the new, never a torn file.
+
+    The text goes to a temporary file in `tmp_dir` (default: `path`'s folder, created if need be),
+    named `prefix` and a random tail (default `.NAME.*.tmp`), then renamed over `path`; `sync`
+    flushes it to disk first. On any failure the temporary file is removed and the error raised.
+    """
+    folder = tmp_dir or path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=prefix or f".{path.name}.", suffix="" if prefix else ".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # a Ctrl-C between write and rename included: the old file stays whole
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def is_file(path: str | Path) -> bool:

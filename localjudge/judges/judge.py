@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import (
     BaseModel,
@@ -14,7 +14,7 @@ from pydantic import (
 )
 
 from localjudge.engine.backend import Backend, Progress
-from localjudge.engine.options import EngineOptions
+from localjudge.engine.options import EngineOptions, RuntimeKeywords
 from localjudge.errors import ConfigError, clip
 from localjudge.scoring.distribution import (
     DEFAULT_MIN_VALID_MASS,
@@ -27,6 +27,9 @@ from localjudge.scoring.distribution import (
 )
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 from localjudge.scoring.trie import TokenTree, build_label_tree, build_score_tree
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 ENGINE_RECORD = ("batch_invariant", "bitwise", "gemm", "grid", "threads", "fp32_head", "mixed_precision")
 """JudgeInfo fields the transformers backend fills in from what it probed and ran with."""
@@ -162,11 +165,11 @@ class Judge:
             )
         return cls(HFBackend(model, tokenizer, info.context_length, options), info)
 
-    def with_options(self, **changes: Any) -> Judge:
+    def with_options(self, **changes: Unpack[RuntimeKeywords]) -> Judge:
         """This judge, on the same weights, with other run-time engine settings.
 
         For benchmarks and tests that compare settings without loading the weights again:
-        `token_budget`, `tree_tolerance` and `reuse_prefix` (`engine.options.RUNTIME_FIELDS`). The
+        `token_budget`, `tree_tolerance` and `reuse_prefix` (`engine.options.RuntimeKeywords`). The
         new judge's records say what it ran with; this judge is unchanged.
 
         Raises:

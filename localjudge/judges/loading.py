@@ -14,25 +14,23 @@ from localjudge.engine.options import EngineOptions
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
 from localjudge.io.files import is_dir
 from localjudge.judges.adapters import TuneManifest, is_tune_folder, merge_adapter, read_manifest
-from localjudge.judges.cache import cache_root
-from localjudge.judges.chunks import joined_gguf, joined_if_present
-from localjudge.judges.gguf_weights import file_sha256, load_gguf
-from localjudge.judges.install import package_weights
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.judges.registry import (
     REGISTRY_PATH,
     UNKNOWN_FAMILY,
-    GGUFFileSource,
-    HubSource,
     JudgeEntry,
-    LocalDirSource,
-    PackageChunksSource,
-    PackageGGUFSource,
+    ScriptedSource,
     TunedSource,
     load_registry,
     model_family,
 )
+from localjudge.judges.scripted import ScriptedLoad, active_table
 from localjudge.judges.versions import warn_untested_versions
+from localjudge.weights.cache import cache_root
+from localjudge.weights.chunks import joined_gguf, joined_if_present
+from localjudge.weights.gguf import file_sha256, load_gguf
+from localjudge.weights.install import package_weights
+from localjudge.weights.sources import GGUFFileSource, HubSource, LocalDirSource, PackageChunksSource, PackageGGUFSource
 
 __all__ = ["file_sha256", "load_judge"]
 
@@ -92,11 +90,13 @@ def load_judge(
         >>> judge.with_options(reuse_prefix=True).options.reuse_prefix  # doctest: +SKIP
         True
     """
-    import torch
-
-    warn_untested_versions()
     asked = _engine_options(options, device=device, dtype=dtype)
     registry = load_registry(Path(registry_path)) if registry_path else load_registry()
+    table = active_table()
+    if table is not None:  # tests: every load answered by name from a table of scripted judges
+        where = Path(registry_path) if registry_path else None
+        request = ScriptedLoad(name_or_path or registry.default, family, device, dtype, where, progress)
+        return table.load(request)
     tuned = _tune_folder(name_or_path, registry, Path(registry_path or REGISTRY_PATH))
     if tuned is not None:
         folder, manifest = tuned
@@ -106,9 +106,17 @@ def load_judge(
         entry, adhoc = _resolve(name_or_path or registry.default, registry)
     if family is not None:
         entry = entry.model_copy(update={"family": model_family(entry.name, registry, family)})
+    if isinstance(entry.source, ScriptedSource):  # no weights, no torch: a policy function (`judges.scripted`)
+        from localjudge.judges.scripted import scripted_judge
+
+        chat = entry.chat_template == "auto"
+        return scripted_judge(entry.name, entry.family, entry.source, entry.context_length, chat)
+    import torch
+
+    warn_untested_versions()
     if isinstance(entry.source, LocalDirSource) and not Path(entry.source.path).is_absolute() and not adhoc:
         # registry paths are relative to the registry file, not to the working directory
-        where = Path(registry_path or REGISTRY_PATH).resolve().parent / entry.source.path
+        where = Path(registry_path or REGISTRY_PATH).absolute().parent / entry.source.path
         entry = entry.model_copy(update={"source": LocalDirSource(kind="local_dir", path=str(where))})
     run = asked.resolve(torch.cuda.is_available(), entry.dtype)
     assert run.device is not None and run.dtype is not None  # resolved
@@ -288,7 +296,7 @@ def _load_weights(entry: JudgeEntry, layout: str, trust: bool, allow_pickle: boo
                 return load_gguf(joined_gguf(src, entry.name, Path(tmp)), layout, False)
         return load_gguf(joined_gguf(src, entry.name, cache_root(None if cache is True else cache)), layout, cache)
     if isinstance(src, PackageGGUFSource):
-        path, _ = package_weights(entry)  # size and SHA-256 checked when the registry gives them
+        path, _ = package_weights(entry.name, src)  # size and SHA-256 checked when the registry gives them
         return load_gguf(path, layout, cache)
     if isinstance(src, GGUFFileSource):
         path = Path(src.path)

@@ -9,7 +9,7 @@ that says everything the kinds do differently:
 - `prepare`: what is fixed for every case of the metric in a run (template version, the spec
   recorded, G-Eval's evaluation steps);
 - `measure`: what a case takes of the judge's context, and which fields `--truncate` may cut
-  (`kinds.fitting` applies the one policy to every kind);
+  (`kinds.context_length` applies the one policy to every kind);
 - `score`: prompts and judge calls to one record per case;
 - `detail` and `summary_detail`: the models of what its records and its summary carry besides
   the fields every kind shares (`kinds.records`, `runs.summary`);
@@ -107,7 +107,7 @@ class MetricContext(Generic[S]):
 
     @property
     def truncate(self) -> bool:
-        """Whether over-long content is cut to fit the context instead of failing."""
+        """Whether over-long content is cut to the judge's context length instead of failing."""
         return self.scoring.truncate
 
     @property
@@ -140,7 +140,7 @@ class MetricContext(Generic[S]):
         """The record of one case, with its ids, metric spec and provenance.
 
         Scored when `unscored_reason` is None: `passed` is `score >= threshold` (null without a
-        threshold). Unscored otherwise: no score, raw score or verdict (never 0, never a guess),
+        threshold). Unscored otherwise: no score, raw score or pass/fail (never 0, never a guess),
         every diagnostic that was computed kept (valid mass, distribution, detail, prompt size).
         """
         threshold = self.metric.threshold
@@ -184,14 +184,14 @@ class Measure(NamedTuple):
     tokens: int
     """Tokens the case needs in the judge's context."""
     what: str
-    """What was counted, for the message when it does not fit: "the correctness prompt has"."""
+    """What was counted, for the message when it is over the context length: "the correctness prompt has"."""
     cuttable: Sequence[str]
     """Fields `--truncate` may cut, the longest first (by characters); empty: none."""
     payload: Any = None
     """What the kind reuses when scoring (the rendered prompt, token counts...)."""
 
 
-class Fitted(NamedTuple):
+class ReadyCase(NamedTuple):
     """One case ready to score: as `--truncate` left it, with what its kind measured."""
 
     case: TestCase
@@ -199,6 +199,18 @@ class Fitted(NamedTuple):
     """The `Measure.payload` of the case as it is (None for kinds that read no context)."""
     cut: str | None
     """What `--truncate` cut, or None."""
+
+
+@dataclass(frozen=True)
+class Batch(Generic[S]):
+    """One scoring call of a kind: the judge, the metric's context, the cases ready, the run's records so far."""
+
+    judge: Judge
+    ctx: MetricContext[S]
+    items: Sequence[ReadyCase]
+    """The cases, as `--truncate` left them, with what the kind measured."""
+    judged: Mapping[tuple[str, str], ResultRecord]
+    """The run's records so far, by (case id, metric): what a hybrid or verdict combines."""
 
 
 class Listing(NamedTuple):
@@ -266,14 +278,8 @@ class MetricKind(ABC, Generic[S]):
         return None
 
     @abstractmethod
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[S],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
-        """One record per item, in order. `judged`: the run's records so far, by (case id, metric)."""
+    def score(self, batch: Batch[S]) -> list[ResultRecord]:
+        """One record per item of `batch`, in order."""
 
     def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
         """The kind's own summary detail over one metric's records, and notes after `notes`'."""
@@ -282,7 +288,7 @@ class MetricKind(ABC, Generic[S]):
     def notes(
         self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int
     ) -> list[str]:
-        """What a reader must know before taking these scores as verdicts, in plain words."""
+        """What a reader must know before taking these scores as pass/fail judgments, in plain words."""
         return []
 
     @abstractmethod
@@ -308,6 +314,6 @@ def narrow_spread(scores: Sequence[float], limit: float) -> list[str]:
         return []
     return [
         f"scores span only {lo:.2f}-{hi:.2f} ({hi - lo:.0%} of the 0-1 scale) over {len(scores)} cases: "
-        "the judge does not separate these cases, so do not read them as verdicts; check it on "
+        "the judge does not separate these cases, so do not read them as pass/fail judgments; check it on "
         "labelled cases with `localjudge calibrate`"
     ]

@@ -23,7 +23,7 @@ class ComparisonSummary(BaseModel):
 
     win_rate: float | None = Field(
         default=None,
-        description="Share of scored cases where output 1 is the most probable verdict, ties (and exact draws) "
+        description="Share of scored cases where output 1 is the most probable answer, ties (and exact draws) "
         "counting half.",
     )
     mean_disagreement: float | None = Field(
@@ -37,7 +37,7 @@ class ComparisonSummary(BaseModel):
 
 
 def preference(distribution: dict[str, float], outputs: Sequence[str]) -> float:
-    """1 when output 1 is the most probable verdict, 0 when output 2 is, 0.5 for a tie or an exact draw."""
+    """1 when output 1 is the most probable answer, 0 when output 2 is, 0.5 for a tie or an exact draw."""
     first, second = distribution[outputs[0]], distribution[outputs[1]]
     tie = distribution.get("tie", 0.0)
     if first > max(second, tie):
@@ -49,7 +49,7 @@ def preference(distribution: dict[str, float], outputs: Sequence[str]) -> float:
 
 def preferred(record: ResultRecord) -> str:
     """The output a scored comparison prefers, in words: "output_1 better", "output_2 better" or "tie"."""
-    assert record.distribution  # a scored comparison has its verdict's probabilities
+    assert record.distribution  # a scored comparison has its answer's probabilities
     first, second = record.metric_spec["output_fields"]
     return {1.0: f"{first} better", 0.0: f"{second} better"}.get(
         preference(record.distribution, (first, second)), "tie"

@@ -23,14 +23,13 @@ not the position they are read at.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.fields import FieldName
 from localjudge.kinds.records import EntailmentDetail, ResultRecord, SentenceSupport
 from localjudge.kinds.text import DEFAULT_LABELS, field_text
@@ -123,13 +122,8 @@ class EntailmentKind(MetricKind[EntailmentMetric]):
         cuttable = ["input", "actual_output", "expected_output"]
         return Measure(judge.count_tokens(prompt), f"the {m.name} prompt has", cuttable, prompt)
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[EntailmentMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[EntailmentMetric]) -> list[ResultRecord]:
+        judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         units = [_units(m, _target(m, it.case)) for it in items]
         prompts = [entailment_prompt(judge, m, it.case, u) for it, us in zip(items, units) for u in us]

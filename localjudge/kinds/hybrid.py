@@ -1,4 +1,4 @@
-"""The hybrid kind: several metrics of the same case combined linearly, as fitted by `calibrate --hybrid`.
+"""The hybrid kind: several metrics of the same case combined linearly, as fitted by `calibrate fit-hybrid`.
 
 raw_score = intercept + Σ weight · (component score − mean) / std, a prediction on the human
 scale the hybrid was fitted to; score = raw_score mapped to 0..1 over that scale (clipped). The
@@ -14,8 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, Listing, MetricContext, MetricKind, Needs, narrow_spread
+from localjudge.kinds.base import Batch, Explanation, Listing, MetricKind, Needs, ReadyCase, narrow_spread
 from localjudge.kinds.records import ComponentScores, ResultRecord
 
 HYBRID_VERSION = "hybrid-v1"
@@ -23,20 +22,21 @@ NARROW_SPREAD = 0.15
 """Scores spanning less than this share of the 0-1 scale do not separate cases."""
 
 
-class HybridComponent(BaseModel):
-    """One scorer inside a hybrid metric and how its score is weighted."""
+class FittedComponent(BaseModel):
+    """One scorer a fitted metric reads, and its weight: a hybrid's in its linear prediction, a
+    verdict's in its log-odds; both take weight · (score − mean) / std."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     metric: dict[str, Any] = Field(description="The component metric's full definition (steps pinned).")
-    field: Literal["raw_score", "score"] = Field(default="raw_score", description="Which score of its records is used.")
+    field: Literal["raw_score", "score"] = Field(default="raw_score", description="Which score of its records is read.")
     mean: float = Field(description="Mean of the component's score on the fit data.")
     std: float = Field(gt=0, description="Standard deviation of the component's score on the fit data.")
     weight: float = Field(description="Weight of the standardised score.")
 
 
 class HybridMetric(BaseModel):
-    """Several metrics of the same case combined linearly, as fitted by `localjudge calibrate --hybrid`.
+    """Several metrics of the same case combined linearly, as fitted by `localjudge calibrate fit-hybrid`.
 
     raw_score = intercept + Σ weight · (component score − mean) / std, a prediction on the human
     scale the hybrid was fitted to; score = raw_score mapped to 0..1 over that scale (clipped).
@@ -46,7 +46,7 @@ class HybridMetric(BaseModel):
 
     kind: Literal["hybrid"] = Field(description="Metric kind.")
     name: str = Field(min_length=1, description="Metric name, used in results.")
-    components: list[HybridComponent] = Field(min_length=1, description="The combined scorers.")
+    components: list[FittedComponent] = Field(min_length=1, description="The combined scorers.")
     intercept: float = Field(description="Prediction when every component sits at its fit mean.")
     method: str = Field(description="How the weights were chosen (e.g. 'ridge α=1', 'zmean', 'x alone').")
     human_field: str = Field(description="The human label the hybrid predicts.")
@@ -81,13 +81,8 @@ class HybridKind(MetricKind[HybridMetric]):
         # each component reports its own missing fields
         return Needs(required=[], sort_by=[], components=tuple(c.metric for c in metric.components))
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[HybridMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[HybridMetric]) -> list[ResultRecord]:
+        judge, ctx, items, judged = batch.judge, batch.ctx, batch.items, batch.judged
         metric = ctx.metric
         names = [c.metric["name"] for c in metric.components]
         lo, hi = metric.human_scale
@@ -120,11 +115,11 @@ class HybridKind(MetricKind[HybridMetric]):
 
 
 def linear_readings(
-    components: Sequence[Any],  # HybridComponent or VerdictComponent: metric, field, mean, std, weight
+    components: Sequence[FittedComponent],
     intercept: float,
-    items: Sequence[Fitted],
+    items: Sequence[ReadyCase],
     judged: Mapping[tuple[str, str], ResultRecord],
-) -> Iterator[tuple[Fitted, list[float] | str, float]]:
+) -> Iterator[tuple[ReadyCase, list[float] | str, float]]:
     """Per item: its components' scores and intercept + Σ weight · (score − mean) / std (hybrids and
     verdicts alike), or the unscored reason (a str) and NaN when a component has no score."""
     names = [c.metric["name"] for c in components]

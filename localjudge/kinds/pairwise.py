@@ -10,7 +10,7 @@ output 1's win rate instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import (
-    Fitted,
+    Batch,
     KindSummary,
     Listing,
     Measure,
@@ -122,13 +122,8 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
         tokens = max(judge.count_tokens(t) for t in orders)
         return Measure(tokens, f"the {ctx.metric.name} prompt has", cuttable, orders)
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[PairwiseMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[PairwiseMetric]) -> list[ResultRecord]:
+        judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         labels = ["A", "B", "Tie"] if m.allow_tie else ["A", "B"]
         f1, f2 = m.output_fields

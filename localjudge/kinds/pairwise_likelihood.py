@@ -16,21 +16,30 @@ presentation order: swapping the outputs swaps the readings, and the score becom
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, KindSummary, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import (
+    Batch,
+    Explanation,
+    KindSummary,
+    Listing,
+    Measure,
+    MetricContext,
+    MetricKind,
+    Needs,
+)
 from localjudge.kinds.comparison import ComparisonSummary, win_rates
 from localjudge.kinds.fields import FieldName
 from localjudge.kinds.likelihood import prompts as L
+from localjudge.kinds.likelihood.kind import read_target
 from localjudge.kinds.likelihood.spec import LikelihoodMetric, PMIContrast
 from localjudge.kinds.records import ComponentScores, ResultRecord
-from localjudge.scoring.aggregate import Aggregation, read_tokens
+from localjudge.scoring.aggregate import Aggregation
 from localjudge.scoring.likelihood import ContinuationLogprobs
 
 PAIRWISE_LIKELIHOOD_VERSION = "pairwise-likelihood-v1"
@@ -141,14 +150,9 @@ class PairwiseLikelihoodKind(MetricKind[PairwiseLikelihoodMetric]):
         cuttable = [f for f in m.fields if case.get(f) is not None]
         return Measure(n, f"the {m.name} prompt and the longer output have", cuttable, read)
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[PairwiseLikelihoodMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[PairwiseLikelihoodMetric]) -> list[ResultRecord]:
         """Records of cases that have both outputs, in input order."""
+        judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         read: list[tuple[str, str | None, list[str]]] = [it.payload for it in items]
         prompts = [p for p, _, conts in read for _ in conts]
@@ -218,19 +222,7 @@ def _reading(
     """One output's aggregate of its token log-probabilities (or per-token PMI); NaN for an empty output."""
     if not given.n_tokens:
         return math.nan
-    values = np.array(given.logprobs)  # (T,)
-    if without is not None:
-        values = values - np.array(without.logprobs)
-    lm = m.as_likelihood()
-    return read_tokens(
-        values,
-        [surfaces[i] for i in given.token_ids],
-        lm.aggregation,
-        unit=lm.unit,
-        focus=lm.focus,
-        quantile=lm.quantile,
-        below=lm.below,
-    ).value
+    return read_target(m.as_likelihood(), given, without, surfaces).value
 
 
 PAIRWISE_LIKELIHOOD = PairwiseLikelihoodKind()

@@ -30,7 +30,7 @@ from pydantic import (
 
 
 class PairwiseDetail(BaseModel):
-    """How a pairwise verdict came about, order by order (also kept when the case is unscored)."""
+    """How a pairwise judgment came about, order by order (also kept when the case is unscored)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

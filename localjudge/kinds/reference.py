@@ -8,13 +8,11 @@ letters and digits, as rouge-score does) is unscored with the reason, not scored
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, Listing, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import Batch, Explanation, Listing, MetricKind, Needs
 from localjudge.kinds.fields import FieldName
 from localjudge.kinds.records import ResultRecord
 from localjudge.lexical import rouge_l, tokens
@@ -69,13 +67,8 @@ class ReferenceKind(MetricKind[ReferenceMetric]):
     def needs(self, metric: ReferenceMetric) -> Needs:
         return Needs(required=metric.required_fields, sort_by=metric.required_fields)
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[ReferenceMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[ReferenceMetric]) -> list[ResultRecord]:
+        judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         out = []
         for it in items:

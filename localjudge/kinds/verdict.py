@@ -1,6 +1,6 @@
 """The verdict kind: scorers' values mapped to a calibrated P(acceptable) and a pass/fail threshold.
 
-Fitted by `localjudge calibrate --verdict` on a user's labelled cases (`calibration.verdict`) and
+Fitted by `localjudge calibrate fit-verdict` on a user's labelled cases (`calibration.verdict`) and
 applied by `localjudge eval --metric verdict.json`: the components are judged, then
 
     P(acceptable) = sigmoid(intercept + Σ weight · (component score − mean) / std)
@@ -11,31 +11,18 @@ held-back cases when it was fitted (`fit.held_out`), not on the cases it is appl
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, KindSummary, Listing, MetricContext, MetricKind, Needs
-from localjudge.kinds.hybrid import component_scores, linear_readings
+from localjudge.kinds.base import Batch, Explanation, KindSummary, Listing, MetricKind, Needs
+from localjudge.kinds.hybrid import FittedComponent, component_scores, linear_readings
 from localjudge.kinds.records import ComponentScores, ResultRecord
 from localjudge.scoring.logistic import sigmoid
 
 VERDICT_VERSION = "verdict-v1"
-
-
-class VerdictComponent(BaseModel):
-    """One scorer a verdict reads, and its place in the logistic model."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    metric: dict[str, Any] = Field(description="The component metric's full definition.")
-    field: Literal["raw_score", "score"] = Field(default="raw_score", description="Which score of its records is read.")
-    mean: float = Field(description="Mean of the component's score on the fit data.")
-    std: float = Field(gt=0, description="Standard deviation of the component's score on the fit data.")
-    weight: float = Field(description="Weight of the standardised score in the log-odds.")
 
 
 class VerdictMetric(BaseModel):
@@ -45,7 +32,7 @@ class VerdictMetric(BaseModel):
 
     kind: Literal["verdict"] = Field(description="Metric kind.")
     name: str = Field(min_length=1, description="Metric name, used in results.")
-    components: list[VerdictComponent] = Field(min_length=1, description="The scorers read.")
+    components: list[FittedComponent] = Field(min_length=1, description="The scorers read.")
     intercept: float = Field(description="Log-odds of acceptable when every component sits at its fit mean.")
     threshold: float = Field(ge=0, le=1, description="P(acceptable) at or above which a case passes.")
     human_field: str = Field(description="The label the verdict was fitted to.")
@@ -86,14 +73,9 @@ class VerdictKind(MetricKind[VerdictMetric]):
         # each component reports its own missing fields
         return Needs(required=[], sort_by=[], components=tuple(c.metric for c in metric.components))
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[VerdictMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[VerdictMetric]) -> list[ResultRecord]:
         """score = P(acceptable), raw_score = its log-odds, passed = score >= the fitted threshold."""
+        judge, ctx, items, judged = batch.judge, batch.ctx, batch.items, batch.judged
         metric = ctx.metric
         names = [c.metric["name"] for c in metric.components]
         out = []

@@ -22,19 +22,19 @@ from localjudge.kinds import DEFAULT_KIND, KINDS, Metric, kind_of
 from localjudge.kinds.entailment import EntailmentMetric
 from localjudge.kinds.fields import FieldName, Reasoning
 from localjudge.kinds.geval.spec import GEvalMetric, RubricRange
-from localjudge.kinds.hybrid import HybridComponent, HybridMetric
+from localjudge.kinds.hybrid import FittedComponent, HybridMetric
 from localjudge.kinds.likelihood.spec import LikelihoodMetric, PMIContrast
 from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.kinds.pairwise_likelihood import PairwiseLikelihoodMetric
 from localjudge.kinds.reference import ReferenceMetric
-from localjudge.kinds.verdict import VerdictComponent, VerdictMetric
+from localjudge.kinds.verdict import VerdictMetric
 from localjudge.metrics.labels import apply_names, check_labels, relabel
 
 __all__ = [  # the built-in kinds' specs are part of this module's interface: the members of its union
     "EntailmentMetric",
     "FieldName",
+    "FittedComponent",
     "GEvalMetric",
-    "HybridComponent",
     "HybridMetric",
     "LikelihoodMetric",
     "Metric",
@@ -44,7 +44,6 @@ __all__ = [  # the built-in kinds' specs are part of this module's interface: th
     "Reasoning",
     "ReferenceMetric",
     "RubricRange",
-    "VerdictComponent",
     "VerdictMetric",
     "components",
     "dump_metric",

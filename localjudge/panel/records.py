@@ -75,7 +75,7 @@ PANEL_RECORDS = RecordFile(PanelRecord, "localjudge panel record", "panel result
 
 
 class PanelWeights(BaseModel):
-    """Weights fitted on human labels by `localjudge calibrate --save-panel-weights`, for `eval --panel FILE`."""
+    """Weights fitted on human labels by `localjudge calibrate panel-weights`, for `eval --panel FILE`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -119,5 +119,5 @@ def load_panel_weights(path: str | Path) -> PanelWeights:
     except (ValueError, ValidationError) as exc:
         first = str(exc).splitlines()[0]
         raise DataError(
-            f"{path} is not a panel weights file ({first}); write one with calibrate --save-panel-weights"
+            f"{path} is not a panel weights file ({first}); write one with calibrate panel-weights"
         ) from None

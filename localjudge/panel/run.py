@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,8 +23,11 @@ from localjudge.panel.options import PanelOptions
 from localjudge.panel.pool import pool_metric
 from localjudge.panel.records import PANEL_RECORDS, PanelRecord
 from localjudge.panel.summary import PanelSummary, summarise_panel
-from localjudge.runs.evaluate import RUN_KEYWORDS, EvaluationResult, evaluate
-from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
+from localjudge.runs.evaluate import EvaluationResult, evaluate
+from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 
 class PanelResult(BaseModel):
@@ -52,7 +55,7 @@ def evaluate_panel(
     *,
     run: RunOptions | None = None,
     scoring: ScoringOptions | None = None,
-    **keywords: Any,
+    **keywords: Unpack[EvaluateKeywords],
 ) -> PanelResult:
     """Judges every case with every metric by every judge, and pools the judges' readings.
 
@@ -64,7 +67,7 @@ def evaluate_panel(
         run: where the pooled records go (`RunOptions`); each member's records go to
             `member_path(out, judge name)`.
         scoring: how each case is scored, by every member alike.
-        **keywords: the fields of `run` and `scoring`, one by one, when the object is not given.
+        **keywords: the fields of `run` and `scoring` (`EvaluateKeywords`), instead of the objects.
 
     Examples:
         >>> from localjudge import load_cases, load_judge, builtin_metric
@@ -72,7 +75,7 @@ def evaluate_panel(
         >>> result = evaluate_panel(load_cases("cases.jsonl"), [builtin_metric("correctness")], judges,
         ...                         PanelOptions(method="agreement"), out="panel.jsonl")  # doctest: +SKIP
     """
-    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "evaluate_panel")
+    run, scoring = settings_of(run, scoring, keywords, "evaluate_panel")
     panel = panel or PanelOptions()
     names = [j.info.name for j in judges]
     if len(names) < 2:

@@ -1,7 +1,7 @@
 """The rank file: one record per output, with its score, rank, intervals and the comparisons it took part in.
 
 A record has the keys `calibrate` looks for in a results file (`case_id`, `metric`, `extra`,
-`score`, `raw_score`), so `localjudge calibrate ranks.jsonl --human FIELD` reads it as it reads
+`score`, `raw_score`), so `localjudge calibrate agreement ranks.jsonl --human FIELD` reads it as it reads
 `eval`'s. Every judged comparison itself, with the judge and both orders' readings, is a record
 of the comparisons file beside it (an `eval` results file of the pairwise metric).
 """

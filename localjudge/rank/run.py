@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,8 +31,11 @@ from localjudge.rank.intervals import item_intervals
 from localjudge.rank.options import RankOptions
 from localjudge.rank.records import RANKS, ComparisonReading, RankRecord
 from localjudge.rank.summary import RankSummary, summarise_ranks
-from localjudge.runs.evaluate import RUN_KEYWORDS, evaluate
-from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
+from localjudge.runs.evaluate import evaluate
+from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from localjudge.version import __version__
 
 
@@ -60,7 +63,7 @@ def rank_outputs(
     *,
     run: RunOptions | None = None,
     scoring: ScoringOptions | None = None,
-    **keywords: Any,
+    **keywords: Unpack[EvaluateKeywords],
 ) -> RankResult:
     """Ranks the outputs of each group by comparing them in pairs with a pairwise metric.
 
@@ -74,7 +77,7 @@ def rank_outputs(
         run: where the ranks go (`RunOptions`: out, resume, overwrite, progress); the
             comparisons stream to `comparisons_path(out)`.
         scoring: how each comparison is scored (`ScoringOptions`).
-        **keywords: the fields of `run` and `scoring`, one by one, when the object is not given.
+        **keywords: the fields of `run` and `scoring` (`EvaluateKeywords`), instead of the objects.
 
     Examples:
         >>> from localjudge import load_cases, load_judge, builtin_metric
@@ -82,7 +85,7 @@ def rank_outputs(
         ...                       RankOptions(group="prompt_id", system="model"), out="ranks.jsonl")  # doctest: +SKIP
         >>> result.summary.systems[0].system  # doctest: +SKIP
     """
-    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "rank_outputs")
+    run, scoring = settings_of(run, scoring, keywords, "rank_outputs")
     if not isinstance(metric, PairwiseMetric | PairwiseLikelihoodMetric):
         raise ConfigError(
             f"metric {clip(metric.name)} ({metric.kind}) does not compare two outputs; give a pairwise one"

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric
-from localjudge.runs.options import ScoringOptions, split_settings
+from localjudge.runs.options import RunOptions, ScoringOptions
 
 
 class Rank(NamedTuple):
@@ -93,11 +93,10 @@ def evaluate_distributed(
     *,
     scoring: ScoringOptions | None = None,
     progress: bool | None = None,
-    **keywords: Any,
 ):
     """`evaluate` over all launched processes; rank 0 gets the `EvaluationResult`, others None.
 
-    Call it on every rank with the same cases and metrics. `scoring` (or its fields as keywords)
+    Call it on every rank with the same cases and metrics. `scoring`
     is `evaluate`'s, for each rank's share; `progress` defaults to rank 0 only. Resuming and
     streaming to a file are single-process features: rank 0 writes the gathered records with
     `write_records`.
@@ -107,11 +106,13 @@ def evaluate_distributed(
     from localjudge.runs.evaluate import EvaluationResult, evaluate
     from localjudge.runs.summary import summarize
 
-    scoring = split_settings(None, scoring, keywords, (), "evaluate_distributed").scoring
+    scoring = scoring or ScoringOptions()
     rank, world, _ = current_rank()
 
     def run(share: Sequence[TestCase], show: bool):
-        return evaluate(share, metrics, judge, scoring=scoring, progress=show if progress is None else progress)
+        return evaluate(
+            share, metrics, judge, scoring=scoring, run=RunOptions(progress=show if progress is None else progress)
+        )
 
     if world == 1:
         return run(cases, True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,17 +12,19 @@ from localjudge.errors import ConfigError, clip, repeated
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric, kind_of
-from localjudge.kinds.base import MetricContext, missing
-from localjudge.kinds.fitting import fit
+from localjudge.kinds.base import Batch, MetricContext, missing
+from localjudge.kinds.context_length import within_context
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import components
-from localjudge.runs.options import RunOptions, ScoringOptions, split_settings
+from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 from localjudge.runs.results_file import open_results, read_results, replace_results
 from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
 
 log = logging.getLogger(__name__)
 
-RUN_KEYWORDS = ("out", "resume", "overwrite", "progress")
 """The `RunOptions` fields `evaluate` takes as keywords."""
 
 
@@ -49,7 +51,7 @@ def evaluate(
     *,
     run: RunOptions | None = None,
     scoring: ScoringOptions | None = None,
-    **keywords: Any,
+    **keywords: Unpack[EvaluateKeywords],
 ) -> EvaluationResult:
     """Judges every case with every metric.
 
@@ -63,8 +65,8 @@ def evaluate(
             atomically with its records in input order (cases × metrics).
         scoring: how each case is scored (`ScoringOptions`: hardened, truncate, min_valid_mass,
             steps_cache, chunk_size).
-        **keywords: the fields of `run` (out, resume, overwrite, progress) and of `scoring`, one by
-            one, when the object is not given.
+        **keywords: the fields of `run` (out, resume, overwrite, progress) and of `scoring`
+            (`EvaluateKeywords`), instead of the objects.
 
     Examples:
         >>> from localjudge import load_judge
@@ -74,7 +76,7 @@ def evaluate(
         ...                   load_judge(), out="r.jsonl", min_valid_mass=0.2)  # doctest: +SKIP
         >>> result.summaries[0].mean_score  # doctest: +SKIP
     """
-    run, scoring = split_settings(run, scoring, keywords, RUN_KEYWORDS, "evaluate")
+    run, scoring = settings_of(run, scoring, keywords, "evaluate")
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric names repeated: {repeated(names)}; give each metric once")
@@ -127,8 +129,8 @@ def evaluate(
             # that the engine computes once per batch
             ready.sort(key=lambda c: tuple(str(c.get(f) or "") for f in needs.sort_by))
             for start in range(0, len(ready), chunk):
-                items = [fit(judge, ctx, c) for c in ready[start : start + chunk]]
-                for rec in ctx.kind.score(judge, ctx, items, {**done, **fresh}):
+                items = [within_context(judge, ctx, c) for c in ready[start : start + chunk]]
+                for rec in ctx.kind.score(Batch(judge, ctx, items, {**done, **fresh})):
                     emit(rec)
                 bar.update(len(items))
             if writer:

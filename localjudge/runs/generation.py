@@ -12,8 +12,9 @@ uninterrupted run exactly. The output file is JSONL, append-only, flushed per re
 Examples:
     >>> from localjudge import load_judge
     >>> from localjudge.io.cases import load_cases
+    >>> from localjudge.runs.options import RunOptions
     >>> model = load_judge("smollm2-135m")  # doctest: +SKIP
-    >>> generate_responses(load_cases("prompts.jsonl"), model, "responses.jsonl")  # doctest: +SKIP
+    >>> generate_responses(load_cases("prompts.jsonl"), model, RunOptions(out="responses.jsonl"))  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -28,10 +29,9 @@ from localjudge.errors import ConfigError, DataError, clip
 from localjudge.io.cases import TestCase
 from localjudge.io.jsonl import RecordFile
 from localjudge.judges.judge import Judge
-from localjudge.runs.options import RunOptions, split_settings
+from localjudge.runs.options import RunOptions
 from localjudge.version import __version__
 
-RUN_KEYWORDS = ("out", "resume", "overwrite", "progress")
 """The `RunOptions` fields `generate_responses` takes as keywords."""
 
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
@@ -142,12 +142,10 @@ def _check_resumable(
 def generate_responses(
     cases: Sequence[TestCase],
     model: Judge,
-    out: str | Path | None = None,
+    run: RunOptions,
     *,
     max_new_tokens: int = 128,
     batch_size: int = 8,
-    run: RunOptions | None = None,
-    **keywords: Any,
 ) -> list[ResponseRecord]:
     """Greedy responses of one model to every prompt, appended to `out` as they complete.
 
@@ -155,12 +153,11 @@ def generate_responses(
         cases: Prompts (`id`, `input`, optional `context`; `expected_output` or an extra
             `reference` field becomes the record's reference, other extras are kept).
         model: A loaded model (`load_judge`); its name and family are recorded.
-        out: JSONL file; records of other models already in it are kept (or `run.out`).
+        run: How the run writes (`RunOptions`): `out`, the JSONL file (records of other models
+            already in it are kept); `resume` skips prompts this model has already answered in it,
+            `overwrite` starts it afresh, `progress` shows a progress bar.
         max_new_tokens: Generation limit.
         batch_size: Prompts per chunk; chunks follow the input order.
-        run: How the run writes (`RunOptions`): `resume` skips prompts this model has already
-            answered in `out`, `overwrite` starts it afresh, `progress` shows a progress bar.
-        **keywords: The fields of `run` (resume, overwrite, progress) one by one, when it is not given.
 
     Returns:
         This model's records for `cases`, in input order (resumed ones included).
@@ -170,15 +167,13 @@ def generate_responses(
         DataError: A prompt has no input, or ids repeat.
 
     Examples:
-        >>> records = generate_responses(cases, model, "responses.jsonl", max_new_tokens=96)  # doctest: +SKIP
+        >>> run = RunOptions(out="responses.jsonl")
+        >>> records = generate_responses(cases, model, run, max_new_tokens=96)  # doctest: +SKIP
     """
     if batch_size < 1:
         raise ConfigError("batch_size must be at least 1")
-    if out is not None:
-        keywords["out"] = out
-    run = split_settings(run, None, keywords, RUN_KEYWORDS, "generate_responses").run
     if run.out is None:
-        raise ConfigError("generate_responses needs a file to write: give out")
+        raise ConfigError("generate_responses needs a file to write: give RunOptions(out=...)")
     check_prompts(cases)
     run.check_output()
     path = run.out

@@ -5,9 +5,10 @@ exists (new, --resume, --overwrite), whether malformed input rows are skipped (-
 and progress bars. `ScoringOptions` holds what decides a case's record: the prompt template
 (hardened), cutting over-long content (--truncate), the valid-mass floor (--min-valid-mass), the
 evaluation-steps cache and the cases per scoring call. The command line builds each once from its
-flags; `evaluate`, `evaluate_distributed`, the Ray actors, `generate_responses` and the bias lab
-take them as they are, and build them from their keywords when called without them
-(`split_settings`), so the rules and the messages are the same everywhere.
+flags and passes them whole. The top-level entry points (`evaluate`, `evaluate_panel`,
+`rank_outputs`) also take their fields as keywords, typed (`EvaluateKeywords`, so mypy checks
+the names), either the objects or the keywords, never both (`settings_of`); every other function
+takes the objects only.
 
 Examples:
     >>> RunOptions(out="r.jsonl", resume=True).mode
@@ -20,18 +21,18 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypedDict
 
 from pydantic import Field, model_validator
 
 from localjudge.errors import ConfigError
 from localjudge.io.jsonl import Mode, check_output_mode
 from localjudge.kinds.settings import ScoringOptions
-from localjudge.options import Options
+from localjudge.options import Options, check_keywords
 
-__all__ = ["RunOptions", "ScoringOptions", "Settings", "split_settings"]
+__all__ = ["EvaluateKeywords", "RunOptions", "ScoringOptions", "Settings", "settings_of"]
 
 
 class RunOptions(Options):
@@ -76,41 +77,32 @@ class Settings(NamedTuple):
     scoring: ScoringOptions
 
 
-def split_settings(
-    run: RunOptions | None,
-    scoring: ScoringOptions | None,
-    keywords: Mapping[str, Any],
-    run_keywords: Collection[str],
-    caller: str,
-) -> Settings:
-    """The settings of a call that takes `run`, `scoring` and their fields as keywords.
+class EvaluateKeywords(TypedDict, total=False):
+    """The fields of `RunOptions` (what a run writes) and `ScoringOptions` as keywords of an entry point."""
 
-    `run_keywords` are the `RunOptions` fields the caller takes as keywords; every
-    `ScoringOptions` field is one. A keyword is refused next to its object when their values
-    differ: one call has one value of each setting.
+    out: str | Path | None
+    resume: bool
+    overwrite: bool
+    progress: bool
+    hardened: bool
+    truncate: bool
+    min_valid_mass: float
+    steps_cache: str | Path | None
+    chunk_size: int | None
+
+
+def settings_of(
+    run: RunOptions | None, scoring: ScoringOptions | None, keywords: Mapping[str, Any], caller: str
+) -> Settings:
+    """The settings of an entry point called with `run` and `scoring`, or with their fields as keywords.
 
     Raises:
-        TypeError: a keyword the caller does not take (as Python raises it).
-        ConfigError: a keyword given with a different value in `run` or `scoring`, or a value
-            the options refuse.
+        TypeError: A keyword that is no field of `EvaluateKeywords` (mypy says so before it runs).
+        ConfigError: Objects and keywords together (one call has one value of each setting), or a
+            value the options refuse.
     """
-    unknown = set(keywords) - set(run_keywords) - set(ScoringOptions.model_fields)
-    if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {sorted(unknown)[0]!r}")
-    run = _merged(RunOptions, run, {k: v for k, v in keywords.items() if k in run_keywords}, caller, "run")
-    scoring = _merged(
-        ScoringOptions, scoring, {k: v for k, v in keywords.items() if k not in run_keywords}, caller, "scoring"
+    check_keywords(keywords, EvaluateKeywords, "run= and scoring=,", run is not None or scoring is not None, caller)
+    return Settings(
+        run or RunOptions(**{k: v for k, v in keywords.items() if k in RunOptions.model_fields}),
+        scoring or ScoringOptions(**{k: v for k, v in keywords.items() if k in ScoringOptions.model_fields}),
     )
-    return Settings(run, scoring)
-
-
-def _merged(model: Any, given: Any, keywords: dict[str, Any], caller: str, name: str) -> Any:
-    if given is None:
-        return model(**keywords)
-    parsed = model(**{**given.model_dump(), **keywords})  # the keywords as the model reads them ("r.jsonl": a Path)
-    for key, value in keywords.items():
-        if getattr(parsed, key) != getattr(given, key):
-            raise ConfigError(
-                f"{caller}: {key}={value!r} differs from {name}.{key}={getattr(given, key)!r}; give it once"
-            )
-    return given

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from localjudge.engine.options import EngineOptions
-from localjudge.runs.options import ScoringOptions, split_settings
+from localjudge.runs.options import RunOptions, ScoringOptions
 
 OUTPUT_COLUMNS = ("case_id", "metric", "score", "raw_score", "passed", "valid_mass", "unscored_reason", "record")
 
@@ -48,7 +48,6 @@ class JudgeActor:
         options: every engine setting as one `EngineOptions`, as for `load_judge` (not with device or dtype).
         scoring: how each case is scored (`ScoringOptions`), as for `evaluate`, whole: a Ray run
             scores as a local one does.
-        **keywords: the fields of `scoring` one by one, when it is not given.
     """
 
     def __init__(
@@ -60,12 +59,11 @@ class JudgeActor:
         *,
         options: EngineOptions | None = None,
         scoring: ScoringOptions | None = None,
-        **keywords: Any,
     ):
         from localjudge.judges.loading import load_judge
         from localjudge.metrics import resolve_metric
 
-        self.scoring = split_settings(None, scoring, keywords, (), "JudgeActor").scoring
+        self.scoring = scoring or ScoringOptions()
         self.judge = load_judge(judge, device=device, dtype=dtype, options=options)
         self.metrics = [resolve_metric(m) for m in metrics]
 
@@ -77,7 +75,7 @@ class JudgeActor:
         from localjudge.runs.evaluate import evaluate
 
         cases = [TestCase(**_clean(row)) for row in batch.to_dict("records")]
-        result = evaluate(cases, self.metrics, self.judge, scoring=self.scoring, progress=False)
+        result = evaluate(cases, self.metrics, self.judge, scoring=self.scoring, run=RunOptions(progress=False))
         rows = [
             {
                 "case_id": r.case_id,
@@ -106,19 +104,17 @@ def judge_dataset(
     dtype: str | None = None,
     options: EngineOptions | None = None,
     scoring: ScoringOptions | None = None,
-    **keywords: Any,
 ):
     """`ds` (one row per case: id, input, actual_output, ...) judged by `concurrency` actors.
 
-    The judge and scoring settings are `JudgeActor`'s (`scoring` or its fields as keywords, checked
-    here, before any actor starts, and given to every actor whole); the others are Ray's
+    The judge and scoring settings are `JudgeActor`'s (`scoring`, given to every actor whole); the others are Ray's
     `map_batches`.
 
     Returns:
         A lazy `ray.data.Dataset` with the columns of `OUTPUT_COLUMNS`; `record` holds the full
         `ResultRecord` as JSON.
     """
-    scoring = split_settings(None, scoring, keywords, (), "judge_dataset").scoring
+    scoring = scoring or ScoringOptions()
     actor = {"device": device, "dtype": dtype, "options": options, "scoring": scoring}
     return ds.map_batches(
         JudgeActor,

@@ -52,7 +52,7 @@ def describe(record: ResultRecord, threshold: float) -> str:
     )
 
 
-def _verdict(case, metric, judge, threshold, steps_cache) -> tuple[ResultRecord, float, bool | None]:
+def _judged(case, metric, judge, threshold, steps_cache) -> tuple[ResultRecord, float, bool | None]:
     record = judge_case(case, metric, judge, steps_cache)
     threshold = record.threshold if threshold is None else threshold
     if threshold is None:  # the kind's own pass mark, if it has one (pairwise: output 1 preferred)
@@ -87,7 +87,7 @@ def assert_passes(
     Returns:
         The result record, for further checks.
     """
-    record, threshold, passed = _verdict(case, metric, judge, threshold, steps_cache)
+    record, threshold, passed = _judged(case, metric, judge, threshold, steps_cache)
     if not passed:
         raise AssertionError(f"expected a pass: {describe(record, threshold)}")
     return record
@@ -102,7 +102,7 @@ def assert_fails(
     steps_cache: Path | None = None,
 ) -> ResultRecord:
     """Raises `AssertionError` unless the case scores below the threshold (see `assert_passes`)."""
-    record, threshold, passed = _verdict(case, metric, judge, threshold, steps_cache)
+    record, threshold, passed = _judged(case, metric, judge, threshold, steps_cache)
     if passed is not False:
         raise AssertionError(f"expected a failure: {describe(record, threshold)}")
     return record

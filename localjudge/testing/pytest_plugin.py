@@ -3,7 +3,8 @@
 Registered through the `pytest11` entry point, so it is active wherever localjudge is installed.
 It adds the `localjudge_judge` fixture, which loads the judge named by `--localjudge-judge`
 (default: the registry's default judge) once per session, and only in sessions that use it;
-`import localjudge` stays light, so suites that do not use the fixture pay nothing.
+`import localjudge` stays light, so suites that do not use the fixture pay nothing. The
+`localjudge_scripted` fixture makes every judge loaded during one test a scripted one, by name.
 
 Examples:
     >>> # test_answers.py, run with `pytest --localjudge-judge smollm2-135m`
@@ -11,11 +12,19 @@ Examples:
     >>> def test_capital(localjudge_judge):  # doctest: +SKIP
     ...     assert_passes({"input": "Capital of France?", "actual_output": "Paris",
     ...                    "expected_output": "Paris"}, "correctness", localjudge_judge)
+    >>> from localjudge.testing import fake_judge
+    >>> def test_my_pipeline(localjudge_scripted):  # doctest: +SKIP
+    ...     localjudge_scripted.add("grader", fake_judge(lambda prompt: {"5": 1.0}))
+    ...     my_pipeline(judge_name="grader")  # loads "grader" with load_judge, as it would a real judge
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from localjudge.judges.scripted import ScriptedJudges, scripted_judges
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -49,3 +58,14 @@ def localjudge_judge(request: pytest.FixtureRequest):
     return load_judge(
         opt("--localjudge-judge"), device=opt("--localjudge-device"), dtype=opt("--localjudge-dtype"), progress=False
     )
+
+
+@pytest.fixture
+def localjudge_scripted() -> Iterator[ScriptedJudges]:
+    """For one test, every judge loaded by name is a scripted one: add them with `.add(name, judge)`.
+
+    A load of a name not added raises `UnscriptedLoad`, so no real model loads during the test;
+    `.loads` lists what was asked for, `.judges` what each load returned.
+    """
+    with scripted_judges() as table:
+        yield table

@@ -21,8 +21,8 @@ from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric, kind_of
 from localjudge.kinds.base import MetricContext
+from localjudge.kinds.context_length import within_context
 from localjudge.kinds.entailment import EntailmentMetric
-from localjudge.kinds.fitting import fit
 from localjudge.kinds.geval.spec import GEvalMetric
 from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.kinds.settings import ScoringOptions
@@ -130,7 +130,7 @@ def build_data(
     scoring = ScoringOptions()
     prepared = kind.prepare(judge, metric, scoring.hardened, scoring.steps_cache)
     ctx: MetricContext[Any] = MetricContext(metric, kind, prepared, scoring)
-    prompts = [fit(judge, ctx, c).payload for c in cases]
+    prompts = [within_context(judge, ctx, c).payload for c in cases]
     ids = [c.id for c in cases]
     if isinstance(metric, GEvalMetric):
         tree = judge.score_tree(metric.low, metric.high)

@@ -1,7 +1,7 @@
-"""`localjudge bias --verdicts`: analyse verdicts already on disk without loading any model.
+"""`localjudge bias analyse --judgments`: analyse judgments already on disk without loading any model.
 
 The finished study of benchmarks/bias, copied to tests/data/bias_study (two embedded judges, 40
-prompts, pointwise and pairwise) is analysed again from its verdict files: the reports must equal
+prompts, pointwise and pairwise) is analysed again from its judgment files: the reports must equal
 the ones the judging run wrote, no model may load, and torch must not even be imported.
 """
 
@@ -30,20 +30,19 @@ def _invoke(*args):
 
 def test_reanalysis_of_a_finished_study_gives_its_reports(tmp_path, no_load):
     out = tmp_path / "again"
-    res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", out)
+    res, _ = _invoke("bias", "analyse", RESPONSES, "--judgments", STUDY, "--out-dir", out)
     assert res.exit_code == 0, res.output
     before, after = json.loads((STUDY / "report.json").read_text()), json.loads((out / "report.json").read_text())
-    # the study was written before BiasSettings took calibration's names (n_bootstrap, ci_level): it still loads
-    assert before["pointwise"]["settings"]["n_resamples"] == after["pointwise"]["settings"]["n_bootstrap"] == 1000
+    assert before["pointwise"]["settings"]["n_bootstrap"] == after["pointwise"]["settings"]["n_bootstrap"] == 1000
     for part in ("pointwise", "pairwise"):
         assert after[part] == BiasReport.model_validate(before[part]).model_dump(mode="json")
         assert after[part]["findings"] == before[part]["findings"]
     assert after["generators"] == before["generators"] and after["responses_sha256"] == before["responses_sha256"]
     assert [(j["name"], j["family"]) for j in after["judges"]] == [("gemma3-270m", "gemma"), ("smollm2-135m", "smollm")]
-    assert after["verdicts_files"] == [str(STUDY / "pointwise_records.jsonl"), str(STUDY / "pairwise_records.jsonl")]
+    assert after["judgments_files"] == [str(STUDY / "pointwise_records.jsonl"), str(STUDY / "pairwise_records.jsonl")]
     assert after["notes"] == [] and after["metric"] is None
     md = (out / "report.md").read_text()
-    assert "Analysis only, of the verdicts in" in md and "Pointwise metric: not recorded" in md
+    assert "Analysis only, of the judgments in" in md and "Pointwise metric: not recorded" in md
     assert (out / "heatmap.png").read_bytes()[:4] == b"\x89PNG"
     assert (out / "pointwise_records.jsonl").read_bytes() == (STUDY / "pointwise_records.jsonl").read_bytes()
 
@@ -51,8 +50,8 @@ def test_reanalysis_of_a_finished_study_gives_its_reports(tmp_path, no_load):
 def test_analysis_only_imports_no_torch(tmp_path):
     code = (
         "import sys\nfrom localjudge.cli import main\n"
-        f"main(['bias', {str(RESPONSES)!r}, '--verdicts', {str(STUDY / 'pointwise_records.jsonl')!r}, "
-        f"'--out-dir', {str(tmp_path / 'out')!r}, '--metric', 'correctness', '--resamples', '200'], "
+        f"main(['bias', 'analyse', {str(RESPONSES)!r}, '--judgments', {str(STUDY / 'pointwise_records.jsonl')!r}, "
+        f"'--out-dir', {str(tmp_path / 'out')!r}, '--metric', 'correctness', '--bootstrap', '200'], "
         "standalone_mode=False)\n"
         "heavy = sorted(m for m in ('torch', 'transformers', 'accelerate') if m in sys.modules)\n"
         "assert not heavy, heavy\n"
@@ -63,22 +62,23 @@ def test_analysis_only_imports_no_torch(tmp_path):
     assert study["metric"]["name"] == "correctness" and study["pairwise"] is None
 
 
-def _verdicts_without_perplexity(tmp_path: Path) -> Path:
+def _judgments_without_perplexity(tmp_path: Path) -> Path:
     rows = [json.loads(line) for line in (STUDY / "pointwise_records.jsonl").read_text().splitlines()]
     path = tmp_path / "mine.jsonl"
     path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "judge_logppl"}) + "\n" for r in rows))
     return path
 
 
-def test_verdicts_without_perplexity_skip_that_analysis_and_say_so(tmp_path, no_load):
+def test_judgments_without_perplexity_skip_that_analysis_and_say_so(tmp_path, no_load):
     res, _ = _invoke(
         "bias",
+        "analyse",
         RESPONSES,
-        "--verdicts",
-        _verdicts_without_perplexity(tmp_path),
+        "--judgments",
+        _judgments_without_perplexity(tmp_path),
         "--out-dir",
         tmp_path / "out",
-        "--resamples",
+        "--bootstrap",
         "200",
     )
     assert res.exit_code == 0, res.output
@@ -88,21 +88,22 @@ def test_verdicts_without_perplexity_skip_that_analysis_and_say_so(tmp_path, no_
     assert "Note: perplexity covariate skipped" in (tmp_path / "out" / "report.md").read_text()
 
 
-def test_unknown_families_in_verdicts_are_filled_by_family_or_refused(tmp_path, no_load):
+def test_unknown_families_in_judgments_are_filled_by_family_or_refused(tmp_path, no_load):
     responses = tmp_path / "responses.jsonl"
     responses.write_text(RESPONSES.read_text().replace('"generator_family": "smollm"', '"generator_family": "unknown"'))
-    verdicts = tmp_path / "v.jsonl"
-    verdicts.write_text((STUDY / "pointwise_records.jsonl").read_text().replace('"smollm"', '"unknown"'))
-    res, errors = _invoke("bias", responses, "--verdicts", verdicts, "--out-dir", tmp_path / "a")
+    judgments = tmp_path / "v.jsonl"
+    judgments.write_text((STUDY / "pointwise_records.jsonl").read_text().replace('"smollm"', '"unknown"'))
+    res, errors = _invoke("bias", "analyse", responses, "--judgments", judgments, "--out-dir", tmp_path / "a")
     assert res.exit_code == 2 and "has no model family" in errors[0] and "--family" in errors[0]
     res, _ = _invoke(
         "bias",
+        "analyse",
         responses,
-        "--verdicts",
-        verdicts,
+        "--judgments",
+        judgments,
         "--out-dir",
         tmp_path / "b",
-        "--resamples",
+        "--bootstrap",
         "200",
         "--family",
         "smollm2-135m=smollm",
@@ -115,33 +116,33 @@ def test_unknown_families_in_verdicts_are_filled_by_family_or_refused(tmp_path, 
 @pytest.mark.parametrize(
     "setup, args, needles",
     [
-        ("bad line", [], ["v.jsonl:2", "not a pointwise verdict"]),
+        ("bad line", [], ["v.jsonl:2", "not a pointwise judgment"]),
         ("foreign item", [], ["item 'p99'", "does not hold"]),
         ("empty dir", [], ["holds no pointwise_records.jsonl"]),
-        (None, ["--judge", "smollm2-135m"], ["--judge", "--verdicts", "one of the two"]),
-        (None, ["--device", "cpu"], ["--device applies when judges run"]),
-        (None, ["--pairwise"], ["--pairwise applies when judges run"]),
+        (None, ["--judge", "smollm2-135m"], ["No such option '--judge'"]),
+        (None, ["--device", "cpu"], ["No such option '--device'"]),
+        (None, ["--pairwise"], ["No such option '--pairwise'"]),
         ("same dir", [], ["never writes over", "pointwise_records.jsonl"]),
     ],
     ids=["bad-line", "foreign-item", "empty-dir", "with-judge", "with-device", "with-pairwise", "out-is-input"],
 )
 def test_analysis_only_user_errors(tmp_path, no_load, setup, args, needles):
-    verdicts, out = tmp_path / "v.jsonl", tmp_path / "out"
+    judgments, out = tmp_path / "v.jsonl", tmp_path / "out"
     lines = (STUDY / "pointwise_records.jsonl").read_text().splitlines(keepends=True)
     if setup == "bad line":
-        verdicts.write_text(lines[0] + '{"item_id": "p01", "judge": "x"}\n')
+        judgments.write_text(lines[0] + '{"item_id": "p01", "judge": "x"}\n')
     elif setup == "foreign item":
-        verdicts.write_text(lines[0] + lines[1].replace('"p02"', '"p99"'))
+        judgments.write_text(lines[0] + lines[1].replace('"p02"', '"p99"'))
     elif setup == "empty dir":
-        verdicts = tmp_path / "empty"
-        verdicts.mkdir()
+        judgments = tmp_path / "empty"
+        judgments.mkdir()
     elif setup == "same dir":
         shutil.copy(STUDY / "pointwise_records.jsonl", tmp_path / "pointwise_records.jsonl")
-        verdicts = out = tmp_path
+        judgments = out = tmp_path
     else:
-        verdicts.write_text("".join(lines))
+        judgments.write_text("".join(lines))
     before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
-    res, errors = _invoke("bias", RESPONSES, "--verdicts", verdicts, "--out-dir", out, *args)
+    res, errors = _invoke("bias", "analyse", RESPONSES, "--judgments", judgments, "--out-dir", out, *args)
     assert res.exit_code == 2 and len(errors) == 1, res.output
     assert all(n in errors[0] for n in needles), errors[0]
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
@@ -155,12 +156,13 @@ def test_human_field_refills_human_scores(tmp_path, no_load):
     responses.write_text("".join(json.dumps(r) + "\n" for r in rows))
     res, _ = _invoke(
         "bias",
+        "analyse",
         responses,
-        "--verdicts",
+        "--judgments",
         STUDY,
         "--out-dir",
         tmp_path / "out",
-        "--resamples",
+        "--bootstrap",
         "200",
         "--human-field",
         "stars",
@@ -181,11 +183,16 @@ def test_the_lab_runs_without_the_command_line(tmp_path, no_load):
     settings = BiasSettings(n_bootstrap=200, ci_level=0.9)
     study = lab.analyse_only(RESPONSES, [STUDY], metric_name="correctness", settings=settings)
     assert study.study.pointwise is not None and study.study.pointwise.settings == settings
-    files = write_study(study.study, study.verdicts, tmp_path / "out")
+    files = write_study(study.study, study.judgments, tmp_path / "out")
     assert files and (tmp_path / "out" / "report.json").is_file()
-    # the command's --bootstrap (calibrate's name) and its former name --resamples set the same setting
-    for flag in ("--bootstrap", "--resamples"):
-        out = tmp_path / flag.strip("-")
-        res, _ = _invoke("bias", RESPONSES, "--verdicts", STUDY, "--out-dir", out, flag, "200", "--json")
-        assert res.exit_code == 0, res.output
-        assert json.loads((out / "report.json").read_text())["pointwise"]["settings"]["n_bootstrap"] == 200
+    # the command's --bootstrap (calibrate's name) sets the setting; --resamples, its first name, is gone
+    out = tmp_path / "bootstrap"
+    res, _ = _invoke(
+        "bias", "analyse", RESPONSES, "--judgments", STUDY, "--out-dir", out, "--bootstrap", "200", "--json"
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads((out / "report.json").read_text())["pointwise"]["settings"]["n_bootstrap"] == 200
+    res, _ = _invoke(
+        "bias", "analyse", RESPONSES, "--judgments", STUDY, "--out-dir", tmp_path / "r", "--resamples", "200"
+    )
+    assert res.exit_code == 2 and "No such option '--resamples'" in res.output

@@ -12,17 +12,18 @@ import json
 import re
 
 import pytest
+from bias_fakes import FAST, biased_judge, write_prompts, write_responses
 from click.testing import CliRunner
-from test_bias_pipeline import FAST, _judge, write_prompts, write_responses
 
 from localjudge.bias.families import fill_families, model_families, parse_families
 from localjudge.bias.judging import judge_responses
-from localjudge.bias.study import analyze_verdicts
+from localjudge.bias.study import analyze_judgments
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
 from localjudge.judges.registry import load_registry
 from localjudge.metrics import builtin_metric
 from localjudge.runs.generation import read_responses
+from localjudge.runs.options import RunOptions
 
 REGISTRY = """default: my-judge
 judges:
@@ -42,16 +43,17 @@ def responses_file(prompts_file):
 
 
 @pytest.fixture
-def loads(monkeypatch):
+def loads(localjudge_scripted):
     """A loader that honours `family` (as load_judge does) and records each call's arguments."""
     calls = []
 
-    def load(name, device=None, dtype=None, family=None, registry_path=None, **kw):
-        calls.append({"name": name, "family": family, "registry_path": registry_path})
+    def load(asked):
+        name, family = asked.name, asked.family
+        calls.append({"name": name, "family": family, "registry_path": asked.registry_path})
         fam = family or {"my-judge": "alpha", "other-judge": "beta"}.get(name, "unknown")
-        return _judge(name, fam, own_bonus=1.5 if name in ("./judges/alpha", "my-judge") else 0.0)
+        return biased_judge(name, fam, own_bonus=1.5 if name in ("./judges/alpha", "my-judge") else 0.0)
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
+    localjudge_scripted.add_any(load)
     return calls
 
 
@@ -89,6 +91,7 @@ def test_self_preference_of_a_judge_loaded_by_path(responses_file, tmp_path, loa
     out = tmp_path / "study"
     args = [
         "bias",
+        "run",
         str(responses_file),
         "--judge",
         "./judges/alpha",
@@ -96,7 +99,7 @@ def test_self_preference_of_a_judge_loaded_by_path(responses_file, tmp_path, loa
         "./judges/beta",
         "--out-dir",
         str(out),
-        "--resamples",
+        "--bootstrap",
         "300",
         "--no-progress",
         "--json",
@@ -118,22 +121,23 @@ def test_bias_takes_a_registry_with_models(responses_file, tmp_path, loads):
     (tmp_path / "models.yaml").write_text(REGISTRY)
     res, _ = _invoke(
         "bias",
+        "run",
         str(responses_file),
         "--judge",
         "my-judge",
         "--judge",
         "other-judge",
-        "--models",
+        "--registry",
         str(tmp_path / "models.yaml"),
         "--out-dir",
         str(tmp_path / "s"),
-        "--resamples",
+        "--bootstrap",
         "200",
         "--no-progress",
     )
     assert res.exit_code == 0, res.output
     assert [c["family"] for c in loads] == ["alpha", "beta"]
-    assert {c["registry_path"] for c in loads} == {str(tmp_path / "models.yaml")}
+    assert {c["registry_path"] for c in loads} == {tmp_path / "models.yaml"}
     assert "my-judge judge favours its own family" in res.output
 
 
@@ -153,7 +157,7 @@ def test_bias_takes_a_registry_with_models(responses_file, tmp_path, loads):
 )
 def test_bad_family_options(responses_file, tmp_path, loads, args, needles):
     res, errors = _invoke(
-        "bias", str(responses_file), "--judge", "./judges/alpha", "--out-dir", str(tmp_path / "s"), *args
+        "bias", "run", str(responses_file), "--judge", "./judges/alpha", "--out-dir", str(tmp_path / "s"), *args
     )
     assert res.exit_code == 2 and len(errors) == 1, res.output
     assert all(n in errors[0] for n in needles), errors[0]
@@ -180,9 +184,11 @@ def test_fill_families_and_parse():
 def test_analysis_refuses_unknown_families(responses_file):
     """The Python API too: a judge of family "unknown" is not compared with anyone."""
     responses = read_responses(responses_file)
-    v = judge_responses(_judge("./j", "unknown"), responses, builtin_metric("correctness"), progress=False)
+    v = judge_responses(
+        biased_judge("./j", "unknown"), responses, builtin_metric("correctness"), run=RunOptions(progress=False)
+    )
     with pytest.raises(ConfigError, match=re.escape("'./j' has the model family 'unknown'")):
-        analyze_verdicts([v], responses, responses_file, builtin_metric("correctness"), None, settings=FAST)
+        analyze_judgments([v], responses, responses_file, builtin_metric("correctness"), None, settings=FAST)
 
 
 def test_load_judge_records_the_family_given(tmp_path, tiny_tokenizer):

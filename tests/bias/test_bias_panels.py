@@ -58,7 +58,7 @@ def test_a_panels_pair_is_its_members_probabilities_averaged_order_by_order():
         _record("j1", "f1", "x", "y", 0.9, 0.7),
         _record("j2", "f2", "y", "x", 0.2, 0.6),  # saw y as A: P(x | x first) = 1 - 0.6, P(x | x second) = 1 - 0.2
         _record("j3", "f3", "x", "y", 0.5, 0.1),
-        _record("j1", "f1", "x", "z", 0.8, 0.8),  # j2 never judged (x, z): no panel verdict on it
+        _record("j1", "f1", "x", "z", 0.8, 0.8),  # j2 never judged (x, z): no panel judgment on it
     ]
     (pooled,) = panel_pairwise(records, BiasPanel(name="p", members=("j1", "j2", "j3")))
     assert (pooled.judge, pooled.generator_a, pooled.generator_b) == ("p", "x", "y")
@@ -84,7 +84,7 @@ def test_a_panels_score_is_its_members_mean():
 
 def test_one_biased_family_passes_part_of_its_preference_to_a_panel_and_none_to_one_without_it():
     records = pairs(0, {"qwen": 1.5})
-    alone = {(x.judge, x.target): x for x in analyze_models([], records, FAST).pairwise}
+    alone = {(x.judge, x.target): x for x in analyze_models([], records, FAST).targets}
     three = BiasPanel(name="three", members=("q-big", "s", "g"))
     without = BiasPanel(name="without", members=("s", "g"))
     got = {(x.panel, x.target): x for x in panel_targets([], records, [three, without], FAST)}
@@ -102,7 +102,7 @@ def test_one_biased_family_passes_part_of_its_preference_to_a_panel_and_none_to_
 
 def test_equal_preferences_cancel_in_a_panel_of_every_family():
     records = pairs(1, {"qwen": 1.0, "smollm": 1.0, "gemma": 1.0})
-    alone = {(x.judge, x.target): x.difference.value for x in analyze_models([], records, FAST).pairwise}
+    alone = {(x.judge, x.target): x.difference.value for x in analyze_models([], records, FAST).targets}
     assert min(alone[(j, j)] for j in ("q-big", "s", "g")) > 0.1
     panel = BiasPanel(name="three", members=("q-big", "s", "g"))
     got = {x.target: x.difference.value for x in panel_targets([], records, [panel], FAST)}
@@ -116,17 +116,17 @@ def test_panels_are_refused_when_ill_formed():
         with pytest.raises(ConfigError, match="two or more judges"):
             parse_panel(spec)
     records = pairs(2, {}, n_items=2)
-    with pytest.raises(ConfigError, match="'nobody' gave no verdicts"):
+    with pytest.raises(ConfigError, match="'nobody' gave no judgments"):
         analyze_models([], records, FAST, [BiasPanel(name="p", members=("s", "nobody"))])
     with pytest.raises(ConfigError, match="apart from every judge"):
         analyze_models([], records, FAST, [BiasPanel(name="s", members=("s", "g"))])
 
 
-def test_the_cli_measures_a_panel_from_verdicts_on_disk(tmp_path, no_load):
+def test_the_cli_measures_a_panel_from_judgments_on_disk(tmp_path, no_load):
     from localjudge.cli import main
 
     out = tmp_path / "panels"
-    args = ["bias", str(STUDY / "responses.jsonl"), "--verdicts", str(STUDY), "--out-dir", str(out)]
+    args = ["bias", "analyse", str(STUDY / "responses.jsonl"), "--judgments", str(STUDY), "--out-dir", str(out)]
     res = CliRunner().invoke(main, [*args, "--panel", "both=smollm2-135m,gemma3-270m", "--bootstrap", "200"])
     assert res.exit_code == 0, res.output
     study = json.loads((out / "report.json").read_text())
@@ -153,4 +153,4 @@ def test_the_cli_measures_a_panel_from_verdicts_on_disk(tmp_path, no_load):
     assert gemma["rate"]["value"] == pytest.approx((np.mean(first) + np.mean(second)) / 2)
     assert "Panels as judges" in (out / "report.md").read_text()
     bad = CliRunner().invoke(main, [*args[:-1], str(tmp_path / "bad"), "--panel", "p=smollm2-135m,llama"])
-    assert bad.exit_code != 0 and "'llama' gave no verdicts" in bad.output
+    assert bad.exit_code != 0 and "'llama' gave no judgments" in bad.output

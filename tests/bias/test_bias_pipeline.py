@@ -3,123 +3,26 @@
 Fake generators of three families write answers with a latent quality, a family marker word and
 filler of varying length. Fake judges read the scoring prompt, find the answer in its fenced
 block and score its quality, plus whatever bias the test plants. The real pipeline (generate →
-judge_responses → analyze_verdicts, and the CLI) must find each planted bias with the right sign
+judge_responses → analyze_judgments, and the CLI) must find each planted bias with the right sign
 and significance, and nothing where nothing was planted.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import math
-import re
-from pathlib import Path
 
 import pytest
+from bias_fakes import FAST, MARKERS, N_ITEMS, biased_judge, write_prompts, write_responses
 from click.testing import CliRunner
 
-from localjudge.bias import BiasSettings
-from localjudge.bias.judging import cross_family_pairs, judge_responses
-from localjudge.bias.study import analyze_verdicts, write_study
+from localjudge.bias.judging import judge_responses, response_pairs
+from localjudge.bias.study import analyze_judgments, write_study
 from localjudge.errors import ConfigError
 from localjudge.io.cases import load_cases
 from localjudge.metrics import builtin_metric
 from localjudge.runs.generation import clean_response, generate_responses, generation_prompt, read_responses
+from localjudge.runs.options import RunOptions, ScoringOptions
 from localjudge.testing import fake_judge
-
-FAST = BiasSettings(n_bootstrap=300, n_permutations=1999)
-MARKERS = {"alpha": "zephyr", "beta": "quokka", "gamma": "marimba"}
-N_ITEMS = 30
-
-
-def _u(*parts: object) -> float:
-    """A deterministic uniform draw in [0, 1) keyed by `parts` (Python's hash is salted)."""
-    digest = hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()
-    return int(digest[:8], 16) / 2**32
-
-
-def _generator(family: str):
-    def write(prompt: str) -> str:
-        item = re.search(r"Question number (\d+)", prompt).group(1)
-        quality = 1.6 + 1.8 * _u("quality", family, item)
-        filler = " and so on" * int(30 * _u("length", family, item))
-        return f" {MARKERS[family]} answers with quality {quality:.2f}.{filler}"
-
-    return write
-
-
-def _quality(text: str) -> float:
-    return float(re.search(r"quality (\d+\.\d+)", text).group(1))
-
-
-def _block(prompt: str, tag: str) -> str:
-    return re.search(rf"<{tag}>\n(.*?)\n</{tag}>", prompt, re.S).group(1)
-
-
-def _judge(
-    name: str,
-    family: str,
-    *,
-    own_bonus: float = 0.0,
-    length_rate: float = 0.0,
-    first_bias: float = 0.0,
-    chat: bool = True,
-):
-    """A fake judge: score = quality + noise + planted biases, read from the prompt it is given.
-
-    own_bonus: points (pointwise) and logits (pairwise) added to its own family's answers;
-    length_rate: points per 100 characters; first_bias: logit added to the answer shown first.
-    """
-    marker = MARKERS.get(family, "\0")
-
-    def value(text: str) -> float:
-        noise = 0.4 * (_u("noise", name, text) - 0.5)
-        bonus = own_bonus if marker in text else 0.0
-        return _quality(text) + noise + bonus + length_rate * len(text) / 100
-
-    def policy(prompt: str) -> dict[str, float]:
-        if "<response_a>" in prompt:
-            d = value(_block(prompt, "response_a")) - value(_block(prompt, "response_b"))
-            p_a = 1 / (1 + math.exp(-(2 * d + first_bias)))
-            return {"A": 0.95 * p_a, "B": 0.95 * (1 - p_a)}
-        s = value(_block(prompt, "actual_output"))
-        weights = {k: math.exp(-((k - s) ** 2) / 0.5) for k in range(1, 6)}
-        total = sum(weights.values())
-        return {str(k): 0.95 * w / total for k, w in weights.items()}
-
-    judge = fake_judge(policy, _generator(family), name=name, family=family, chat_template=chat)
-    # the same ids as FakeBackend.encode (one per character), by dict instead of list.index:
-    # these prompts are long and the test would spend most of its time tokenising
-    ids = {s: i for i, s in enumerate(judge.backend.token_surfaces())}
-    other = len(ids) - 1
-    judge.backend.encode = lambda text: [ids.get(c, other) for c in text]
-    return judge
-
-
-def write_prompts(folder: Path) -> Path:
-    """The study's prompts file in `folder` (fixtures of other modules use it too)."""
-    path = folder / "prompts.jsonl"
-    rows = [
-        {
-            "id": f"p{i:02d}",
-            "input": f"Question number {i}?",
-            "reference": f"Answer {i}.",
-            "category": "quiz",
-            "human": round(_u("human", i) * 5, 1),
-        }
-        for i in range(N_ITEMS)
-    ]
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def write_responses(prompts: Path) -> Path:
-    """Answers of three fake generators, one per family, next to the prompts file."""
-    out = prompts.parent / "responses.jsonl"
-    cases = load_cases(prompts)
-    for family, chat in (("alpha", True), ("beta", False), ("gamma", True)):
-        generate_responses(cases, _judge(f"gen-{family}", family, chat=chat), out, resume=True, progress=False)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -135,16 +38,16 @@ def responses_file(prompts_file):
 def _study(responses_file, judges):
     responses = read_responses(responses_file)
     metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
-    verdicts = [judge_responses(j, responses, metric, pairwise, progress=False) for j in judges]
-    return analyze_verdicts(verdicts, responses, responses_file, metric, pairwise, settings=FAST), verdicts
+    judgments = [judge_responses(j, responses, metric, pairwise, run=RunOptions(progress=False)) for j in judges]
+    return analyze_judgments(judgments, responses, responses_file, metric, pairwise, settings=FAST), judgments
 
 
 @pytest.fixture(scope="module")
 def planted(responses_file):
     judges = [
-        _judge("j-alpha", "alpha", own_bonus=1.0),  # self-preference, pointwise and pairwise
-        _judge("j-beta", "beta", first_bias=1.5),  # prefers position A
-        _judge("j-gamma", "gamma", length_rate=0.5),  # rewards length (pointwise)
+        biased_judge("j-alpha", "alpha", own_bonus=1.0),  # self-preference, pointwise and pairwise
+        biased_judge("j-beta", "beta", first_bias=1.5),  # prefers position A
+        biased_judge("j-gamma", "gamma", length_rate=0.5),  # rewards length (pointwise)
     ]
     return _study(responses_file, judges)
 
@@ -164,7 +67,7 @@ def test_responses_record_generator_family_and_prompt_style(responses_file):
 
 
 def test_cross_family_pairs_cover_each_item_once_per_family_pair(responses_file):
-    pairs = cross_family_pairs(read_responses(responses_file))
+    pairs = response_pairs(read_responses(responses_file))
     assert len(pairs) == 3 * N_ITEMS
     assert all(
         a.id == b.id and a.generator < b.generator and a.generator_family != b.generator_family for a, b in pairs
@@ -226,16 +129,16 @@ def test_sign_flip_ignores_rounding_residue():
 
 
 def test_unbiased_judges_show_no_significant_effect(responses_file):
-    study, _ = _study(responses_file, [_judge(f"u-{f}", f) for f in ("alpha", "beta", "gamma")])
+    study, _ = _study(responses_file, [biased_judge(f"u-{f}", f) for f in ("alpha", "beta", "gamma")])
     assert not _significant(study.pointwise) and not _significant(study.pairwise)
     assert study.pointwise.summary[0].startswith("No effect is significant")
 
 
 def test_records_carry_lengths_perplexity_and_write_outputs(planted, responses_file, tmp_path):
-    study, verdicts = planted
-    rec = verdicts[0].pointwise[0]
+    study, judgments = planted
+    rec = judgments[0].pointwise[0]
     assert rec.judge_logppl is not None and rec.response_length > 0 and rec.score is not None
-    files = write_study(study, verdicts, tmp_path)
+    files = write_study(study, judgments, tmp_path)
     assert {"json", "markdown", "heatmap", "pointwise", "pairwise"} <= set(files)
     assert json.loads(files["json"].read_text())["pointwise"]["kind"] == "pointwise"
     md = files["markdown"].read_text()
@@ -246,12 +149,12 @@ def test_records_carry_lengths_perplexity_and_write_outputs(planted, responses_f
 def test_human_field_reaches_the_records(responses_file):
     responses = read_responses(responses_file)
     v = judge_responses(
-        _judge("j", "alpha"),
+        biased_judge("j", "alpha"),
         responses,
         builtin_metric("correctness"),
         builtin_metric("pairwise"),
         human_field="human",
-        progress=False,
+        run=RunOptions(progress=False),
     )
     assert all(r.human_score is not None for r in v.pointwise)
     assert {r.human_preferred for r in v.pairwise} <= {"a", "b", None}
@@ -261,9 +164,14 @@ def test_metric_without_reference_is_refused(tmp_path):
     prompts = tmp_path / "p.jsonl"
     prompts.write_text(json.dumps({"id": "a", "input": "Question number 1?"}) + "\n")
     out = tmp_path / "r.jsonl"
-    generate_responses(load_cases(prompts), _judge("g", "alpha"), out, progress=False)
+    generate_responses(load_cases(prompts), biased_judge("g", "alpha"), RunOptions(out=out, progress=False))
     with pytest.raises(ConfigError, match="reference"):
-        judge_responses(_judge("j", "alpha"), read_responses(out), builtin_metric("correctness"), progress=False)
+        judge_responses(
+            biased_judge("j", "alpha"),
+            read_responses(out),
+            builtin_metric("correctness"),
+            run=RunOptions(progress=False),
+        )
 
 
 # -- generation ---------------------------------------------------------------------------------
@@ -271,11 +179,11 @@ def test_metric_without_reference_is_refused(tmp_path):
 
 def test_prompt_styles_and_plain_stops():
     case = load_cases_from_rows([{"id": "x", "input": "Why?"}])[0]
-    assert generation_prompt(_judge("g", "beta", chat=False), case) == "Question: Why?\nAnswer:"
-    assert generation_prompt(_judge("g", "alpha"), case).startswith("<user>\nWhy?")
+    assert generation_prompt(biased_judge("g", "beta", chat=False), case) == "Question: Why?\nAnswer:"
+    assert generation_prompt(biased_judge("g", "alpha"), case).startswith("<user>\nWhy?")
     with_context = load_cases_from_rows([{"id": "y", "input": "Why?", "context": ["Doc one."]}])[0]
     assert (
-        generation_prompt(_judge("g", "beta", chat=False), with_context)
+        generation_prompt(biased_judge("g", "beta", chat=False), with_context)
         == "Context:\nDoc one.\n\nQuestion: Why?\nAnswer:"
     )
     assert clean_response(" Because.\n\nQuestion: Next?", plain=True) == "Because."
@@ -292,17 +200,19 @@ def load_cases_from_rows(rows):
 def test_generate_resume_reproduces_an_uninterrupted_run(prompts_file, tmp_path):
     cases = load_cases(prompts_file)[:10]
     full, part = tmp_path / "full.jsonl", tmp_path / "part.jsonl"
-    generate_responses(cases, _judge("g", "alpha"), full, batch_size=4, progress=False)
+    generate_responses(cases, biased_judge("g", "alpha"), RunOptions(out=full, progress=False), batch_size=4)
     lines = full.read_text().splitlines(keepends=True)
     part.write_text("".join(lines[:5]) + lines[5][:20])  # killed while writing the 6th record
-    model = _judge("g", "alpha")
-    generate_responses(cases, model, part, batch_size=4, resume=True, progress=False)
+    model = biased_judge("g", "alpha")
+    generate_responses(cases, model, RunOptions(out=part, resume=True, progress=False), batch_size=4)
     assert part.read_text() == full.read_text()
     assert len(model.backend.calls) == 4 + 2  # chunk 5-8 again (for identical padding), chunk 9-10
     with pytest.raises(ConfigError, match="other settings"):
-        generate_responses(cases, _judge("g", "alpha"), part, batch_size=4, max_new_tokens=7, resume=True)
+        generate_responses(
+            cases, biased_judge("g", "alpha"), RunOptions(out=part, resume=True), batch_size=4, max_new_tokens=7
+        )
     with pytest.raises(ConfigError, match="--resume"):
-        generate_responses(cases, _judge("g", "alpha"), part, batch_size=4)
+        generate_responses(cases, biased_judge("g", "alpha"), RunOptions(out=part), batch_size=4)
 
 
 def test_a_mixed_precision_generator_resumes_its_own_responses(prompts_file, tmp_path):
@@ -311,16 +221,16 @@ def test_a_mixed_precision_generator_resumes_its_own_responses(prompts_file, tmp
     out = tmp_path / "bf16.jsonl"
 
     def bf16(mixed: bool):
-        model = _judge("g", "alpha")
+        model = biased_judge("g", "alpha")
         model.info = model.info.model_copy(update={"dtype": "bfloat16", "mixed_precision": mixed})
         return model
 
-    generate_responses(cases[:3], bf16(True), out, batch_size=4, progress=False)
+    generate_responses(cases[:3], bf16(True), RunOptions(out=out, progress=False), batch_size=4)
     assert json.loads(out.read_text().splitlines()[0])["generator_info"]["mixed_precision"] is True
-    generate_responses(cases, bf16(True), out, batch_size=4, resume=True, progress=False)
+    generate_responses(cases, bf16(True), RunOptions(out=out, resume=True, progress=False), batch_size=4)
     assert len(out.read_text().splitlines()) == 6
     with pytest.raises(ConfigError, match="mixed precision"):
-        generate_responses(cases, bf16(False), out, batch_size=4, resume=True, progress=False)
+        generate_responses(cases, bf16(False), RunOptions(out=out, resume=True, progress=False), batch_size=4)
 
 
 def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
@@ -330,7 +240,7 @@ def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
     prompts.write_text(json.dumps({"id": "a", "input": "Question number 1?"}) + "\n")
     out = tmp_path / "r.jsonl"
     odd = fake_judge(lambda p: {}, lambda p: "one\u2028two\x85three", name="g", family="alpha")
-    generate_responses(load_cases(prompts), odd, out, progress=False)
+    generate_responses(load_cases(prompts), odd, RunOptions(out=out, progress=False))
     assert "\u2028".encode() in out.read_bytes()
     assert [r.response for r in read_responses(out)] == ["one\u2028two\x85three"]
 
@@ -339,14 +249,15 @@ def test_responses_holding_unicode_line_breaks_read_back(tmp_path):
 
 
 @pytest.fixture()
-def fake_loader(monkeypatch):
+def fake_loader(localjudge_scripted):
     families = {"gen-alpha": "alpha", "gen-beta": "beta", "j-alpha": "alpha", "j-beta": "beta"}
 
-    def load(name, device=None, dtype=None, family=None, **kw):
-        assert family == families[name]  # --family reaches the loader
-        return _judge(name, families[name], own_bonus=1.0 if name == "j-alpha" else 0.0, chat=name != "gen-beta")
+    def load(asked):
+        name = asked.name
+        assert asked.family == families[name]  # --family reaches the loader
+        return biased_judge(name, families[name], own_bonus=1.0 if name == "j-alpha" else 0.0, chat=name != "gen-beta")
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
+    localjudge_scripted.add_any(load)
 
 
 # the fake models are not in the registry: each is given its family, as a path or hub id would be
@@ -386,6 +297,7 @@ def test_cli_generate_then_bias(prompts_file, tmp_path, fake_loader):
         main,
         [
             "bias",
+            "run",
             str(out),
             "--judge",
             "j-alpha",
@@ -395,7 +307,7 @@ def test_cli_generate_then_bias(prompts_file, tmp_path, fake_loader):
             *JUDGE_FAMILIES,
             "--out-dir",
             str(report),
-            "--resamples",
+            "--bootstrap",
             "200",
             "--no-progress",
         ],
@@ -435,6 +347,7 @@ def test_cli_bias_reports_bad_human_field_without_traceback(prompts_file, tmp_pa
         main,
         [
             "bias",
+            "run",
             str(out),
             "--judge",
             "j-alpha",
@@ -476,6 +389,7 @@ def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loade
         main,
         [
             "bias",
+            "run",
             str(out),
             "--judge",
             "j-alpha",
@@ -486,7 +400,7 @@ def test_cli_bias_with_a_pairwise_metric_only(prompts_file, tmp_path, fake_loade
             "pairwise",
             "--out-dir",
             str(report),
-            "--resamples",
+            "--bootstrap",
             "200",
             "--no-progress",
             "--json",
@@ -545,32 +459,107 @@ def test_perplexity_covariate_is_one_batched_engine_pass(tiny_tokenizer):
         assert nll == pytest.approx(float(-logp.mean()), abs=1e-5)
 
 
-def test_min_valid_mass_reaches_every_verdict_and_unscored_pairs_give_none(responses_file):
+def test_min_valid_mass_reaches_every_judgment_and_unscored_pairs_give_none(responses_file):
     """The fake judges put 0.95 of their probability on the valid scores and labels."""
     responses = [r for r in read_responses(responses_file) if r.id in ("p00", "p01")]  # 2 items × 3 families
     metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
-    default = judge_responses(_judge("j-alpha", "alpha"), responses, metric, pairwise, progress=False)
+    default = judge_responses(
+        biased_judge("j-alpha", "alpha"), responses, metric, pairwise, run=RunOptions(progress=False)
+    )
     assert all(p.score is not None for p in default.pointwise)
     assert default.pairwise and all(p.p_a_first is not None for p in default.pairwise)
     strict = judge_responses(
-        _judge("j-alpha", "alpha"), responses, metric, pairwise, progress=False, min_valid_mass=0.96
+        biased_judge("j-alpha", "alpha"),
+        responses,
+        metric,
+        pairwise,
+        run=RunOptions(progress=False),
+        scoring=ScoringOptions(min_valid_mass=0.96),
     )
     assert all(p.score is None for p in strict.pointwise)
-    # an unscored pair keeps its readings in its result record, but gives the analysis no verdict
+    # an unscored pair keeps its readings in its result record, but gives the analysis no judgment
     assert all(p.p_a_first is None and p.p_a_second is None for p in strict.pairwise)
 
 
-def test_cli_bias_min_valid_mass_is_recorded_and_refused_without_judges(responses_file, tmp_path, fake_loader):
+def test_cli_bias_min_valid_mass_is_recorded_and_not_an_analysis_option(responses_file, tmp_path, fake_loader):
     from localjudge.cli import main
     from localjudge.runs.results_file import read_results
 
     report = tmp_path / "report"
-    args = ["bias", str(responses_file), "--out-dir", str(report), "--resamples", "50", "--no-progress"]
+    args = ["bias", "run", str(responses_file), "--out-dir", str(report), "--bootstrap", "50", "--no-progress"]
     res = CliRunner().invoke(main, [*args, "--judge", "j-alpha", *JUDGE_FAMILIES[:2], "--min-valid-mass", "0.5"])
     assert res.exit_code == 0, res.output
     records = read_results(report / "records" / "j-alpha.correctness.jsonl")
     assert records and all(r.min_valid_mass == 0.5 for r in records)
     again = CliRunner().invoke(
-        main, [*args[:3], str(tmp_path / "r2"), "--verdicts", str(report), "--min-valid-mass", "0.5"]
+        main,
+        ["bias", "analyse", str(responses_file), "--out-dir", str(tmp_path / "r2"), "--judgments", str(report)]
+        + ["--min-valid-mass", "0.5"],
     )
-    assert again.exit_code == 2 and "--min-valid-mass applies when judges run" in again.output
+    assert again.exit_code == 2 and "No such option '--min-valid-mass'" in again.output
+
+
+def test_all_pairs_a_source_field_and_recognition_kept_in_a_records_folder_resume(responses_file, tmp_path):
+    """The study's options (`pairs="all"`, `source_field`, `recognition`): every phase kept in the folder,
+    read back without the judge, and a rerun after a loss judges only what is missing."""
+    from localjudge.bias.judging import RecordsFolder
+    from localjudge.bias.recognition import Recognition
+
+    responses = [
+        r.model_copy(update={"extra": {**r.extra, "source": f"The text of {r.id}."}})
+        for r in read_responses(responses_file)
+        if r.id in ("p00", "p01")
+    ]
+    metric, pairwise = builtin_metric("correctness"), builtin_metric("pairwise")
+    judge = biased_judge("gen-alpha", "alpha", own_bonus=1.0)  # a judge that is also a generator
+    rdir = tmp_path / "records"
+    options = {"pairs": "all", "source_field": "source", "recognition": Recognition("answers", "Question")}
+    logged: list[tuple[str, str, int]] = []
+
+    def run():
+        return judge_responses(
+            judge,
+            responses,
+            metric,
+            pairwise,
+            records_dir=rdir,
+            run=RunOptions(resume=True, progress=False),
+            log=lambda phase, item, seconds, prompts: logged.append((phase, item, prompts)),
+            **options,
+        )
+
+    first = run()
+    n_pairs = 2 * 3  # two items, three generators each: every pair, same family or not
+    assert len(first.pointwise) == 6 and len(first.pairwise) == n_pairs and len(first.recognition) == 2 * 2
+    read = [p for p in judge.backend.calls if "The text of p0" in p]  # the source field, not the question
+    assert len(read) >= 6 + 2 * n_pairs + 2 * 4 and not any("Question number" in p for p in read)
+    assert {r.generator_a for r in first.recognition} | {r.generator_b for r in first.recognition} >= {"gen-alpha"}
+    assert [(phase, item) for phase, item, _ in logged if phase in ("logppl", "recognition")] == [
+        ("logppl", "p00"),
+        ("logppl", "p01"),
+        ("recognition", "p00"),
+        ("recognition", "p01"),
+    ]
+    folder = RecordsFolder(rdir, "gen-alpha", responses, metric, pairwise, "all", recognition=True)
+    assert set(folder.missing().values()) == {0}
+    assert folder.judgments() == first
+
+    # lose the last item's perplexities and recognition answers: the rerun asks only for those
+    for phase in ("logppl", "recognition"):
+        path = rdir / f"gen-alpha.{phase}.jsonl"
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join(line for line in lines if '"p01"' not in line))
+    assert folder.missing() == {
+        "pointwise": 0,
+        "logppl": 3,
+        "pairwise": 0,
+        "recognition": 2,
+    }
+    with pytest.raises(Exception, match="has not finished"):
+        folder.judgments()
+    logged.clear()
+    assert run() == first
+    assert [(phase, item) for phase, item, _ in logged if phase in ("logppl", "recognition")] == [
+        ("logppl", "p01"),
+        ("recognition", "p01"),
+    ]

@@ -2,7 +2,7 @@
 
 Three fake models (two of family alpha, one of beta) summarise two tiny articles and answer two
 prompts; the study judges everything with them. A run killed in the middle of a judge's pairwise
-phase and started again must write the very verdicts of an uninterrupted run; --analyse-only must
+phase and started again must write the very judgments of an uninterrupted run; --analyse-only must
 rebuild the reports without loading a model; a rerun may add items but not drop them.
 """
 
@@ -56,7 +56,7 @@ def _fake(name: str, calls: list[int] | None = None, die_after: int | None = Non
 
 
 @pytest.fixture
-def study(tmp_path, monkeypatch):
+def study(localjudge_scripted, tmp_path):
     spec = importlib.util.spec_from_file_location("self_preference", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -87,11 +87,11 @@ def study(tmp_path, monkeypatch):
     def run(out: Path, *extra: str, die_after: int | None = None, articles: int = 2, figures: bool = False) -> int:
         calls = [0]
 
-        def load_judge(name, device=None, dtype=None, **kw):
-            loads.append(name)
-            return _fake(name, calls, die_after)
+        def load(asked):
+            loads.append(asked.name)
+            return _fake(asked.name, calls, die_after)
 
-        monkeypatch.setattr("localjudge.judges.loading.load_judge", load_judge)
+        localjudge_scripted.add_any(load)
         args = ["--out-dir", str(out), "--summeval", str(summeval), "--prompts-file", str(prompts)]
         args += ["--articles", str(articles), "--prompts", "2", "--judges", *FAMILIES, "--bootstrap", "50", *extra]
         args += [] if figures else ["--no-figures"]  # drawn in one run: 30 PNGs were half of each run's time
@@ -101,10 +101,10 @@ def study(tmp_path, monkeypatch):
     return run
 
 
-VERDICTS = ("pointwise_records.jsonl", "pairwise_records.jsonl", "recognition/pairwise_records.jsonl")
+JUDGMENTS = ("pointwise_records.jsonl", "pairwise_records.jsonl", "recognition/pairwise_records.jsonl")
 
 
-def test_a_killed_run_resumes_to_the_verdicts_of_a_clean_run(study, tmp_path):
+def test_a_killed_run_resumes_to_the_judgments_of_a_clean_run(study, tmp_path):
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     assert study(clean) == 0
     with pytest.raises(KeyboardInterrupt):
@@ -114,7 +114,7 @@ def test_a_killed_run_resumes_to_the_verdicts_of_a_clean_run(study, tmp_path):
     assert study(killed) == 0
     assert "fa-1" in study.loads  # the killed judge is loaded again to finish
     for task in ("summaries", "answers"):
-        for name in VERDICTS:
+        for name in JUDGMENTS:
             assert (killed / task / name).read_bytes() == (clean / task / name).read_bytes(), (task, name)
         one = json.loads((clean / task / "report.json").read_text())
         two = json.loads((killed / task / "report.json").read_text())
@@ -131,10 +131,10 @@ def test_study_outputs_and_analysis_only(study, tmp_path):
     summaries = json.loads((out / "summaries" / "report.json").read_text())
     # 3 models + reference + 2 systems = 6 generators: 15 pairs per article, each judged by 3 judges
     assert len((out / "summaries" / "pairwise_records.jsonl").read_text().splitlines()) == 2 * 15 * 3
-    targets = {(x["judge"], x["target"]): x for x in summaries["models"]["pairwise"]}
+    targets = {(x["judge"], x["target"]): x for x in summaries["models"]["targets"]}
     assert set(targets) == {("fa-1", "fa-1"), ("fa-1", "fa-2"), ("fa-2", "fa-2"), ("fa-2", "fa-1"), ("fb-1", "fb-1")}
     recognition = json.loads((out / "summaries" / "recognition" / "report.json").read_text())
-    own = {x["judge"]: x for x in recognition["models"]["pairwise"] if x["relation"] == "self"}
+    own = {x["judge"]: x for x in recognition["models"]["targets"] if x["relation"] == "self"}
     assert own["fb-1"]["rate"]["value"] == pytest.approx(0.8)  # the fake knows its own text
     for name in ("heatmap.png", "win_rates.png", "position.png"):
         assert (out / "summaries" / name).read_bytes()[:4] == b"\x89PNG"

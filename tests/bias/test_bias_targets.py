@@ -1,4 +1,4 @@
-"""Model-level preferences (`bias.targets`, `bias.model_report`) on synthetic verdicts with planted effects.
+"""Model-level preferences (`bias.targets`, `analyze_models`) on synthetic judgments with planted effects.
 
 The layout is the self-preference study's: two models of one family (q-big, q-small), two single
 models of other families (s, g), and a reference that judges nothing. Every judge is a generator.
@@ -21,7 +21,7 @@ from localjudge.bias import (
     PointwiseRecord,
     analyze_models,
     analyze_pairwise,
-    format_model_report,
+    format_report,
     pairwise_targets,
     pointwise_targets,
     win_rates,
@@ -170,10 +170,10 @@ def test_planted_family_preference_found_for_the_sibling_target():
 def test_position_alone_reads_as_no_self_preference_and_the_summary_says_it_follows_order():
     records = pairs(3, position={"s": 4.0})
     report = analyze_models([], records, FAST)
-    s = _by(report.pairwise)[("s", "s")]
+    s = _by(report.targets)[("s", "s")]
     assert s.shown_first.value > 0.85 and s.shown_second.value < 0.15
     assert abs(s.rate.value - 0.5) < 0.05 and s.rate.p_value > 0.01
-    assert any(line.startswith("s judge's verdicts on its own responses follow the order") for line in report.summary)
+    assert any(line.startswith("s judge's judgments on its own responses follow the order") for line in report.summary)
     assert not any(f.significant for f in report.findings)
 
 
@@ -205,8 +205,10 @@ def test_win_rates_equal_numpy_means_and_absent_generators_are_undefined():
 def test_report_markdown_and_figures(tmp_path):
     records = pairs(6, n_items=12, position={"g": 2.0})
     report = analyze_models(scores(6, n_items=12), records, FAST)
-    md = format_model_report(report)
+    md = format_report(report)
+    assert md.startswith("# Model-level preferences\n") and report.kind == "models"
     assert "## Pairwise win rate" in md and "## Pointwise preference for a target" in md
+    assert "## Mean score" not in md and "## Position bias" not in md  # the protocols' tables stay empty
     assert "| q-big | q-small (family) |" in md
     assert write_win_rates(report, tmp_path / "w.png").read_bytes()[:4] == b"\x89PNG"
     pair_report = analyze_pairwise(records, FAST)
@@ -218,13 +220,13 @@ def test_reanalysis_of_the_finished_study_adds_the_model_level_report(tmp_path, 
 
     out = tmp_path / "again"
     res = CliRunner().invoke(
-        main, ["bias", str(STUDY / "responses.jsonl"), "--verdicts", str(STUDY), "--out-dir", str(out)]
+        main, ["bias", "analyse", str(STUDY / "responses.jsonl"), "--judgments", str(STUDY), "--out-dir", str(out)]
     )
     assert res.exit_code == 0, res.output
     study = json.loads((out / "report.json").read_text())
-    models = {(x["judge"], x["target"]): x for x in study["models"]["pairwise"]}
+    models = {(x["judge"], x["target"]): x for x in study["models"]["targets"]}
     assert set(models) == {("gemma3-270m", "gemma3-270m"), ("smollm2-135m", "smollm2-135m")}
-    # recomputed by hand from the verdicts: P(own | own first) and P(own | own second), averaged
+    # recomputed by hand from the judgments: P(own | own first) and P(own | own second), averaged
     rows = [json.loads(line) for line in (STUDY / "pairwise_records.jsonl").read_text().splitlines()]
     for judge in ("gemma3-270m", "smollm2-135m"):
         scored = [r for r in rows if r["judge"] == judge and r["p_a_first"] is not None and r["p_a_second"] is not None]

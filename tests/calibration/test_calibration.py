@@ -28,10 +28,10 @@ from localjudge.calibration import (
     required_n,
 )
 from localjudge.calibration.diagnostics import MIN_LABELLED, sample_size_check, scale_diagnostics
-from localjudge.calibration.isotonic import MIN_SPLIT_ITEMS, evaluate_isotonic, split_indices
+from localjudge.calibration.isotonic import MIN_SPLIT_ITEMS, evaluate_isotonic
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError, LocalJudgeError, UnknownNameError
-from localjudge.stats import bootstrap_indices, summary_level
+from localjudge.stats import bootstrap_indices, split_items, summary_level
 
 
 def _noisy(n: int, seed: int, noise: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +75,7 @@ def test_report_point_estimates_are_scipy_and_skip_unscored():
 def test_constant_scores_give_none_not_nan():
     assert correlations(np.ones(5), np.arange(5.0)) == (None, None, None)
     report = calibrate([3, 3, 3, 3], [1, 2, 3, 4], n_bootstrap=50)
-    assert report.dataset.spearman.value is None and not report.verdict.ready
+    assert report.dataset.spearman.value is None and not report.readiness.ready
     text = report.model_dump_json()
     json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
 
@@ -202,25 +202,25 @@ def test_sample_size_warning(n, warns):
         assert "119–150" in check.warning
 
 
-def test_verdict():
+def test_readiness():
     judge, human = _noisy(150, 1, noise=0.3)
     ready = calibrate(judge, human, n_bootstrap=100)
     assert ready.dataset.spearman.value > 0.9
-    assert ready.verdict.ready and ready.verdict.line.startswith("READY to gate releases")
+    assert ready.readiness.ready and ready.readiness.line.startswith("READY to gate releases")
 
     few = calibrate(judge[:40], human[:40], n_bootstrap=0)
-    assert not few.verdict.ready and "only 40 labelled items" in few.verdict.line
+    assert not few.readiness.ready and "only 40 labelled items" in few.readiness.line
     assert few.sample_size.warning is not None
 
     weak_judge, weak_human = _noisy(150, 1, noise=3.0)
     weak = calibrate(weak_judge, weak_human, n_bootstrap=0)
-    assert not weak.verdict.ready and "< target 0.80" in weak.verdict.line
-    assert calibrate(weak_judge, weak_human, n_bootstrap=0, target=0.2).verdict.ready
+    assert not weak.readiness.ready and "< target 0.80" in weak.readiness.line
+    assert calibrate(weak_judge, weak_human, n_bootstrap=0, target=0.2).readiness.ready
 
     groups = np.repeat(np.arange(30), 5)
     grouped = calibrate(judge, human, groups, n_bootstrap=0)
-    assert grouped.verdict.statistic == "summary_spearman"
-    assert grouped.verdict.value == grouped.summary.correlations.spearman.value
+    assert grouped.readiness.statistic == "summary_spearman"
+    assert grouped.readiness.value == grouped.summary.correlations.spearman.value
 
 
 # ---- isotonic fit ---------------------------------------------------------------------------
@@ -277,7 +277,7 @@ def test_isotonic_fit_improves_mae_on_heldout_and_splits_by_group():
     report = calibrate(judge, human, groups, fit="isotonic", n_bootstrap=0, seed=3)
     assert report.fit.split_by == "groups" and report.fit.n_calibration == 100
     assert report.fit.after.mae < report.fit.before.mae
-    cal, held = split_indices(200, groups, 0.5, 3)
+    cal, held = split_items(200, groups, 0.5, 3)
     assert not set(groups[cal]) & set(groups[held])
     again = evaluate_isotonic(judge, human, groups.astype(str), fraction=0.5, seed=3)
     assert again.after.mae == report.fit.after.mae
@@ -395,7 +395,7 @@ def test_cli_writes_plots_and_json(tmp_path):
     _write_csv(tmp_path / "labels.csv", judge, human)
     out = tmp_path / "report.json"
     result = CliRunner().invoke(
-        _main, ["calibrate", str(tmp_path / "labels.csv"), "--out", str(out), "--bootstrap", "200"]
+        _main, ["calibrate", "agreement", str(tmp_path / "labels.csv"), "--out", str(out), "--bootstrap", "200"]
     )
     assert result.exit_code == 0, result.output
     assert "95% CI" in result.output and "WARNING: only 49 labelled items" in result.output
@@ -417,7 +417,9 @@ def test_cli_json_stdout_and_default_plot_dir(tmp_path, monkeypatch):
     judge, human = _noisy(30, 2)
     _write_csv(tmp_path / "labels.csv", judge, human, groups=[f"g{k % 6}" for k in range(30)])
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(_main, ["calibrate", "labels.csv", "--json", "--group-col", "doc", "--bootstrap", "50"])
+    result = CliRunner().invoke(
+        _main, ["calibrate", "agreement", "labels.csv", "--json", "--group-col", "doc", "--bootstrap", "50"]
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["summary"]["n_groups_used"] == 6 and data["resampling"] == "groups"
@@ -429,32 +431,38 @@ def test_cli_settings_reach_the_report_unchanged(tmp_path):
     judge, human = _noisy(40, 3)
     _write_csv(tmp_path / "labels.csv", judge, human)
     flags = ["--seed", "3", "--bootstrap", "50", "--target", "0.7", "--human-scale", "1", "5", "--split", "0.4"]
-    result = CliRunner().invoke(_main, ["calibrate", str(tmp_path / "labels.csv"), "--json", "--no-plots", *flags])
+    result = CliRunner().invoke(
+        _main, ["calibrate", "agreement", str(tmp_path / "labels.csv"), "--json", "--no-plots", *flags]
+    )
     assert result.exit_code == 0, result.output
     report = CalibrationReport.model_validate_json(result.output)
     assert report.settings == CalibrationSettings(seed=3, n_bootstrap=50, target=0.7, human_scale=(1, 5), split=0.4)
 
 
-def test_settings_object_and_a_differing_keyword_are_refused():
+def test_settings_come_as_the_object_or_its_keywords_never_both():
     judge, human = _noisy(30, 0)
     settings = CalibrationSettings(seed=1, n_bootstrap=0)
-    assert calibrate(judge, human, settings=settings, seed=1).settings is settings  # agreeing: accepted
-    with pytest.raises(ConfigError, match=r"seed=2 differs from settings\.seed=1"):
-        calibrate(judge, human, settings=settings, seed=2)
-    with pytest.raises(ConfigError, match=r"split=0\.3 differs from settings\.split=0\.5"):
-        fit_hybrid([], ["a", "b"], "human", settings=settings, share=0.3)
+    assert calibrate(judge, human, settings=settings).settings is settings
+    assert calibrate(judge, human, seed=1, n_bootstrap=0).settings == settings
+    for keyword in ({"seed": 1}, {"seed": 2}):  # equal or not: one call has one place for each setting
+        with pytest.raises(ConfigError, match="calibrate: give settings= or their fields as keywords, not both"):
+            calibrate(judge, human, settings=settings, **keyword)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'share'"):
+        calibrate(judge, human, share=0.3)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'share'"):
+        fit_hybrid([], ["a", "b"], "human", settings=settings, share=0.3)  # type: ignore[call-arg]
 
 
 def test_cli_user_errors_exit_2_without_traceback(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_text("judge,human\n1,2\nx,3\n")
-    result = CliRunner().invoke(_main, ["calibrate", str(path), "--no-plots"])
+    result = CliRunner().invoke(_main, ["calibrate", "agreement", str(path), "--no-plots"])
     assert result.exit_code == 2
     assert "line 3" in result.output and "Traceback" not in result.output
     assert isinstance(DataError("x"), LocalJudgeError)
     table = tmp_path / "ok.csv"
     _write_csv(table, *_noisy(10, 0))
-    result = CliRunner().invoke(_main, ["calibrate", str(table), "--metric", "m", "--no-plots"])
+    result = CliRunner().invoke(_main, ["calibrate", "agreement", str(table), "--metric", "m", "--no-plots"])
     assert result.exit_code == 2 and "--metric applies to results files" in result.output
 
 
@@ -462,7 +470,7 @@ def test_cli_on_results_file(tmp_path):
     path = _results_file(tmp_path, n=20, unscored=(4,))
     result = CliRunner().invoke(
         _main,
-        ["calibrate", str(path), "--human", "human_coherence", "--group", "doc_id", "--no-plots",
+        ["calibrate", "agreement", str(path), "--human", "human_coherence", "--group", "doc_id", "--no-plots",
          "--judge-field", "score", "--human-scale", "1", "5.5", "--bootstrap", "100"],
     )  # fmt: skip
     assert result.exit_code == 0, result.output

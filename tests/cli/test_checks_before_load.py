@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_cli_errors import GOOD, METRIC, _write, assert_user_error, run
+from cli_checks import GOOD, METRIC, assert_user_error, run, write_files
 
 RESPONSE = {
     "id": "p1",
@@ -61,7 +61,7 @@ CASES = {
     ),
     "bias human field not a number": (
         {"r.jsonl": json.dumps(RESPONSE) + "\n"},
-        ["bias", "r.jsonl", "--judge", "j", "--out-dir", "out", "--human-field", "human"],
+        ["bias", "run", "r.jsonl", "--judge", "j", "--out-dir", "out", "--human-field", "human"],
         ["human field 'human'", "'great'", "not a number"],
     ),
 }
@@ -70,7 +70,7 @@ CASES = {
 @pytest.mark.parametrize("key", CASES, ids=CASES)
 def test_rejected_before_any_model_loads(no_load, key):
     files, args, needles = CASES[key]
-    _write(files)
+    write_files(files)
     result = run(*args)
     assert_user_error(result, *needles)
     assert "Loading" not in result.output

@@ -7,7 +7,6 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.metrics import builtin_names, load_metric_file
 from localjudge.testing import fake_judge
@@ -19,17 +18,17 @@ def _cache(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def judges(monkeypatch):
+def judges(localjudge_scripted):
     """Every load_judge call returns a new fake judge (collected in `made`); `state` scripts them."""
     made = []
     state = {"policy": lambda p: {"4": 0.5, "5": 0.5}, "generator": None}
 
-    def load(*args, **kwargs):
+    def load(asked):
         judge = fake_judge(state["policy"], state["generator"])
         made.append(judge)
         return judge
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
     return made, state
 
 
@@ -57,7 +56,7 @@ def test_eval_prints_table_and_summary(judges, data):
     result = run("eval", data, "--metric", "correctness", "--no-progress")
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert out.splitlines()[0].split() == ["case", "metric", "score", "raw", "verdict", "note"]
+    assert out.splitlines()[0].split() == ["case", "metric", "score", "raw", "outcome", "note"]
     rows = [line.split() for line in out.splitlines()[2:5]]
     assert rows == [[cid, "correctness", "0.875", "4.50", "pass"] for cid in ("c1", "c2", "c3")]
     assert "mean score" in out and "pass rate" in out and "unscored" in out
@@ -65,7 +64,7 @@ def test_eval_prints_table_and_summary(judges, data):
     assert summary.split() == ["correctness", "3", "0.875", "1.000", "0", "1.000"]
     # every case got the same 0.875: the summary says plainly that this is no verdict
     assert "Note on correctness: scores span only 0.88-0.88 (0% of the 0-1 scale) over 3 cases" in out
-    assert "do not read them as verdicts" in out
+    assert "do not read them as pass/fail judgments" in out
     assert "Judge: fake" in result.stderr
 
 

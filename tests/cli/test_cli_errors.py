@@ -11,59 +11,27 @@ import json
 import re
 
 import pytest
+from cli_checks import (
+    GOOD,
+    GOOD_ROW,
+    METRIC,
+    REGISTRY_ENTRY,
+    assert_user_error,
+    install_fake,
+    policy,
+    run,
+    short_judge,
+    write_files,
+)
 from click.testing import CliRunner
 
-from localjudge.cli import main
-from localjudge.judges.judge import Judge
-from localjudge.testing import FakeBackend, fake_judge
-
-GOOD_ROW = {"input": "What is 2+2?", "actual_output": "4", "expected_output": "4"}
-GOOD = json.dumps({"id": "a", **GOOD_ROW}) + "\n"
-METRIC = "name: m\ntask: Judge it.\ncriteria: Is it right?\nsteps: [Check it.]\nfields: [input, actual_output]\n"
-REGISTRY_ENTRY = "{name: x, family: f, source: {kind: hub, repo: a/b, revision: main}, context_length: 64}"
-
-
-def _policy(prompt: str) -> dict[str, float]:
-    return {"4": 0.7, "5": 0.3}
-
-
-def install_fake(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Judge:
-    """Every judge load returns one fake judge; files are written to and read from tmp_path."""
-    judge = fake_judge(_policy)
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
-    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    return judge
+from localjudge.testing import fake_judge
 
 
 @pytest.fixture
-def fake(monkeypatch, tmp_path):
+def fake(localjudge_scripted, monkeypatch, tmp_path):
     """`install_fake`, as a fixture (other modules define theirs with it)."""
-    return install_fake(monkeypatch, tmp_path)
-
-
-def _write(files: dict[str, str | bytes]) -> None:
-    for name, content in files.items():
-        mode = "wb" if isinstance(content, bytes) else "w"
-        with open(name, mode) as f:
-            f.write(content)
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args))
-
-
-def assert_user_error(result, *needles: str, code: int = 2) -> str:
-    """Exit `code`, exactly one line starting with "Error:" that contains every needle, no traceback."""
-    out = result.output
-    assert result.exit_code == code, out
-    assert "Traceback" not in out
-    assert isinstance(result.exception, SystemExit), repr(result.exception)
-    errors = [line for line in out.splitlines() if line.startswith("Error:")]
-    assert len(errors) == 1, out
-    for needle in needles:
-        assert needle in errors[0], (needle, errors[0])
-    return errors[0]
+    return install_fake(localjudge_scripted, monkeypatch, tmp_path)
 
 
 # -- data files (eval) ---------------------------------------------------------------------------
@@ -102,7 +70,7 @@ DATA_CASES = {
 
 @pytest.mark.parametrize("files, data, needles", DATA_CASES.values(), ids=DATA_CASES.keys())
 def test_eval_bad_data(fake, files, data, needles):
-    _write(files)
+    write_files(files)
     assert_user_error(run("eval", data, "--metric", "correctness"), *needles)
     assert not fake.backend.calls  # nothing judged on bad input
 
@@ -113,7 +81,7 @@ def test_eval_data_is_a_directory(fake, tmp_path):
 
 def test_missing_fields_are_unscored_not_errors(fake):
     """A case without a field the metric needs is kept, unscored with the reason; the others are scored."""
-    _write({"d.jsonl": GOOD + json.dumps({"id": "b", "input": "q", "actual_output": ""}) + "\n"})
+    write_files({"d.jsonl": GOOD + json.dumps({"id": "b", "input": "q", "actual_output": ""}) + "\n"})
     result = run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl")
     assert result.exit_code == 0, result.output
     recs = {r["case_id"]: r for r in map(json.loads, open("r.jsonl"))}
@@ -130,7 +98,7 @@ def test_skip_invalid_lists_each_row_and_scores_the_rest(fake):
         '{"id": "d", "input": 7}\n',
         GOOD,
     ]  # line 5 repeats id "a"
-    _write({"d.jsonl": "".join(rows)})
+    write_files({"d.jsonl": "".join(rows)})
     result = run("eval", "d.jsonl", "--metric", "correctness", "--skip-invalid", "--out", "r.jsonl")
     assert result.exit_code == 0, result.output
     skipped = [line for line in result.output.splitlines() if line.startswith("skipped:")]
@@ -144,7 +112,7 @@ def test_skip_invalid_lists_each_row_and_scores_the_rest(fake):
 
 
 def test_skip_invalid_csv_rows(fake):
-    _write({"d.csv": "id,input,actual_output,expected_output\na,q,x,y\nb,q\nc,q,x,y,z\nd,q,x,y\n"})
+    write_files({"d.csv": "id,input,actual_output,expected_output\na,q,x,y\nb,q\nc,q,x,y,z\nd,q,x,y\n"})
     result = run("eval", "d.csv", "--metric", "correctness", "--skip-invalid", "--json")
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output[result.output.index("{") :])
@@ -164,7 +132,7 @@ def test_skip_invalid_csv_rows(fake):
 def test_skip_invalid_with_nothing_valid_lists_every_row_then_fails(fake, name, content, lines):
     """Regression: with every row invalid the run stopped without listing what it skipped, and a
     CSV (or JSONL) whose rows were all malformed was reported as holding no test cases at all."""
-    _write({name: content})
+    write_files({name: content})
     result = run("eval", name, "--metric", "correctness", "--skip-invalid")
     assert_user_error(result, name, "no valid test cases", f"all {len(lines)} rows are invalid")
     skipped = [line for line in result.output.splitlines() if line.startswith("skipped:")]
@@ -173,7 +141,7 @@ def test_skip_invalid_with_nothing_valid_lists_every_row_then_fails(fake, name, 
 
 
 def test_existing_results_are_not_lost(fake):
-    _write({"d.jsonl": GOOD, "r.jsonl": '{"keep": "me"}\n'})
+    write_files({"d.jsonl": GOOD, "r.jsonl": '{"keep": "me"}\n'})
     assert_user_error(
         run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl"), "r.jsonl", "--resume", "--overwrite"
     )
@@ -194,12 +162,12 @@ def test_existing_results_are_not_lost(fake):
     ids=["resume-no-out", "resume-overwrite", "limit-0", "limit-text", "reasoning", "dtype", "style-guide"],
 )
 def test_eval_bad_options(fake, args, needles):
-    _write({"d.jsonl": GOOD})
+    write_files({"d.jsonl": GOOD})
     assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", *args), *needles)
 
 
 def test_resume_with_a_file_that_is_not_results(fake):
-    _write({"d.jsonl": GOOD, "r.jsonl": '{"not": "a record"}\n'})
+    write_files({"d.jsonl": GOOD, "r.jsonl": '{"not": "a record"}\n'})
     assert_user_error(
         run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"),
         "r.jsonl:1",
@@ -244,7 +212,7 @@ METRIC_CASES = {
 @pytest.mark.parametrize("content, needles", METRIC_CASES.values(), ids=METRIC_CASES.keys())
 @pytest.mark.parametrize("command", ["eval", "steps"])
 def test_bad_metric_file(fake, command, content, needles):
-    _write({"d.jsonl": GOOD, "m.yaml": content})
+    write_files({"d.jsonl": GOOD, "m.yaml": content})
     args = (
         ["eval", "d.jsonl", "--metric", "m.yaml"]
         if command == "eval"
@@ -254,7 +222,7 @@ def test_bad_metric_file(fake, command, content, needles):
 
 
 def test_bad_json_metric_file(fake):
-    _write({"d.jsonl": GOOD, "m.json": '{"name": "m",'})
+    write_files({"d.jsonl": GOOD, "m.json": '{"name": "m",'})
     assert_user_error(run("eval", "d.jsonl", "--metric", "m.json"), "m.json")
 
 
@@ -269,7 +237,7 @@ def test_bad_json_metric_file(fake):
 )
 @pytest.mark.parametrize("command", ["eval", "steps"])
 def test_unknown_metric(fake, command, metric, needles):
-    _write({"d.jsonl": GOOD})
+    write_files({"d.jsonl": GOOD})
     args = (
         ["eval", "d.jsonl", "--metric", metric]
         if command == "eval"
@@ -282,12 +250,12 @@ def test_steps_of_a_pairwise_metric(fake):
     assert_user_error(run("steps", "--metric", "pairwise", "--out", "o.yaml"), "G-Eval")
 
 
-def test_steps_judge_writes_no_steps(monkeypatch, tmp_path):
-    judge = fake_judge(_policy, generator=lambda prompt: "")
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
+def test_steps_judge_writes_no_steps(localjudge_scripted, monkeypatch, tmp_path):
+    judge = fake_judge(policy, generator=lambda prompt: "")
+    localjudge_scripted.add_any(judge)
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
-    _write({"m.yaml": METRIC.replace("steps: [Check it.]\n", "")})
+    write_files({"m.yaml": METRIC.replace("steps: [Check it.]\n", "")})
     assert_user_error(run("steps", "--metric", "m.yaml", "--out", "o.yaml"), "no usable evaluation steps", "steps:")
     assert not (tmp_path / "o.yaml").exists()
 
@@ -331,7 +299,7 @@ def test_bad_registry_models_command(tmp_path, monkeypatch, content, needles):
     monkeypatch.chdir(tmp_path)
     name = "nofile.yaml" if content is None else "models.yaml"
     if content is not None:
-        _write({name: content})
+        write_files({name: content})
     assert_user_error(run("models", "--registry", name), *needles)
 
 
@@ -340,7 +308,7 @@ def test_bad_registry_eval(tmp_path, monkeypatch, key):
     """`eval --registry FILE` reads the registry through the real `load_judge` (fails before any weights)."""
     monkeypatch.chdir(tmp_path)
     content, needles = REGISTRY_CASES[key]
-    _write({"models.yaml": content, "d.jsonl": GOOD})
+    write_files({"models.yaml": content, "d.jsonl": GOOD})
     assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--registry", "models.yaml"), *needles)
 
 
@@ -355,7 +323,7 @@ def test_bad_registry_eval(tmp_path, monkeypatch, key):
 )
 def test_unknown_judge(tmp_path, monkeypatch, judge, needles):
     monkeypatch.chdir(tmp_path)
-    _write({"d.jsonl": GOOD})
+    write_files({"d.jsonl": GOOD})
     assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--judge", judge), *needles)
 
 
@@ -365,24 +333,17 @@ def test_cuda_requested_without_cuda(tmp_path, monkeypatch):
     if torch.cuda.is_available():
         pytest.skip("CUDA is available here")
     monkeypatch.chdir(tmp_path)
-    _write({"d.jsonl": GOOD})
+    write_files({"d.jsonl": GOOD})
     assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--device", "cuda"), "CUDA", "--device cpu")
 
 
 # -- context length -----------------------------------------------------------------------------------
 
 
-def _short_judge(monkeypatch, context: int) -> Judge:
-    judge = fake_judge(_policy)
-    judge = Judge(FakeBackend(_policy), judge.info.model_copy(update={"context_length": context}))
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
-    return judge
-
-
-def test_too_long_input_names_case_and_tokens(fake, monkeypatch):
-    judge = _short_judge(monkeypatch, 3000)
+def test_too_long_input_names_case_and_tokens(localjudge_scripted, fake):
+    judge = short_judge(localjudge_scripted, 3000)
     long = {"id": "long-one", **GOOD_ROW, "input": "word " * 1000}
-    _write({"d.jsonl": GOOD + json.dumps(long) + "\n"})
+    write_files({"d.jsonl": GOOD + json.dumps(long) + "\n"})
     line = assert_user_error(
         run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl"), "case 'long-one'", "3000", "--truncate"
     )
@@ -391,10 +352,10 @@ def test_too_long_input_names_case_and_tokens(fake, monkeypatch):
     assert not judge.backend.calls  # checked before any scoring
 
 
-def test_truncate_records_what_it_cut(fake, monkeypatch):
-    _short_judge(monkeypatch, 3000)
+def test_truncate_records_what_it_cut(localjudge_scripted, fake):
+    short_judge(localjudge_scripted, 3000)
     long = {"id": "long-one", **GOOD_ROW, "input": "word " * 1000}
-    _write({"d.jsonl": GOOD + json.dumps(long) + "\n"})
+    write_files({"d.jsonl": GOOD + json.dumps(long) + "\n"})
     result = run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--truncate")
     assert result.exit_code == 0, result.output
     recs = {r["case_id"]: r for r in map(json.loads, open("r.jsonl"))}
@@ -445,7 +406,7 @@ def test_truncate_records_what_it_cut(fake, monkeypatch):
     ],
 )
 def test_score_bad_input(fake, args, files, needles):
-    _write(files)
+    write_files(files)
     assert_user_error(run("score", *args), *needles)
 
 
@@ -465,21 +426,21 @@ def test_score_bad_input(fake, args, files, needles):
 )
 def test_calibrate_bad_input(tmp_path, monkeypatch, files, args, needles):
     monkeypatch.chdir(tmp_path)
-    _write(files)
-    assert_user_error(run("calibrate", *args, "--no-plots"), *needles)
+    write_files(files)
+    assert_user_error(run("calibrate", "agreement", *args, "--no-plots"), *needles)
 
 
 # -- runtime failures -----------------------------------------------------------------------------------
 
 
-def test_backend_failure_exits_1_with_message(fake, monkeypatch):
+def test_backend_failure_exits_1_with_message(localjudge_scripted, fake, monkeypatch):
     def explode(prompt):
         raise RuntimeError("backend exploded")
 
     judge = fake_judge(explode)
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
+    localjudge_scripted.add_any(judge)
     monkeypatch.delenv("LOCALJUDGE_DEBUG", raising=False)
-    _write({"d.jsonl": GOOD})
+    write_files({"d.jsonl": GOOD})
     assert_user_error(
         run("eval", "d.jsonl", "--metric", "correctness"),
         "RuntimeError",
@@ -492,17 +453,17 @@ def test_backend_failure_exits_1_with_message(fake, monkeypatch):
 
 def test_good_input_still_works(fake):
     """The control: the same fixture with good input exits 0 and scores."""
-    _write({"d.jsonl": GOOD})
+    write_files({"d.jsonl": GOOD})
     result = run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl")
     assert result.exit_code == 0, result.output
     (rec,) = [json.loads(line) for line in open("r.jsonl")]
     assert rec["score"] == pytest.approx((4.3 - 1) / 4)
 
 
-def test_too_long_likelihood_case_names_case_and_truncates(fake, monkeypatch):
-    _short_judge(monkeypatch, 3000)
+def test_too_long_likelihood_case_names_case_and_truncates(localjudge_scripted, fake):
+    short_judge(localjudge_scripted, 3000)
     long = {"id": "long-one", **GOOD_ROW, "input": "word " * 1000}
-    _write({"d.jsonl": GOOD + json.dumps(long) + "\n"})
+    write_files({"d.jsonl": GOOD + json.dumps(long) + "\n"})
     assert_user_error(
         run("eval", "d.jsonl", "--metric", "likelihood", "--out", "r.jsonl"), "case 'long-one'", "3000", "--truncate"
     )

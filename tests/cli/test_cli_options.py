@@ -12,14 +12,13 @@ import pytest
 from click.testing import CliRunner
 from tiny_gguf import write_tiny_gguf
 
-import localjudge.judges.loading
 from localjudge.calibration.inputs import load_pairs
 from localjudge.cli import main
 from localjudge.engine.options import EngineOptions
 from localjudge.testing import fake_judge
 from localjudge.testing.tiny_models import tiny_llama
 
-LOADING_COMMANDS = ("eval", "score", "steps", "demo", "bias", "generate")
+LOADING_COMMANDS = ("eval", "score", "steps", "demo", "bias run", "generate")
 
 
 def run(*args):
@@ -27,10 +26,10 @@ def run(*args):
 
 
 @pytest.fixture
-def fake(monkeypatch, tmp_path):
+def fake(localjudge_scripted, monkeypatch, tmp_path):
     """load_judge returns a scripted fake judge; `state["policy"]` says what it answers."""
     state = {"policy": lambda p: {"4": 0.5, "5": 0.5}}
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: fake_judge(state["policy"]))
+    localjudge_scripted.add_any(lambda asked: fake_judge(state["policy"]))
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     return state
@@ -45,7 +44,7 @@ def _flag(field: str) -> str:
 
 @pytest.mark.parametrize("command", LOADING_COMMANDS)
 def test_every_engine_option_is_a_flag_of_every_command_that_loads_a_judge(command):
-    result = run(command, "--help")
+    result = run(*command.split(), "--help")
     assert result.exit_code == 0, result.output
     for name, field in EngineOptions.model_fields.items():
         assert _flag(name) in result.output, (command, name)
@@ -58,7 +57,7 @@ ARGS = {
     "score": ["Rate it. Score:", "--low", "1", "--high", "5"],
     "steps": ["--metric", "correctness", "--out", "s.yaml"],
     "demo": [],
-    "bias": ["r.jsonl", "--judge", "x", "--out-dir", "o"],
+    "bias run": ["r.jsonl", "--judge", "x", "--out-dir", "o"],
     "generate": ["p.jsonl", "--model", "x", "--out", "g.jsonl"],
 }
 
@@ -78,7 +77,7 @@ ARGS = {
 def test_a_bad_engine_flag_is_refused_naming_it_before_any_load(no_load, command, flag, value, needle):
     for name in ("d.jsonl", "r.jsonl", "p.jsonl"):
         Path(name).write_text('{"id": "1", "input": "q", "actual_output": "a"}\n')
-    result = run(command, *ARGS[command], flag, value)
+    result = run(*command.split(), *ARGS[command], flag, value)
     assert result.exit_code == 2, result.output
     (line,) = [line for line in result.output.splitlines() if line.startswith("Error:")]
     assert line.startswith(f"Error: {flag}: ") and needle in line
@@ -98,11 +97,12 @@ def test_engine_flags_reach_the_judge(tmp_path, tiny_tokenizer, monkeypatch):
     assert judge["tree_tolerance"] == 0 and judge["reuse_prefix"] is False
 
 
-def test_bias_verdicts_refuse_engine_flags(no_load):
+def test_bias_analyse_has_no_engine_flags(no_load):
+    # analysing judgments loads no model: the judging options are not among its own
     Path("r.jsonl").write_text("")
     Path("v.jsonl").write_text("")
-    result = run("bias", "r.jsonl", "--verdicts", "v.jsonl", "--out-dir", "o", "--no-reuse-prefix")
-    assert result.exit_code == 2 and "--reuse-prefix applies when judges run" in result.output
+    result = run("bias", "analyse", "r.jsonl", "--judgments", "v.jsonl", "--out-dir", "o", "--no-reuse-prefix")
+    assert result.exit_code == 2 and "No such option '--no-reuse-prefix'" in result.output
 
 
 # -- score: valid JSON ------------------------------------------------------------------------------------------

@@ -7,21 +7,20 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.testing import fake_judge
 
 
 @pytest.fixture
-def asked(monkeypatch):
-    """The names load_judge was asked for; each load is a fake judge carrying that name."""
-    names: list[str | None] = []
+def asked(localjudge_scripted):
+    """The names load_judge was asked for (the registry's default when none); each load is a fake judge of that name."""
+    names: list[str] = []
 
-    def load(name=None, *args, **kwargs):
-        names.append(name)
-        return fake_judge(lambda p: {"4": 0.5, "5": 0.5}, name=name or "smollm2-135m")
+    def load(asked):
+        names.append(asked.name)
+        return fake_judge(lambda p: {"4": 0.5, "5": 0.5}, name=asked.name)
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
     return names
 
 
@@ -76,7 +75,7 @@ def test_a_named_judge_and_a_likelihood_metric_keep_their_judge_silently(asked, 
     named = _eval(cases, "--metric", "pairwise", "--registry", registry, "--judge", "smollm2-135m")
     likelihood = _eval(cases, "--metric", "likelihood", "--registry", registry)
     assert named.exit_code == 0 and likelihood.exit_code == 0, named.output + likelihood.output
-    assert asked == ["smollm2-135m", None]
+    assert asked == ["smollm2-135m", "smollm2-135m"]  # the second: the registry's default
     assert "picked" not in named.stderr + likelihood.stderr and "at chance" not in named.stderr + likelihood.stderr
     assert "judge: smollm2-135m" in named.stdout and "judge: smollm2-135m" in likelihood.stdout
 
@@ -85,6 +84,6 @@ def test_with_no_capable_judge_installed_one_line_says_which_to_install(asked, r
     (tmp_path / "qwen-0.5b").rmdir()
     result = _eval(cases, "--metric", "consistency_entailment", "--registry", registry)
     assert result.exit_code == 0, result.output
-    assert asked == [None]
+    assert asked == ["smollm2-135m"]  # the registry's default
     (line,) = [line for line in result.stderr.splitlines() if "at chance" in line]
     assert "entailment metrics at chance" in line and "localjudge models --install qwen2.5-coder-1.5b" in line

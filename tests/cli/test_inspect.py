@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from cli_checks import assert_user_error
 from click.testing import CliRunner
 from inspect_report import assert_paths_decode, report_json, run, spelling_paths
-from test_cli_errors import assert_user_error
 
 from localjudge import load_judge
 from localjudge.cli import main
@@ -43,9 +43,9 @@ def test_fake_judge_report():
     assert {tuple(t.text for t in p) for p in labels.spellings[0].paths} == {("A",), (" ", "A"), ("a",), (" ", "a")}
 
 
-def test_fake_judge_cli_text_and_json(monkeypatch):
+def test_fake_judge_cli_text_and_json(localjudge_scripted):
     judge = fake_judge(lambda prompt: {"7": 0.9})
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: judge)
+    localjudge_scripted.add_any(judge)
     code, text = run("fake", "--low", "0", "--high", "10")
     assert code == 0, text
     assert "scale 0-10: 22 token paths, 24 tree nodes" in text  # "0".."9", "1"+"0"; each also after " "
@@ -58,8 +58,8 @@ def test_fake_judge_cli_text_and_json(monkeypatch):
     assert {"".join(p) for p in spelling_paths(report, "Yes")} == {"Yes", " Yes", "yes", " yes", "YES", " YES"}
 
 
-def test_judge_is_required_as_the_usage_says(monkeypatch):
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: pytest.fail("no judge was named"))
+def test_judge_is_required_as_the_usage_says(localjudge_scripted):
+    localjudge_scripted.add_any(lambda asked: pytest.fail("no judge was named"))
     result = CliRunner().invoke(main, ["inspect", "--low", "1", "--high", "5"])
     assert result.exit_code == 2 and "Missing argument 'JUDGE'" in result.output
     assert "Usage:" in CliRunner().invoke(main, ["inspect", "--help"]).output.splitlines()[0]

@@ -10,7 +10,7 @@ import json
 import re
 
 import pytest
-from test_cli_errors import GOOD, GOOD_ROW, METRIC, _short_judge, _write, assert_user_error, install_fake, run
+from cli_checks import GOOD, GOOD_ROW, METRIC, assert_user_error, install_fake, run, short_judge, write_files
 
 from localjudge.errors import CLIP, clip, repeated
 
@@ -19,9 +19,9 @@ MAX_LINE = 400  # "Error: " + a path or two + the message's own words + a few cu
 
 
 @pytest.fixture
-def fake(monkeypatch, tmp_path):
+def fake(localjudge_scripted, monkeypatch, tmp_path):
     """The fake judge of test_cli_errors, loaded by every command."""
-    return install_fake(monkeypatch, tmp_path)
+    return install_fake(localjudge_scripted, monkeypatch, tmp_path)
 
 
 def _row(**kw) -> str:
@@ -45,15 +45,15 @@ CASES = {
     "labels sharing a spelling": ({}, ["score", "hi", "--labels", f"A{LONG},a{LONG}"]),
     "calibrate cell not a number": (
         {"c.csv": f"judge,human\n1,{LONG}\n2,3\n3,3\n"},
-        ["calibrate", "c.csv", "--no-plots"],
+        ["calibrate", "agreement", "c.csv", "--no-plots"],
     ),
     "calibrate many long columns": (
         {"c.csv": ",".join(f"{LONG[:500]}{k}" for k in range(60)) + "\n" + "1," * 59 + "1\n"},
-        ["calibrate", "c.csv", "--no-plots"],
+        ["calibrate", "agreement", "c.csv", "--no-plots"],
     ),
     "calibrate group id missing": (
         {"c.csv": "judge,human\n1,1\n"},
-        ["calibrate", "c.csv", "--group-col", LONG, "--no-plots"],
+        ["calibrate", "agreement", "c.csv", "--group-col", LONG, "--no-plots"],
     ),
 }
 
@@ -61,7 +61,7 @@ CASES = {
 @pytest.mark.parametrize("key", CASES, ids=CASES)
 def test_quoted_values_are_cut(fake, key):
     files, args = CASES[key]
-    _write(files)
+    write_files(files)
     line = assert_user_error(run(*args))
     _assert_short(line)
 
@@ -76,26 +76,24 @@ def _assert_short(line: str) -> None:
 def test_unknown_judge_name_is_cut(tmp_path, monkeypatch, name):
     """The real loader: a name too long for any file is an unknown judge, not an OSError (exit 1)."""
     monkeypatch.chdir(tmp_path)
-    _write({"d.jsonl": GOOD})
+    write_files({"d.jsonl": GOOD})
     _assert_short(assert_user_error(run("eval", "d.jsonl", "--metric", "correctness", "--judge", name)))
 
 
-def test_context_error_cuts_the_case_id(fake, monkeypatch):
-    _short_judge(monkeypatch, 3000)
-    _write({"d.jsonl": _row(id=LONG, input="word " * 1000)})
+def test_context_error_cuts_the_case_id(localjudge_scripted, fake):
+    short_judge(localjudge_scripted, 3000)
+    write_files({"d.jsonl": _row(id=LONG, input="word " * 1000)})
     line = assert_user_error(run("eval", "d.jsonl", "--metric", "correctness"), "--truncate")
     _assert_short(line)
 
 
-def test_resume_of_another_judges_results_cuts_its_name(fake, monkeypatch):
+def test_resume_of_another_judges_results_cuts_its_name(localjudge_scripted, fake):
     from localjudge.testing import fake_judge
 
-    monkeypatch.setattr(
-        "localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}, name=LONG)
-    )
-    _write({"d.jsonl": GOOD})
+    localjudge_scripted.add_any(lambda asked: fake_judge(lambda p: {"4": 1.0}, name=LONG))
+    write_files({"d.jsonl": GOOD})
     assert run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl").exit_code == 0
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
+    localjudge_scripted.add_any(lambda asked: fake_judge(lambda p: {"4": 1.0}))
     line = assert_user_error(
         run("eval", "d.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"), "same judge"
     )

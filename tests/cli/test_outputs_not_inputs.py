@@ -12,7 +12,7 @@ import json
 import os
 
 import pytest
-from test_cli_errors import GOOD, METRIC, _write, assert_user_error, run
+from cli_checks import GOOD, METRIC, assert_user_error, run, write_files
 
 from localjudge.errors import ConfigError
 from localjudge.io.files import refuse_overwriting
@@ -26,7 +26,7 @@ CALIB = "judge,human\n1,1\n2,3\n3,2\n4,4\n"
 @pytest.fixture
 def no_load(no_load):
     """conftest's `no_load` (no model loads, in tmp_path), with every command's inputs written there."""
-    _write(
+    write_files(
         {
             "d.jsonl": GOOD,
             "m.yaml": METRIC,
@@ -60,7 +60,7 @@ CASES = {
     "steps metric file": ("m.yaml", ["steps", "--metric", "m.yaml", "--out", "OUT"]),
     "steps style guide": ("g.md", ["steps", "--metric", "style", "--style-guide", "g.md", "--out", "OUT"]),
     "generate prompts": ("p.jsonl", ["generate", "p.jsonl", "--model", "g", "--out", "OUT", "--overwrite"]),
-    "calibrate --out": ("c.csv", ["calibrate", "c.csv", "--out", "OUT", "--no-plots"]),
+    "calibrate --out": ("c.csv", ["calibrate", "agreement", "c.csv", "--out", "OUT", "--no-plots"]),
 }
 
 
@@ -88,20 +88,24 @@ def test_output_that_is_an_input_is_refused(no_load, key, kind):
 def test_bias_out_dir_files_are_checked(no_load):
     """The responses file hard-linked as a file the study writes, or the pairwise metric file there."""
     os.link("resp.jsonl", "out/report.md")
-    assert_user_error(run("bias", "resp.jsonl", "--judge", "j", "--out-dir", "out"), "out/report.md", "resp.jsonl")
+    assert_user_error(
+        run("bias", "run", "resp.jsonl", "--judge", "j", "--out-dir", "out"), "out/report.md", "resp.jsonl"
+    )
     os.remove("out/report.md")
-    _write({"pw.yaml": "kind: pairwise\nname: pw\ntask: Compare.\ncriteria: Which is better?\n"})
+    write_files({"pw.yaml": "kind: pairwise\nname: pw\ntask: Compare.\ncriteria: Which is better?\n"})
     os.makedirs("out/records")
     os.symlink(os.path.abspath("pw.yaml"), "out/records/j.pw.jsonl")
     assert_user_error(
-        run("bias", "resp.jsonl", "--judge", "j", "--metric", "pw.yaml", "--out-dir", "out"), "j.pw.jsonl", "pw.yaml"
+        run("bias", "run", "resp.jsonl", "--judge", "j", "--metric", "pw.yaml", "--out-dir", "out"),
+        "j.pw.jsonl",
+        "pw.yaml",
     )
 
 
 def test_calibrate_plot_that_is_the_input_is_refused(no_load):
     os.makedirs("plots")
     os.link("c.csv", "plots/calibration_scatter.png")
-    assert_user_error(run("calibrate", "c.csv", "--plots", "plots"), "calibration_scatter.png", "c.csv")
+    assert_user_error(run("calibrate", "agreement", "c.csv", "--plots", "plots"), "calibration_scatter.png", "c.csv")
     assert open("c.csv").read() == CALIB
 
 
@@ -116,11 +120,11 @@ def test_a_file_inside_a_model_folder_is_an_input(tmp_path):
     )  # not inputs: fine
 
 
-def test_other_outputs_still_work(no_load, monkeypatch):
+def test_other_outputs_still_work(localjudge_scripted, no_load):
     """The control: a fresh output path is accepted (here up to the point where a judge would load)."""
     from localjudge.testing import fake_judge
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(lambda p: {"4": 1.0}))
+    localjudge_scripted.add_any(lambda asked: fake_judge(lambda p: {"4": 1.0}))
     result = run("eval", "d.jsonl", "--metric", "correctness", "--out", "out/r.jsonl")
     assert result.exit_code == 0, result.output
     assert json.loads(open("out/r.jsonl").readline())["case_id"] == "a"

@@ -14,7 +14,6 @@ import random
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.metrics.spec import VerdictMetric, metric_from_dict
 from localjudge.runs.results_file import read_results
@@ -33,14 +32,14 @@ unit: word
 
 
 @pytest.fixture
-def judges(monkeypatch):
+def judges(localjudge_scripted):
     made = []
 
-    def load(*args, **kwargs):
+    def load(asked):
         made.append(fake_judge(lambda p: {"3": 1.0}))  # likelihoods come from the fake's copy_lm
         return made[-1]
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
     return made
 
 
@@ -83,8 +82,8 @@ def test_fit_save_apply_round_trip(judges, data):
     assert worst.text.strip().rstrip(".") in WORDS and worst.value < 0
 
     saved = data / "verdict.json"
-    fit = _run("calibrate", results, "--verdict", "min_word,consistency_likelihood", "--human", "label",
-               "--group", "doc_id", "--save-verdict", saved, "--seed", "1")  # fmt: skip
+    fit = _run("calibrate", "fit-verdict", results, "--metrics", "min_word,consistency_likelihood", "--human", "label",
+               "--group", "doc_id", "--save", saved, "--seed", "1")  # fmt: skip
     assert fit.exit_code == 0, fit.output
     assert "held-back split (30 cases" in fit.output and "ECE" in fit.output
     verdict = metric_from_dict(json.loads(saved.read_text()))
@@ -117,25 +116,25 @@ def test_graded_labels_need_a_pass_mark(judges, data):
     results = data / "r.jsonl"
     assert _run("eval", data / "cases.jsonl", "--metric", "consistency_likelihood", "--out", results,
                 "--no-progress").exit_code == 0  # fmt: skip
-    graded = _run("calibrate", results, "--verdict", "consistency_likelihood", "--human", "grade")
+    graded = _run("calibrate", "fit-verdict", results, "--metrics", "consistency_likelihood", "--human", "grade")
     assert graded.exit_code == 2 and "--pass-at" in graded.output
-    ok = _run("calibrate", results, "--verdict", "consistency_likelihood", "--human", "grade", "--pass-at", "4",
-              "--group", "doc_id")  # fmt: skip
+    ok = _run("calibrate", "fit-verdict", results, "--metrics", "consistency_likelihood", "--human", "grade",
+              "--pass-at", "4", "--group", "doc_id")  # fmt: skip
     assert ok.exit_code == 0 and "acceptable: label >= 4" in ok.output
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--save-verdict", "v.json"], "--verdict"),
-        (["--verdict", "a", "--hybrid", "a,b", "--human", "label"], "give one of them"),
-        (["--verdict", "nope", "--human", "label"], "no records of metric"),
-        (["--verdict", "consistency_likelihood"], "--human"),
+        (["--save", "v.json", "--human", "label"], "Missing option '--metrics'"),
+        (["--metrics", "a", "--hybrid", "a,b", "--human", "label"], "No such option '--hybrid'"),
+        (["--metrics", "nope", "--human", "label"], "no records of metric"),
+        (["--metrics", "consistency_likelihood"], "Missing option '--human'"),
     ],
 )
 def test_calibrate_verdict_user_errors(judges, data, args, message):
     results = data / "r.jsonl"
     assert _run("eval", data / "cases.jsonl", "--metric", "consistency_likelihood", "--out", results,
                 "--no-progress").exit_code == 0  # fmt: skip
-    out = _run("calibrate", results, *args)
+    out = _run("calibrate", "fit-verdict", results, *args)
     assert out.exit_code == 2 and message in out.output

@@ -177,14 +177,14 @@ def test_deepeval_copies_share_the_judge_and_the_metric():
     assert copy.metric == metric.metric and copy.threshold == 0.8
 
 
-def test_a_judge_name_is_loaded_once_per_process(monkeypatch):
+def test_a_judge_name_is_loaded_once_per_process(localjudge_scripted):
     loads = []
 
-    def load(name, device=None, dtype=None, progress=True):
-        loads.append((name, device, dtype))
-        return fake_judge(by_answer, name=str(name))
+    def load(asked):
+        loads.append((asked.name, asked.device, asked.dtype))
+        return fake_judge(by_answer, name=asked.name)
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
+    localjudge_scripted.add_any(load)
     shared_judge.cache_clear()
     try:
         a = LocalJudgeMetric("correctness", judge="my-judge")

@@ -12,7 +12,7 @@ import json
 import re
 
 import pytest
-from test_cli_errors import GOOD, _write, assert_user_error, install_fake, run
+from cli_checks import GOOD, assert_user_error, install_fake, run, write_files
 
 from localjudge.errors import DataError
 from localjudge.io.files import decode_text, parse_json
@@ -76,31 +76,35 @@ FILES = {
     "score prompts": ("p.jsonl", '"ok"\n', ["score", "--file", "p.jsonl", "--low", "1", "--high", "5"]),
     "models registry": ("r.yaml", "default: x\n", ["models", "--registry", "r.yaml"]),
     "generate prompts": ("p.jsonl", GOOD, ["generate", "p.jsonl", "--model", "g", "--out", "o.jsonl"]),
-    "bias responses": ("resp.jsonl", RESPONSE, ["bias", "resp.jsonl", "--judge", "j", "--out-dir", "out"]),
-    "bias verdicts": ("v.jsonl", VERDICT, ["bias", "resp0.jsonl", "--verdicts", "v.jsonl", "--out-dir", "out"]),
+    "bias responses": ("resp.jsonl", RESPONSE, ["bias", "run", "resp.jsonl", "--judge", "j", "--out-dir", "out"]),
+    "bias judgments": (
+        "v.jsonl",
+        VERDICT,
+        ["bias", "analyse", "resp0.jsonl", "--judgments", "v.jsonl", "--out-dir", "out"],
+    ),
     "eval --resume results": (
         "r.jsonl",
         "",
         ["eval", "d0.jsonl", "--metric", "correctness", "--out", "r.jsonl", "--resume"],
     ),
-    "calibrate csv": ("c.csv", "judge,human\n", ["calibrate", "c.csv", "--no-plots"]),
-    "calibrate jsonl": ("c.jsonl", '{"judge": 1, "human": 2}\n', ["calibrate", "c.jsonl", "--no-plots"]),
-    "calibrate json": ("c.json", '[{"judge": 1, "human": 2},\n', ["calibrate", "c.json", "--no-plots"]),
+    "calibrate csv": ("c.csv", "judge,human\n", ["calibrate", "agreement", "c.csv", "--no-plots"]),
+    "calibrate jsonl": ("c.jsonl", '{"judge": 1, "human": 2}\n', ["calibrate", "agreement", "c.jsonl", "--no-plots"]),
+    "calibrate json": ("c.json", '[{"judge": 1, "human": 2},\n', ["calibrate", "agreement", "c.json", "--no-plots"]),
 }
 TEXT_ONLY = {"eval data csv", "eval style guide", "steps style guide", "calibrate csv"}  # no numbers parsed
 
 
 @pytest.fixture
-def fake(monkeypatch, tmp_path):
+def fake(localjudge_scripted, monkeypatch, tmp_path):
     """The fake judge of test_cli_errors, loaded by every command."""
-    return install_fake(monkeypatch, tmp_path)
+    return install_fake(localjudge_scripted, monkeypatch, tmp_path)
 
 
 def _first(key: str, first: str) -> str:
     """The good first line; a results file's is a real record, made by a first run."""
     if key != "eval --resume results":
         return first
-    _write({"d0.jsonl": GOOD})
+    write_files({"d0.jsonl": GOOD})
     assert run("eval", "d0.jsonl", "--metric", "correctness", "--out", "r.jsonl").exit_code == 0
     return open("r.jsonl").read()
 
@@ -116,7 +120,7 @@ def _first(key: str, first: str) -> str:
 )
 def test_bad_bytes_name_file_and_line(fake, key, bad, needles):
     name, first, args = FILES[key]
-    _write({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first).encode() + bad})
+    write_files({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first).encode() + bad})
     fake.backend.calls.clear()
     assert_user_error(run(*args), f"{name}:2", *needles)
     assert not fake.backend.calls
@@ -133,7 +137,7 @@ def test_integer_too_long_to_parse_names_file_and_line(fake, key):
         "eval metric json": f'"low": {HUGE}}}\n',
         "score prompts": f"{HUGE}\n",
     }.get(key, f'{{"id": "b", "n": {HUGE}}}\n')
-    _write({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first) + second})
+    write_files({"d0.jsonl": GOOD, "resp0.jsonl": RESPONSE, name: _first(key, first) + second})
     line = assert_user_error(run(*args))
     assert "digits" in line or "number out of range" in line, line
     assert re.search(rf"{re.escape(name)}:(line )?2: ", line), line

@@ -21,9 +21,9 @@ from tiny_gguf import write_tiny_gguf
 from localjudge import load_judge
 from localjudge.cli import main
 from localjudge.errors import ConfigError
-from localjudge.judges.cache import MANIFEST, CacheKey, held, store_prepared
-from localjudge.judges.cache_list import DEFAULT_LIMIT, cache_limit, evict, list_prepared, parse_size
 from localjudge.testing.tiny_models import tiny_llama
+from localjudge.weights.cache import MANIFEST, CacheKey, held, store_prepared
+from localjudge.weights.cache_list import DEFAULT_LIMIT, cache_limit, evict, list_prepared, parse_size
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 MiB = 2**20
@@ -132,7 +132,7 @@ def test_unused_and_damaged_copies_go_before_any_in_use(tmp_path):
 
 
 def test_a_joined_gguf_counts_and_was_last_used_when_its_copies_were(tmp_path):
-    from localjudge.judges import cache_list, chunks
+    from localjudge.weights import cache_list, chunks
 
     assert cache_list.GGUF_DIR == chunks.GGUF_DIR  # where the joiner writes is where eviction looks
     gguf = tmp_path / "gguf" / f"{'01' * 8}-judge.gguf"

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from localjudge.errors import CacheError, ConfigError, ModelUnavailableError
-from localjudge.judges import chunks as C
-from localjudge.judges.registry import PackageChunksSource, availability, load_registry
+from localjudge.judges.registry import availability, load_registry
+from localjudge.weights import chunks as C
+from localjudge.weights.sources import PackageChunksSource
 
 PARTS = [b"GGUF" + b"a" * 60, b"b" * 64, b"c" * 17]
 

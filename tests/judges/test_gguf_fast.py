@@ -17,8 +17,9 @@ from gguf import GGMLQuantizationType, GGUFReader
 from gguf.quants import dequantize as gguf_dequantize
 from transformers.integrations.ggml import _gguf_parse_value
 
-from localjudge.judges import gguf_fast
-from localjudge.judges.gguf_fast import (
+from localjudge.weights import gguf_fast
+from localjudge.weights.gguf import _NoCopyOfOwnArrays
+from localjudge.weights.gguf_fast import (
     BLOCKS,
     dequantize_blocks,
     fast_dequantize,
@@ -26,7 +27,6 @@ from localjudge.judges.gguf_fast import (
     fast_reader,
     fresh_values,
 )
-from localjudge.judges.gguf_weights import _NoCopyOfOwnArrays
 
 # where each format keeps its fp16 scalars (byte offsets in a block): they are set to finite values, since
 # random bytes spell NaNs whose payloads no format promises to keep
@@ -172,7 +172,8 @@ def test_empty_arrays_read_as_with_gguf_py(tmp_path):
 
 @pytest.mark.slow
 def test_smollm2s_gguf_reads_as_with_gguf_py():
-    from localjudge.judges.registry import load_registry, package_gguf_path
+    from localjudge.judges.registry import load_registry
+    from localjudge.weights.sources import package_gguf_path
 
     path = package_gguf_path(load_registry().get("smollm2-135m").source)
     theirs, ours = GGUFReader(path), fast_reader(GGUFReader)(path)
@@ -201,9 +202,9 @@ def _smallest_of_each_format_unpack_as_with_gguf_py(reader, formats: set[str]) -
 
 @pytest.mark.slow
 def test_qwens_formats_unpack_as_with_gguf_py():
-    from localjudge.judges.cache import cache_root
-    from localjudge.judges.chunks import joined_if_present
     from localjudge.judges.registry import load_registry
+    from localjudge.weights.cache import cache_root
+    from localjudge.weights.chunks import joined_if_present
 
     path = joined_if_present(load_registry().get("qwen2.5-coder-0.5b").source, "qwen2.5-coder-0.5b", cache_root())
     assert path is not None, "qwen2.5-coder-0.5b is not installed: localjudge models --install qwen2.5-coder-0.5b"

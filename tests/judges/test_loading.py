@@ -22,8 +22,9 @@ from localjudge.errors import (
     UnknownNameError,
     UnsafeModelError,
 )
-from localjudge.judges.registry import HubSource, PackageGGUFSource, load_registry, package_gguf_path
+from localjudge.judges.registry import load_registry
 from localjudge.testing.tiny_models import tiny_llama
+from localjudge.weights.sources import HubSource, PackageGGUFSource, package_gguf_path
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from localjudge.cli import main
 from localjudge.judges.peak_memory import PEAKS_PATH, measured_peaks
-from localjudge.judges.registry import PackageChunksSource, PackageGGUFSource, load_registry
+from localjudge.judges.registry import load_registry
+from localjudge.weights.sources import PackageChunksSource, PackageGGUFSource
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "benchmarks" / "memory" / "memory_results.json"

@@ -25,8 +25,9 @@ from click.testing import CliRunner
 from localjudge.cli import main
 from localjudge.errors import ModelUnavailableError, UnsafeModelError
 from localjudge.judges.loading import load_judge
-from localjudge.judges.registry import PackageGGUFSource, availability, load_registry, package_gguf_path
+from localjudge.judges.registry import availability, load_registry
 from localjudge.testing.tiny_models import tiny_llama
+from localjudge.weights.sources import PackageGGUFSource, package_gguf_path
 
 GOOD = json.dumps({"id": "a", "input": "q", "actual_output": "x", "expected_output": "y"}) + "\n"
 

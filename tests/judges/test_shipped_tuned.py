@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from localjudge.judges.adapters import ADAPTER, file_sha256, read_manifest
-from localjudge.judges.registry import PackageChunksSource, TunedSource, availability, load_registry
+from localjudge.judges.registry import TunedSource, availability, load_registry
 from localjudge.metrics import builtin_metric
+from localjudge.weights.sources import PackageChunksSource
 
 SUMMEVAL = ("coherence", "consistency", "fluency", "relevance")
 TUNED = [j for j in load_registry().judges if isinstance(j.source, TunedSource)]

@@ -11,7 +11,6 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase
@@ -215,15 +214,15 @@ def test_labels_given_in_python_are_checked_too():
 
 
 @pytest.fixture
-def judges(monkeypatch, tmp_path):
+def judges(localjudge_scripted, monkeypatch, tmp_path):
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
     made = []
 
-    def load(*args, **kwargs):
+    def load(asked):
         made.append(fake_judge(lambda p: {"4": 1.0}))
         return made[-1]
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
     return made
 
 

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hybrid_cases import fit_copy_hybrid
 
-import localjudge.judges.loading
 from localjudge.calibration import hybrid as H
 from localjudge.calibration.hybrid_fit import fit_hybrid
+from localjudge.calibration.results import CalibrationSettings
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import components, load_metric_file
 from localjudge.runs.results_file import read_results
+from localjudge.stats import split_items
 from localjudge.testing import fake_judge
 
 
@@ -49,15 +49,15 @@ def test_fit_candidate_recovers_directions_and_scale():
 
 def test_split_and_folds_keep_groups_whole():
     _, _, g = _planted()
-    fit, held = H.split_items(len(g), g, 0.5, seed=3)
+    fit, held = split_items(len(g), g, 0.5, seed=3)
     assert not set(g[fit]) & set(g[held]) and len(fit) + len(held) == len(g)
     parts = H.folds(len(g), g, 5, seed=1)
     assert sorted(np.concatenate(parts).tolist()) == list(range(len(g)))
     for i, a in enumerate(parts):
         for b in parts[i + 1 :]:
             assert not set(g[a]) & set(g[b])
-    with pytest.raises(DataError):
-        H.split_items(10, None, 1.0, 0)
+    with pytest.raises(ConfigError, match="--split"):
+        split_items(10, None, 1.0, 0)
 
 
 def _records(x, y, g, names=("a", "b")):
@@ -87,7 +87,9 @@ def _records(x, y, g, names=("a", "b")):
 
 def test_hybrid_of_two_halves_beats_each_part_held_back():
     x, y, g = _planted()
-    metric, report = fit_hybrid(_records(x, y, g), ["a", "b"], "human", group="doc", share=0.5, seed=0)
+    metric, report = fit_hybrid(
+        _records(x, y, g), ["a", "b"], "human", group="doc", settings=CalibrationSettings(split=0.5, seed=0)
+    )
     assert report.chosen.startswith(("zmean", "ridge"))
     assert report.beats_best_part is True
     assert report.held_out["hybrid"] > max(report.held_out["a"], report.held_out["b"]) + 0.1
@@ -98,7 +100,7 @@ def test_hybrid_of_two_halves_beats_each_part_held_back():
 
 def test_a_noise_component_leaves_the_best_part_alone():
     x, y, g = _planted(weights=(1.0, 0.0), noise=0.3)
-    _, report = fit_hybrid(_records(x, y, g), ["a", "b"], "human", group="doc", seed=0)
+    _, report = fit_hybrid(_records(x, y, g), ["a", "b"], "human", group="doc", settings=CalibrationSettings(seed=0))
     assert report.chosen == "a alone" or report.beats_best_part
     assert report.held_out["hybrid"] >= report.held_out["a"] - 0.02
 
@@ -118,46 +120,12 @@ def test_fit_errors():
 
 
 @pytest.fixture
-def judges(monkeypatch):
-    def load(*args, **kwargs):
+def judges(localjudge_scripted):
+    def load(asked):
         # the G-Eval component reads its score from how many 'x' the answer has
         return fake_judge(lambda p: {"5": 0.2 + 0.1 * p.count("x"), "1": 0.5})
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
-
-
-def fit_copy_hybrid(tmp_path, rows: list[dict], other: str):
-    """`eval` of rows with a likelihood metric `copy` and `other`, then `calibrate --hybrid copy,OTHER`.
-
-    Rows carry `human` and `doc`; returns the data file, the saved hybrid and calibrate's output.
-    """
-    data = tmp_path / "cases.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    spec = tmp_path / "copy.yaml"
-    spec.write_text("kind: likelihood\nname: copy\ninstruction: Summarise.\nfields: [input]\n")
-    res = tmp_path / "r.jsonl"
-    run = CliRunner().invoke(
-        main, ["eval", str(data), "--metric", str(spec), "--metric", other, "--out", str(res), "--no-progress"]
-    )
-    assert run.exit_code == 0, run.output
-    saved = tmp_path / "hybrid.json"
-    cal = CliRunner().invoke(
-        main,
-        [
-            "calibrate",
-            str(res),
-            "--hybrid",
-            f"copy,{other}",
-            "--human",
-            "human",
-            "--group",
-            "doc",
-            "--save-hybrid",
-            str(saved),
-        ],
-    )
-    assert cal.exit_code == 0, cal.output
-    return data, saved, cal.output
+    localjudge_scripted.add_any(load)
 
 
 def test_cli_fit_save_and_apply(judges, tmp_path):
@@ -178,7 +146,7 @@ def test_cli_fit_save_and_apply(judges, tmp_path):
             }
         )
     data, saved, cal = fit_copy_hybrid(tmp_path, rows, "fluency")
-    assert "held-back split" in cal and "Verdict" in cal and "hybrid" in cal
+    assert "held-back split" in cal and "Finding:" in cal and "hybrid" in cal
     hybrid = load_metric_file(saved)
     assert hybrid.kind == "hybrid" and [m.name for m in components(hybrid)] == ["copy", "fluency"]
     out = tmp_path / "h.jsonl"
@@ -206,15 +174,15 @@ def test_cli_fit_save_and_apply(judges, tmp_path):
 @pytest.mark.parametrize(
     "args, why",
     [
-        (["--hybrid", "copy"], "at least two"),
-        (["--hybrid", "copy,fluency"], "--human"),
-        (["--save-hybrid", "x.json"], "needs --hybrid"),
+        (["--metrics", "copy", "--human", "h"], "at least two"),
+        (["--metrics", "copy,fluency"], "Missing option '--human'"),
+        (["--save", "x.json", "--human", "h"], "Missing option '--metrics'"),
     ],
 )
 def test_cli_hybrid_errors(tmp_path, args, why):
     res = tmp_path / "r.jsonl"
     res.write_text("")
-    result = CliRunner().invoke(main, ["calibrate", str(res), *args])
+    result = CliRunner().invoke(main, ["calibrate", "fit-hybrid", str(res), *args])
     assert result.exit_code == 2 and why in result.output
 
 

@@ -14,7 +14,6 @@ import re
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase
@@ -190,8 +189,8 @@ def test_pairwise_likelihood_has_no_presentation_order():
     assert summary.detail.win_rate == 0.5 and summary.kind == "pairwise_likelihood"
 
 
-def test_cli_eval_runs_the_new_kinds(monkeypatch, tmp_path):
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: _judge(_entails))
+def test_cli_eval_runs_the_new_kinds(localjudge_scripted, tmp_path):
+    localjudge_scripted.add_any(lambda asked: _judge(_entails))
     data = tmp_path / "d.jsonl"
     rows = [c.model_dump(exclude_none=True, exclude={"extra"}) for c in (FAITHFUL, SWAPPED)]
     data.write_text("".join(json.dumps(r | {"output_1": "x", "output_2": "y"}) + "\n" for r in rows))

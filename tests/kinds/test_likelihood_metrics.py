@@ -13,7 +13,6 @@ import math
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError, ContextLengthError
 from localjudge.io.cases import TestCase
@@ -187,14 +186,14 @@ def test_context_limit_and_truncate():
 
 
 @pytest.fixture
-def judges(monkeypatch):
+def judges(localjudge_scripted):
     made = []
 
-    def load(*args, **kwargs):
+    def load(asked):
         made.append(_judge())
         return made[-1]
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
     return made
 
 
@@ -263,5 +262,5 @@ def test_reading_notes_say_what_scores_cannot_tell():
     assert reading_notes("geval", [0.1, 0.5, 0.9], 0.95, True) == []
     assert reading_notes("geval", [0.5, 0.5], 0.95, True) == []  # two cases say nothing of a spread
     assert "valid scores" in reading_notes("geval", [0.1, 0.9, 0.5], 0.2, True)[0]
-    assert "not verdicts" in reading_notes("likelihood", [0.3, 0.4], None, False)[0]
+    assert "not pass/fail judgments" in reading_notes("likelihood", [0.3, 0.4], None, False)[0]
     assert reading_notes("likelihood", [0.3, 0.4], None, True) == []

@@ -9,7 +9,6 @@ import re
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.io.cases import TestCase
 from localjudge.kinds.comparison import preference
@@ -82,8 +81,8 @@ def test_many_flips_get_a_note():
 
 
 @pytest.fixture
-def data(tmp_path, monkeypatch):
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: fake_judge(by_content))
+def data(localjudge_scripted, tmp_path):
+    localjudge_scripted.add_any(lambda asked: fake_judge(by_content))
     path = tmp_path / "pairs.jsonl"
     path.write_text("".join(json.dumps({"id": c.id, "input": c.input, **c.extra}) + "\n" for c in PAIRS))
     return path

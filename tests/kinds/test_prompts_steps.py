@@ -9,7 +9,9 @@ import logging
 import pytest
 
 from localjudge.errors import LocalJudgeError
+from localjudge.io import files
 from localjudge.io.cases import TestCase
+from localjudge.io.files import write_atomically
 from localjudge.kinds.geval import prompts as P
 from localjudge.kinds.geval import steps as S
 from localjudge.metrics import builtin_metric
@@ -313,14 +315,14 @@ def test_corrupt_cache_is_detected_and_rebuilt(tmp_path, caplog, corrupt):
 
 def test_cache_write_is_atomic(tmp_path, monkeypatch):
     path = tmp_path / "entry.json"
-    S.atomic_write_text(path, "old")
+    write_atomically(path, "old", sync=True)
 
     def fail(src, dst):
         raise OSError("disk full")
 
-    monkeypatch.setattr(S.os, "replace", fail)
+    monkeypatch.setattr(files.os, "replace", fail)
     with pytest.raises(OSError):
-        S.atomic_write_text(path, "new")
+        write_atomically(path, "new", sync=True)
     assert path.read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["entry.json"]  # no temp file left behind
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from test_hybrid import fit_copy_hybrid
+from hybrid_cases import fit_copy_hybrid
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase
@@ -54,8 +53,8 @@ def test_records_are_rouge_l_and_unscored_cases_say_why():
 
 
 @pytest.fixture
-def judges(monkeypatch):
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: fake_judge(lambda p: {"3": 1.0}))
+def judges(localjudge_scripted):
+    localjudge_scripted.add_any(lambda asked: fake_judge(lambda p: {"3": 1.0}))
 
 
 def test_cli_hybrid_of_likelihood_and_rouge_l_beats_each_part(judges, tmp_path):

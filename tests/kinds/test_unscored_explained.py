@@ -11,7 +11,6 @@ import re
 import pytest
 from click.testing import CliRunner
 
-import localjudge.judges.loading
 from localjudge.cli import main
 from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase
@@ -152,15 +151,15 @@ def test_summary_counts_unscored_cases_by_reason_per_metric():
 
 
 @pytest.fixture
-def fake_loader(monkeypatch):
+def fake_loader(localjudge_scripted):
     state = {"policy": lambda p: {"4": 0.05}}
     made = []
 
-    def load(*args, **kwargs):
+    def load(asked):
         made.append(fake_judge(state["policy"]))
         return made[-1]
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", load)
+    localjudge_scripted.add_any(load)
     return state, made
 
 

@@ -162,13 +162,12 @@ def test_a_panel_needs_two_distinct_judges():
 
 
 @pytest.fixture
-def scripted(monkeypatch, tmp_path):
+def scripted(localjudge_scripted, monkeypatch, tmp_path):
     """load_judge returns the fake judge registered under the name asked for."""
-    import localjudge.judges.loading
 
     made = {"j1": (0.1, 0.15), "j2": (0.3, 0.05), "j3": (0.9, -0.1)}
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda name=None, **k: grader(*made[name], name))
+    localjudge_scripted.add_any(lambda asked: grader(*made[asked.name], asked.name))
 
 
 def write_cases(path, rows):
@@ -192,7 +191,7 @@ def test_eval_with_several_judges_pools_them(scripted, tmp_path):
         assert [m["judge"] for m in r["members"]] == ["j1", "j2"]
     # calibrate fits weights on the labels, and eval pools with them
     weights = tmp_path / "weights.json"
-    cal = CliRunner().invoke(main, ["calibrate", str(out), "--human", "human", "--save-panel-weights", str(weights)])
+    cal = CliRunner().invoke(main, ["calibrate", "panel-weights", str(out), "--human", "human", "--save", str(weights)])
     assert cal.exit_code == 0, cal.output
     saved = load_panel_weights(weights)
     assert saved.members == ["j1", "j2"] and sum(saved.weights["correctness"]) == pytest.approx(1)
@@ -223,13 +222,12 @@ def test_panel_option_errors(scripted, tmp_path):
     assert res.exit_code == 2 and "--quorum 3 needs as many judges" in res.output
 
 
-def test_eval_and_score_take_a_quorum(monkeypatch, tmp_path):
-    import localjudge.judges.loading
+def test_eval_and_score_take_a_quorum(localjudge_scripted, monkeypatch, tmp_path):
 
     silent = fake_judge(lambda p: {} if "question-1" in p else {"5": 1.0, "A": 1.0}, name="silent")
     made = {"j1": grader(0.1, 0.15, "j1"), "silent": silent}
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda name=None, **k: made[name])
+    localjudge_scripted.add_any(lambda asked: made[asked.name])
     data = write_cases(tmp_path / "cases.jsonl", cases(3))
     out = tmp_path / "panel.jsonl"
     args = ["eval", str(data), "--metric", "correctness", "--judge", "j1", "--judge", "silent", "--quorum", "1",

@@ -19,6 +19,7 @@ LAYERS: list[set[str]] = [
     {"errors", "version", "lexical", "examples", "lazy"},  # no localjudge import at all
     {"stats", "scoring", "io", "options"},  # pure maths, the score trie, users' files, the settings base
     {"engine"},  # the backend and batching engine
+    {"weights"},  # the weight store: sources, GGUF files, chunks, hashes, prepared copies, installs
     {"judges"},  # the registry, loading, the Judge
     {"kinds"},  # metric kinds: prompts and scoring of each kind
     {"metrics"},  # metric definitions as users write them

@@ -38,14 +38,8 @@ from pathlib import Path
 import pytest
 
 from localjudge.judges.adapters import ADAPTER, read_manifest
-from localjudge.judges.registry import (
-    HubSource,
-    PackageChunksSource,
-    PackageGGUFSource,
-    Registry,
-    TunedSource,
-    load_registry,
-)
+from localjudge.judges.registry import Registry, TunedSource, load_registry
+from localjudge.weights.sources import HubSource, PackageChunksSource, PackageGGUFSource
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

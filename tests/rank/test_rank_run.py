@@ -139,9 +139,9 @@ def test_the_package_root_exports_the_api():
 
 
 @pytest.fixture
-def judges(monkeypatch, tmp_path):
+def judges(localjudge_scripted, monkeypatch, tmp_path):
     monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: fake_judge(planted))
+    localjudge_scripted.add_any(lambda asked: fake_judge(planted))
 
 
 def write_cases(path, rows):
@@ -164,7 +164,8 @@ def test_cli_ranks_outputs_and_systems_and_calibrate_reads_the_file(judges, tmp_
     assert all(r["rank"] == 5 - r["extra"]["human"] for r in records)
     # calibrate reads the rank file as it reads eval's: the score field against the human field
     cal = CliRunner().invoke(
-        main, ["calibrate", str(out), "--human", "human", "--judge-field", "score", "--group", "doc", "--json"]
+        main,
+        ["calibrate", "agreement", str(out), "--human", "human", "--judge-field", "score", "--group", "doc", "--json"],
     )
     assert cal.exit_code == 0, cal.output
     report = json.loads(cal.stdout)
@@ -180,13 +181,13 @@ def test_cli_ranks_outputs_and_systems_and_calibrate_reads_the_file(judges, tmp_
     assert "follows position" not in resumed.output
 
 
-def test_cli_warns_when_the_judge_follows_position(monkeypatch, tmp_path):
+def test_cli_warns_when_the_judge_follows_position(localjudge_scripted, tmp_path):
     # prefers whichever output is shown first, a little more when it is the better one (as the 0.5B judge did)
     def first(prompt: str) -> dict[str, float]:
         p = 0.75 + (planted(prompt)["A"] - 0.5) / 10
         return {"A": p, "B": 1 - p}
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: fake_judge(first))
+    localjudge_scripted.add_any(lambda asked: fake_judge(first))
     data = write_cases(tmp_path / "cases.jsonl", cases(groups=2, n=4))
     args = ["rank", data, "--metric", "pairwise", "--group", "doc", "--out", tmp_path / "r.jsonl", "--no-progress"]
     result = CliRunner().invoke(main, [str(a) for a in args])

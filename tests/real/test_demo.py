@@ -15,8 +15,8 @@ from localjudge.cli import main
 pytestmark = pytest.mark.slow
 
 
-def test_the_demo_and_a_calibration_of_its_records(smollm_judge, monkeypatch, tmp_path):
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: smollm_judge)
+def test_the_demo_and_a_calibration_of_its_records(localjudge_scripted, smollm_judge, monkeypatch, tmp_path):
+    localjudge_scripted.add_any(smollm_judge)
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(main, ["demo", "--no-progress", "--out", "out/demo_results.jsonl"])
     assert result.exit_code == 0, result.output
@@ -31,7 +31,7 @@ def test_the_demo_and_a_calibration_of_its_records(smollm_judge, monkeypatch, tm
 
     # the README's calibration example: `localjudge calibrate` on the records `make demo` writes
     report = CliRunner().invoke(
-        main, ["calibrate", "out/demo_results.jsonl", "--human", "human_consistency", "--group", "doc_id"]
+        main, ["calibrate", "agreement", "out/demo_results.jsonl", "--human", "human_consistency", "--group", "doc_id"]
     )
     assert report.exit_code == 0, report.output
     text = report.stdout

@@ -17,9 +17,10 @@ import pytest
 from localjudge.io.cases import load_cases
 from localjudge.judges.judge import Judge
 from localjudge.judges.loading import file_sha256
-from localjudge.judges.registry import load_registry, package_gguf_path
+from localjudge.judges.registry import load_registry
 from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate
+from localjudge.weights.sources import package_gguf_path
 
 pytestmark = pytest.mark.slow
 
@@ -148,14 +149,14 @@ def test_cli_killed_and_resumed_matches_uninterrupted_run(two_runs, tmp_path):
     assert all(s is not None and not math.isnan(s) for _, _, s in got)
 
 
-def test_cli_likelihood_metrics_on_deepeval_file(smollm_judge, monkeypatch, tmp_path):
+def test_cli_likelihood_metrics_on_deepeval_file(localjudge_scripted, smollm_judge, tmp_path):
     """`localjudge eval cases.jsonl --metric likelihood --out r.jsonl` on the real default judge."""
     from click.testing import CliRunner
 
     from localjudge.cli import main
     from localjudge.runs.results_file import read_results
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: smollm_judge)
+    localjudge_scripted.add_any(smollm_judge)
     out = tmp_path / "r.jsonl"
     result = CliRunner().invoke(
         main,
@@ -179,4 +180,4 @@ def test_cli_likelihood_metrics_on_deepeval_file(smollm_judge, monkeypatch, tmp_
             r.detail.given_source.mean - (r.detail.without_source.mean if r.detail.without_source else 0.0)
         )
         assert r.judge["provenance"].startswith("sha256:") and r.detail.n_tokens > 0
-    assert "Note on likelihood" in result.stdout  # ranks, not verdicts
+    assert "Note on likelihood" in result.stdout  # ranks, not pass/fail judgments

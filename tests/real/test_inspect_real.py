@@ -9,14 +9,15 @@ import pytest
 from inspect_report import assert_paths_decode, report_json, run, spelling_paths
 
 from localjudge.judges.loading import file_sha256
-from localjudge.judges.registry import load_registry, package_gguf_path
+from localjudge.judges.registry import load_registry
+from localjudge.weights.sources import package_gguf_path
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 @pytest.mark.slow
-def test_embedded_judge_by_name(monkeypatch, smollm_judge):
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: smollm_judge)
+def test_embedded_judge_by_name(localjudge_scripted, smollm_judge):
+    localjudge_scripted.add_any(smollm_judge)
     code, out = run("smollm2-135m", "--json", "--low", "1", "--high", "10")
     assert code == 0, out
     report = report_json(out)

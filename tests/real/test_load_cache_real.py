@@ -17,7 +17,8 @@ pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 @pytest.mark.slow
 def test_smollm2_cold_and_warm_scores_are_bitwise_identical(tmp_path):
-    from localjudge.judges.registry import load_registry, package_gguf_path
+    from localjudge.judges.registry import load_registry
+    from localjudge.weights.sources import package_gguf_path
 
     cold = load_judge("smollm2-135m", device="cpu", dtype="float32", cache=tmp_path, progress=False)
     warm = load_judge("smollm2-135m", device="cpu", dtype="float32", cache=tmp_path, progress=False)

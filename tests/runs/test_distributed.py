@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -181,6 +180,7 @@ def test_ray_actor_takes_the_valid_mass_floor_of_a_local_run(model_dir):
     from localjudge.io.cases import load_cases
     from localjudge.metrics import resolve_metric
     from localjudge.runs.evaluate import evaluate
+    from localjudge.runs.options import ScoringOptions
     from localjudge.runs.ray import JudgeActor
 
     cases = load_cases(DATA)[:3]
@@ -193,7 +193,9 @@ def test_ray_actor_takes_the_valid_mass_floor_of_a_local_run(model_dir):
             progress=False,
             min_valid_mass=floor,
         )
-        frame = JudgeActor(str(model_dir), ["correctness"], device="cpu", min_valid_mass=floor)(batch)
+        frame = JudgeActor(str(model_dir), ["correctness"], device="cpu", scoring=ScoringOptions(min_valid_mass=floor))(
+            batch
+        )
         want = [json.loads(r.model_dump_json()) for r in local.records]
         _assert_same_records(want, [json.loads(r) for r in frame["record"]])
         assert frame["score"].isna().all() == (floor > 0.5)  # the floor decides, in both
@@ -218,7 +220,7 @@ def _every_scoring_setting_changed(tmp_path: Path) -> dict:
 
 def test_ray_actor_scores_with_every_setting_of_a_local_run(model_dir, tmp_path):
     # one ScoringOptions with no field at its default: the actor's records are byte for byte those of a
-    # local `evaluate` given the same object, and the same fields given as keywords build that object
+    # local `evaluate` given the same object
     pd = pytest.importorskip("pandas", reason="pandas comes with ray[data]")
     from localjudge import load_judge
     from localjudge.io.cases import load_cases
@@ -240,9 +242,6 @@ def test_ray_actor_scores_with_every_setting_of_a_local_run(model_dir, tmp_path)
     by_object = JudgeActor(str(model_dir), metrics, device="cpu", scoring=scoring)
     assert by_object.scoring == scoring
     assert list(by_object(batch)["record"]) == want
-    by_keywords = JudgeActor(str(model_dir), metrics, device="cpu", **values)
-    assert by_keywords.scoring == scoring
-    assert list(by_keywords(batch)["record"]) == want
 
 
 class _Dataset:
@@ -254,25 +253,14 @@ class _Dataset:
 
 
 def test_judge_dataset_gives_every_actor_the_whole_scoring_object(tmp_path):
-    from localjudge.errors import ConfigError
     from localjudge.runs.options import ScoringOptions
     from localjudge.runs.ray import JudgeActor, judge_dataset
 
     values = _every_scoring_setting_changed(tmp_path)
     scoring = ScoringOptions(**values)
-    for given in ({"scoring": scoring}, values):
-        ds = judge_dataset(_Dataset(), "j", ["correctness"], device="cpu", **given)
-        assert ds.fn is JudgeActor
-        assert ds.kwargs["fn_constructor_kwargs"] == {
-            "device": "cpu",
-            "dtype": None,
-            "options": None,
-            "scoring": scoring,
-        }
-    # one value per setting, and a misspelt one is refused before any actor starts
-    with pytest.raises(
-        ConfigError, match=re.escape("judge_dataset: truncate=False differs from scoring.truncate=True")
-    ):
-        judge_dataset(_Dataset(), "j", ["correctness"], scoring=scoring, truncate=False)
-    with pytest.raises(TypeError, match="unexpected keyword argument 'min_valid_mas'"):
-        judge_dataset(_Dataset(), "j", ["correctness"], min_valid_mas=0.2)
+    ds = judge_dataset(_Dataset(), "j", ["correctness"], device="cpu", scoring=scoring)
+    assert ds.fn is JudgeActor
+    assert ds.kwargs["fn_constructor_kwargs"] == {"device": "cpu", "dtype": None, "options": None, "scoring": scoring}
+    # settings come as one object: a scoring field given as a keyword is refused before any actor starts
+    with pytest.raises(TypeError, match="unexpected keyword argument 'truncate'"):
+        judge_dataset(_Dataset(), "j", ["correctness"], truncate=False)  # type: ignore[call-arg]

@@ -27,6 +27,7 @@ from localjudge.io.cases import TestCase
 from localjudge.kinds.geval.steps import cache_dir, resolve_steps, steps_key
 from localjudge.metrics import GEvalMetric
 from localjudge.runs.evaluate import evaluate
+from localjudge.runs.options import RunOptions
 from localjudge.runs.results_file import read_results
 from localjudge.testing import fake_judge
 from localjudge.testing.tiny_models import tiny_info, tiny_llama
@@ -346,12 +347,12 @@ def test_resume_refused_for_another_run_keeps_the_torn_record(tmp_path, change):
     assert out.read_bytes() == content
 
 
-def test_cli_resume_on_a_file_that_is_not_results_keeps_its_bytes(tmp_path, monkeypatch):
+def test_cli_resume_on_a_file_that_is_not_results_keeps_its_bytes(localjudge_scripted, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from localjudge.cli import main
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", lambda *a, **k: fake_judge(_policy))
+    localjudge_scripted.add_any(lambda asked: fake_judge(_policy))
     monkeypatch.chdir(tmp_path)
     (tmp_path / "d.jsonl").write_text(json.dumps({"id": "a", "input": "q", "actual_output": "x"}) + "\n")
     content = b'{"keep": "me"}\n{"and": "me too"}'
@@ -366,7 +367,7 @@ def test_responses_file_with_a_non_record_tail_is_refused_unchanged(tmp_path):
 
     out = tmp_path / "resp.jsonl"
     cases = [TestCase(id=f"p{i}", input=f"question {i}") for i in range(3)]
-    generate_responses(cases[:2], fake_judge(_policy, name="g"), out, progress=False)
+    generate_responses(cases[:2], fake_judge(_policy, name="g"), RunOptions(out=out, progress=False))
     lines = out.read_bytes().splitlines(keepends=True)
     torn = lines[0] + lines[1][:30]
     out.write_bytes(torn)
@@ -376,10 +377,10 @@ def test_responses_file_with_a_non_record_tail_is_refused_unchanged(tmp_path):
     with pytest.raises(DataError, match=r"resp\.jsonl:2: not a response record"):
         read_responses(out)
     with pytest.raises(DataError, match="not a response record"):
-        generate_responses(cases, fake_judge(_policy, name="g"), out, resume=True, progress=False)
+        generate_responses(cases, fake_judge(_policy, name="g"), RunOptions(out=out, resume=True, progress=False))
     assert out.read_bytes() == content  # ...anything else stays where it is
     out.write_bytes(torn)
-    generate_responses(cases, fake_judge(_policy, name="g"), out, resume=True, progress=False)
+    generate_responses(cases, fake_judge(_policy, name="g"), RunOptions(out=out, resume=True, progress=False))
     assert [r.id for r in read_responses(out)] == ["p0", "p1", "p2"]
 
 

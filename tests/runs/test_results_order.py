@@ -127,13 +127,12 @@ def test_rewrite_keeps_permissions_and_symlinks(tmp_path):
     assert stat.S_IMODE(real.stat().st_mode) == 0o640
 
 
-def test_printed_table_follows_input_order(tmp_path, monkeypatch):
+def test_printed_table_follows_input_order(localjudge_scripted, tmp_path):
     from click.testing import CliRunner
 
-    import localjudge.judges.loading
     from localjudge.cli import main
 
-    monkeypatch.setattr(localjudge.judges.loading, "load_judge", lambda *a, **k: judge())
+    localjudge_scripted.add_any(lambda asked: judge())
     data = tmp_path / "cases.jsonl"
     data.write_text(
         "".join(json.dumps(c.model_dump(exclude_none=True, exclude={"extra"})) + "\n" for c in shuffled_cases())

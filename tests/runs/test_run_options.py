@@ -53,7 +53,7 @@ def test_every_writer_gives_the_same_refusal(tmp_path):
     with pytest.raises(ConfigError) as by_evaluate:
         evaluate([case], [builtin_metric("correctness")], judge, out=out, progress=False)
     with pytest.raises(ConfigError) as by_generation:
-        generate_responses([case], judge, out, progress=False)
+        generate_responses([case], judge, RunOptions(out=out, progress=False))
     assert str(by_evaluate.value) == str(by_generation.value) == expected
     assert judge.backend.calls == []  # refused before any model call
     with pytest.raises(ConfigError, match="exclude each other"):
@@ -81,11 +81,13 @@ def test_one_judge_identity_check(tmp_path):
         evaluate([case], [builtin_metric("faithfulness")], other, out=out, resume=True, progress=False)
     # generation resumes through the same check: other weights (provenance) are refused
     responses = tmp_path / "g.jsonl"
-    generate_responses([case], fake_judge(lambda p: {}), responses, progress=False)
+    generate_responses([case], fake_judge(lambda p: {}), RunOptions(out=responses, progress=False))
     moved = fake_judge(lambda p: {})
     moved.info = moved.info.model_copy(update={"provenance": "other-weights"})
     with pytest.raises(ConfigError, match="holds results of judge 'fake' \\('fake', 'float32'\\)"):
-        generate_responses([case, TestCase(id="d", input="q2")], moved, responses, resume=True, progress=False)
+        generate_responses(
+            [case, TestCase(id="d", input="q2")], moved, RunOptions(out=responses, resume=True, progress=False)
+        )
 
 
 def test_scoring_options_and_the_keywords_that_build_them(tmp_path):
@@ -99,25 +101,30 @@ def test_scoring_options_and_the_keywords_that_build_them(tmp_path):
         ScoringOptions(hardend=False)  # type: ignore[call-arg]
     with pytest.raises(ConfigError, match="scoring option chunk_size: Input should be a valid integer"):
         ScoringOptions(chunk_size="many")  # type: ignore[arg-type]
-    # the object or its fields as keywords: the same records
+    # the object or its fields as keywords (typed: `EvaluateKeywords`): the same records
     scoring = ScoringOptions(hardened=False, min_valid_mass=0.3)
-    by_object = evaluate([case], [metric], fake_judge(lambda p: {"4": 1.0}), scoring=scoring, progress=False)
+    by_object = evaluate(
+        [case], [metric], fake_judge(lambda p: {"4": 1.0}), scoring=scoring, run=RunOptions(progress=False)
+    )
     by_keywords = evaluate(
         [case], [metric], fake_judge(lambda p: {"4": 1.0}), hardened=False, min_valid_mass=0.3, progress=False
     )
     assert by_object.records == by_keywords.records
     assert by_object.records[0].min_valid_mass == 0.3
-    out = tmp_path / "r.jsonl"
-    run = RunOptions(out=out, progress=False)
-    evaluate([case], [metric], fake_judge(lambda p: {"4": 1.0}), run=run, out=str(out))  # the same value: fine
-    with pytest.raises(
-        ConfigError, match=re.escape("evaluate: min_valid_mass=0.5 differs from scoring.min_valid_mass=0.3")
-    ):
-        evaluate([case], [metric], fake_judge(lambda p: {}), scoring=scoring, min_valid_mass=0.5)
-    with pytest.raises(ConfigError, match=re.escape("evaluate: resume=True differs from run.resume=False")):
-        evaluate([case], [metric], fake_judge(lambda p: {}), run=run, resume=True)
+    # never both, even with equal values: one call has one place for each setting
+    run = RunOptions(out=tmp_path / "r.jsonl", progress=False)
+    for given in ({"scoring": scoring}, {"run": run}):
+        with pytest.raises(ConfigError, match=re.escape("evaluate: give run= and scoring=, or their fields")):
+            evaluate([case], [metric], fake_judge(lambda p: {}), **given, min_valid_mass=0.3)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="evaluate\\(\\) got an unexpected keyword argument 'skip_invalid'"):
-        evaluate([case], [metric], fake_judge(lambda p: {}), skip_invalid=True)
+        evaluate([case], [metric], fake_judge(lambda p: {}), skip_invalid=True)  # type: ignore[call-arg]
+
+
+def test_the_typed_keywords_are_the_options_fields():
+    from localjudge.runs.options import EvaluateKeywords
+
+    run_fields = set(RunOptions.model_fields) - {"skip_invalid"}  # a loading setting: evaluate reads no file
+    assert EvaluateKeywords.__optional_keys__ == run_fields | set(ScoringOptions.model_fields)
 
 
 def test_every_options_model_words_its_errors_alike():
@@ -133,3 +140,10 @@ def test_every_options_model_words_its_errors_alike():
         assert str(err.value) == (
             f"{label} nope: Extra inputs are not permitted (got 1); valid options: {', '.join(model.model_fields)}"
         )
+
+
+def test_the_engine_keywords_are_the_engine_options_fields():
+    from localjudge.engine.options import RUNTIME_FIELDS, EngineKeywords, EngineOptions, RuntimeKeywords
+
+    assert RuntimeKeywords.__optional_keys__ == set(RUNTIME_FIELDS)
+    assert EngineKeywords.__optional_keys__ == set(EngineOptions.model_fields)

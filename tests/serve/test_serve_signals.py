@@ -14,7 +14,7 @@ from serving import post
 
 CHILD = """
 from localjudge.serve import JudgeServer, ServeOptions
-from localjudge.testing.fake import fake_judge
+from localjudge.judges.scripted import fake_judge
 server = JudgeServer(fake_judge(lambda p: {"3": 0.9}), ServeOptions(port=0))
 print(server.url, flush=True)
 server.run()

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import runpy
 import sys
-from typing import Any
+
+from localjudge.errors import LocalJudgeError
+from localjudge.judges.judge import Judge
+from localjudge.judges.registry import REGISTRY_PATH, load_registry
+from localjudge.testing import ScriptedLoad, fake_judge, scripted_judges
 
 
 def policy(prompt: str) -> dict[str, float]:
@@ -19,33 +23,25 @@ def policy(prompt: str) -> dict[str, float]:
     return {"4": 0.35, "5": 0.25, "3": 0.1, " Yes": 0.1, "Yes": 0.1, "A": 0.02, "B": 0.02, "No": 0.02}
 
 
-def install() -> None:
-    """Every `load_judge` from here on returns a fake judge named after what was asked for."""
-    import localjudge.judges.loading as loading
-    from localjudge.errors import LocalJudgeError
-    from localjudge.judges.registry import load_registry
-    from localjudge.testing import fake_judge
-
-    def load(name_or_path: str | None = None, *args: Any, **kwargs: Any):
-        name = name_or_path or load_registry().default
-        try:
-            family = kwargs.get("family") or load_registry().get(name).family
-        except LocalJudgeError:
-            family = "unknown"
-        return fake_judge(policy, name=f"{name} (scripted fake)", family=family)
-
-    loading.load_judge = load
+def scripted(asked: ScriptedLoad) -> Judge:
+    """A fake judge named after what was asked for (marked as fake), with the family asked for or the registry's."""
+    try:
+        family = asked.family or load_registry(asked.registry_path or REGISTRY_PATH).get(asked.name).family
+    except LocalJudgeError:
+        family = "unknown"
+    return fake_judge(policy, name=f"{asked.name} (scripted fake)", family=family)
 
 
 def main(argv: list[str]) -> None:
-    install()
-    if argv[:1] == ["--python"]:
-        sys.argv = argv[1:]
-        runpy.run_path(argv[1], run_name="__main__")
-        return
-    from localjudge.cli import main as cli
+    with scripted_judges() as table:
+        table.add_any(scripted)
+        if argv[:1] == ["--python"]:
+            sys.argv = argv[1:]
+            runpy.run_path(argv[1], run_name="__main__")
+            return
+        from localjudge.cli import main as cli
 
-    cli(argv, prog_name="localjudge")
+        cli(argv, prog_name="localjudge")
 
 
 if __name__ == "__main__":

@@ -21,14 +21,14 @@ def test_help_lists_the_options(pytester: pytest.Pytester):
     result.stdout.fnmatch_lines(["*--localjudge-judge=NAME*", "*--localjudge-device=DEVICE*"])
 
 
-def test_fixture_loads_the_named_judge_once(pytester: pytest.Pytester, monkeypatch):
+def test_fixture_loads_the_named_judge_once(localjudge_scripted, pytester: pytest.Pytester):
     calls = []
 
-    def load(name, device=None, dtype=None, progress=True):
-        calls.append((name, device, dtype, progress))
+    def load(asked):
+        calls.append((asked.name, asked.device, asked.dtype, asked.progress))
         return fake_judge(lambda prompt: {"5": 1.0})
 
-    monkeypatch.setattr("localjudge.judges.loading.load_judge", load)
+    localjudge_scripted.add_any(load)
     pytester.makepyfile(
         """
         from localjudge.testing import assert_passes, assert_fails
@@ -45,3 +45,25 @@ def test_fixture_loads_the_named_judge_once(pytester: pytest.Pytester, monkeypat
     result = pytester.runpytest_inprocess("--localjudge-judge", "my-judge", "--localjudge-device", "cpu")
     result.assert_outcomes(passed=2)
     assert calls == [("my-judge", "cpu", None, False)]
+
+
+def test_the_scripted_fixture_answers_a_users_loads_by_name(pytester: pytest.Pytester):
+    pytester.makepyfile(
+        """
+        import pytest
+        from localjudge import fake_judge, load_judge
+        from localjudge.testing import UnscriptedLoad
+
+        def test_my_pipeline(localjudge_scripted):
+            localjudge_scripted.add("grader", fake_judge(lambda prompt: {"5": 0.8, "4": 0.2}))
+            judge = load_judge("grader")
+            assert judge.score_texts(["Rate 1-5. Score:"], low=1, high=5)[0].expected == 4.8
+            with pytest.raises(UnscriptedLoad):
+                load_judge("smollm2-135m")
+
+        def test_the_table_is_gone_after_its_test():
+            from localjudge.judges.scripted import active_table
+            assert active_table() is None
+        """
+    )
+    pytester.runpytest_inprocess().assert_outcomes(passed=2)

@@ -101,7 +101,8 @@ def render_summedits(res: dict) -> str:
             h = v["held_out"]
             ci = h.get("accuracy_ci")
             lines += [
-                f"Verdict as `calibrate --verdict {','.join(v['components'])} --group doc_id` fits it (half the "
+                f"Verdict as `calibrate fit-verdict --metrics {','.join(v['components'])} --group doc_id` fits it "
+                "(half the "
                 f"documents of all five domains to fit, half held back): kept {v['chosen']}, pass at "
                 f"P(acceptable) ≥ {v['threshold']:.3f}; held back ({h['items']} summaries, "
                 f"{h['positive_rate']:.0%} consistent): accuracy {h['accuracy']:.3f}"

@@ -18,7 +18,7 @@ its `ll:*` and `pmi:*` scorers read from the differences); and a baseline with n
 Figures (`_faithful_eval.py`), as SummEdits reports them: ROC AUC per domain, within-document AUC,
 and balanced accuracy with the threshold fitted leave-one-domain-out (on four domains, tested on
 the fifth), then the scorer chosen by the same protocol nested inside the four domains; verdicts
-(`calibrate --verdict`'s protocol) with held-back accuracy and ECE.
+(`calibrate fit-verdict`'s protocol) with held-back accuracy and ECE.
 
 Usage (from the repository root; the readings take hours on 2 CPU cores, so in the background):
 

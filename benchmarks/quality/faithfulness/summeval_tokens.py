@@ -12,7 +12,7 @@ Figures:
   averaged (`localjudge.stats.summary_level`); today's `consistency_likelihood` (ll:mean) is the
   baseline to beat;
 - ρ over all 800 summaries at once (scores compared across articles, what a fixed threshold needs);
-- a verdict as `calibrate --verdict ... --pass-at 4.5 --group doc_id` fits it (acceptable: the experts'
+- a verdict as `calibrate fit-verdict --metrics ... --pass-at 4.5 --group doc_id` fits it (acceptable: the experts'
   mean is 4.5 or more, i.e. at most one expert took a point off): held-back accuracy and ECE.
 
 Usage:
@@ -130,7 +130,8 @@ def render(res: dict) -> str:
             ci = h.get("accuracy_ci")
             lines += [
                 "",
-                f"Verdict (`calibrate --verdict {','.join(v['components'])} --human consistency --pass-at {PASS_AT} "
+                f"Verdict (`calibrate fit-verdict --metrics {','.join(v['components'])} --human consistency "
+                f"--pass-at {PASS_AT} "
                 f"--group doc_id`): kept {v['chosen']}, pass at P(acceptable) ≥ {v['threshold']:.3f}; held back "
                 f"{h['items']} summaries of {v['held_groups']} articles ({h['positive_rate']:.0%} acceptable): "
                 f"accuracy {h['accuracy']:.3f}" + (f" (95% {ci[0]:.2f}–{ci[1]:.2f})" if ci else "") + ", balanced "

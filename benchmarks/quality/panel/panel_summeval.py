@@ -10,7 +10,7 @@ difference from the stored readings and from their mean, so the figures below ar
 
 Panels pool the members' scores per summary with localjudge's own weightings (`localjudge.panel.weights`):
 `mean`; `agreement` (learned without labels: each member's correlation with the others' mean);
-`fitted` (non-negative least squares on the expert scores, as `calibrate --save-panel-weights` fits
+`fitted` (non-negative least squares on the expert scores, as `calibrate panel-weights` fits
 them), fitted on half the articles (alternate articles) and read on the other half, then swapped,
 so no article is read by weights fitted on it. Agreement: Spearman ρ per article over its 16
 summaries against the expert mean, averaged over articles. `longer`: the summary's length in

@@ -328,7 +328,7 @@ def write_results(out: str, runs: list[dict], scores_dir: Path) -> None:
     if lexical:
         extra += [
             "### With ROUGE-L as a part (ROUGE-L F1 against the reference summary, the `rouge_l` metric; "
-            "`calibrate --hybrid <dim>_likelihood,rouge_l` fits the same hybrid)",
+            "`calibrate fit-hybrid --metrics <dim>_likelihood,rouge_l` fits the same hybrid)",
             "",
         ]
         extra += [line for name, h in lexical.items() for line in LL.render_hybrids(name, h)]

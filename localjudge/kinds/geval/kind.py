@@ -11,14 +11,14 @@ the score has been read. Evaluation steps are pinned in the metric or generated 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import (
+    Batch,
     Explanation,
-    Fitted,
     Listing,
     Measure,
     MetricContext,
@@ -73,13 +73,8 @@ class GEvalKind(MetricKind[GEvalMetric]):
         cuttable = ["input", "actual_output", "expected_output"]
         return Measure(judge.count_tokens(prompt), f"the {m.name} prompt has", cuttable, prompt)
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[GEvalMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[GEvalMetric]) -> list[ResultRecord]:
+        judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         prompts: list[str] = [it.payload for it in items]
         reasoning: list[str | None] = [None] * len(items)

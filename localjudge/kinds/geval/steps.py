@@ -11,15 +11,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 
 from localjudge.errors import LocalJudgeError, clip
-from localjudge.judges.cache import cache_root
+from localjudge.io.files import write_atomically
 from localjudge.judges.judge import Judge
 from localjudge.kinds.geval.prompts import TEMPLATE_VERSION, parse_steps, steps_request
 from localjudge.kinds.geval.spec import GEvalMetric
+from localjudge.weights.cache import cache_root
 
 log = logging.getLogger("localjudge")
 STEPS_PREFILL = "Evaluation steps:\n1."
@@ -65,21 +64,6 @@ def _checksum(steps: list[str]) -> str:
     return hashlib.sha256(json.dumps(steps).encode()).hexdigest()
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Writes a file so that readers see the old content or the new one, never a torn one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def generate_steps(judge: Judge, metric: GEvalMetric) -> list[str]:
     """Asks the judge to write evaluation steps (greedy, deterministic), uncached."""
     prompt = judge.render("", steps_request(metric), STEPS_PREFILL)
@@ -113,5 +97,5 @@ def resolve_steps(judge: Judge, metric: GEvalMetric, cache: Path | None = None) 
         "steps": steps,
         "checksum": _checksum(steps),
     }
-    atomic_write_text(path, json.dumps(entry, indent=1))
+    write_atomically(path, json.dumps(entry, indent=1), sync=True)
     return steps, "generated"

@@ -10,17 +10,18 @@ is cut before the target: the text scored stays whole while it can.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Explanation, Fitted, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.likelihood import prompts as L
 from localjudge.kinds.likelihood.spec import LikelihoodMetric
 from localjudge.kinds.records import LikelihoodDetail, ResultRecord, TokenReading, TokenSpan, TokenStats
+from localjudge.scoring.aggregate import TokenReading as Aggregated
 from localjudge.scoring.aggregate import UnitValue, read_tokens
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 
@@ -57,14 +58,9 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
         cuttable = [f for f in m.fields if case.get(f) is not None] or [m.target]
         return Measure(read.counts.window, f"the {m.name} prompt and {m.target} have", cuttable, read)
 
-    def score(
-        self,
-        judge: Judge,
-        ctx: MetricContext[LikelihoodMetric],
-        items: Sequence[Fitted],
-        judged: Mapping[tuple[str, str], ResultRecord],
-    ) -> list[ResultRecord]:
+    def score(self, batch: Batch[LikelihoodMetric]) -> list[ResultRecord]:
         """Records of cases that have every field the metric needs, in input order."""
+        judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         reads: list[_Read] = [it.payload for it in items]
         blank = [not r.continuation.strip() for r in reads]
@@ -91,7 +87,7 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
             return []
         return [
             "likelihood scores rank cases against each other (higher: likelier given the source); "
-            "they are not verdicts and have no pass mark"
+            "they are not pass/fail judgments and have no pass mark"
         ]
 
     def describe(self, metric: LikelihoodMetric) -> Listing:
@@ -169,15 +165,20 @@ def _span(u: UnitValue) -> TokenSpan:
     return TokenSpan(text=u.text, value=u.value, start=u.start, tokens=u.stop - u.start, word=u.word)
 
 
-def _read_tokens(
-    judge: Judge, m: LikelihoodMetric, given: ContinuationLogprobs, contrast: ContinuationLogprobs | None
-) -> tuple[float, TokenReading]:
-    """The token-level aggregate of the target and what the record shows of it."""
+def read_target(
+    m: LikelihoodMetric,
+    given: ContinuationLogprobs,
+    contrast: ContinuationLogprobs | None,
+    surfaces: Sequence[str],
+) -> Aggregated:
+    """The metric's aggregate of the target's token log-probabilities (with a contrast: per-token PMI).
+
+    `surfaces` are the judge's token surfaces (`backend.token_surfaces()`), indexed by token id.
+    """
     values = np.array(given.logprobs)  # (T,)
     if contrast is not None:
         values = values - np.array(contrast.logprobs)  # per-token PMI: the very same tokens
-    surfaces = judge.backend.token_surfaces()
-    r = read_tokens(
+    return read_tokens(
         values,
         [surfaces[i] for i in given.token_ids],
         m.aggregation,
@@ -186,6 +187,13 @@ def _read_tokens(
         quantile=m.quantile,
         below=m.below,
     )
+
+
+def _read_tokens(
+    judge: Judge, m: LikelihoodMetric, given: ContinuationLogprobs, contrast: ContinuationLogprobs | None
+) -> tuple[float, TokenReading]:
+    """The token-level aggregate of the target and what the record shows of it."""
+    r = read_target(m, given, contrast, judge.backend.token_surfaces())
     reading = TokenReading(
         values="pmi" if contrast is not None else "logprob",
         aggregation=m.aggregation,

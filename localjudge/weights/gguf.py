@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.errors import CacheError, ModelUnavailableError
-from localjudge.judges.cache import (
+from localjudge.weights.cache import (
     LAYOUTS,
     CacheKey,
     cache_root,
@@ -41,9 +41,9 @@ from localjudge.judges.cache import (
     store_prepared,
     weights_dir,
 )
-from localjudge.judges.cache_list import CacheLimit, cache_limit, evict, too_big
-from localjudge.judges.gguf_fast import fast_dequantize, fast_parse_value, fast_reader
-from localjudge.judges.gguf_hashes import fresh_sha256, remembered_sha256
+from localjudge.weights.cache_list import CacheLimit, cache_limit, evict, too_big
+from localjudge.weights.gguf_fast import fast_dequantize, fast_parse_value, fast_reader
+from localjudge.weights.hashes import fresh_sha256, remembered_sha256
 
 log = logging.getLogger("localjudge")
 
@@ -374,7 +374,7 @@ class _NoCopyOfOwnArrays:
 
 
 def file_sha256(path: Path, memo: Path | None = None) -> str:
-    """SHA-256 of a file: remembered in the cache folder `memo` for this version of the file (`gguf_hashes`),
+    """SHA-256 of a file: remembered in the cache folder `memo` for this version of the file (`hashes`),
     else hashed (and remembered for this process).
     """
     return fresh_sha256(path) if memo is None else remembered_sha256(path, memo)

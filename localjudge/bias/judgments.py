@@ -1,6 +1,6 @@
-"""Verdicts already on disk, read back for an analysis that loads no model (`bias --verdicts`).
+"""Judgments already on disk, read back for an analysis that loads no model (`bias analyse`).
 
-A verdicts file is JSON lines, one verdict per line, in either schema of `bias.records`:
+A judgments file is JSON lines, one judgment per line, in either schema of `bias.records`:
 
 - pointwise (`PointwiseRecord`): item_id, judge, judge_family, generator, generator_family,
   score (null when unscored), response_length, and optionally judge_logppl and human_score;
@@ -8,12 +8,12 @@ A verdicts file is JSON lines, one verdict per line, in either schema of `bias.r
   generator_a, family_a, generator_b, family_b, p_a_first, p_a_second (null when unscored),
   and optionally human_preferred ("a"/"b"), length_a, length_b.
 
-These are the `pointwise_records.jsonl` and `pairwise_records.jsonl` that `localjudge bias`
+These are the `pointwise_records.jsonl` and `pairwise_records.jsonl` that `localjudge bias run`
 writes next to its report, so a folder of a finished study can be given as it is. Every
-verdict must refer to a response of the responses file (item id and generator).
+judgment must refer to a response of the responses file (item id and generator).
 
 Examples:
-    >>> point, pair, files = read_verdicts(["bias_out"])  # doctest: +SKIP
+    >>> point, pair, files = read_judgments(["bias_out"])  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -31,24 +31,24 @@ from localjudge.io.files import is_dir
 from localjudge.io.jsonl import read_rows
 from localjudge.runs.generation import ResponseRecord
 
-VERDICT_FILES = ("pointwise_records.jsonl", "pairwise_records.jsonl")
-"""The verdict files of a study folder."""
+JUDGMENT_FILES = ("pointwise_records.jsonl", "pairwise_records.jsonl")
+"""The judgment files of a study folder."""
 
 
-def verdict_files(paths: Sequence[str | Path]) -> list[Path]:
-    """The files to read: files as given, and the verdict files of each folder.
+def judgment_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The files to read: files as given, and the judgment files of each folder.
 
     Raises:
-        DataError: A folder holds no verdict file.
+        DataError: A folder holds no judgment file.
     """
     out = []
     for p in map(Path, paths):
         if is_dir(p):
-            found = [p / name for name in VERDICT_FILES if (p / name).is_file()]
+            found = [p / name for name in JUDGMENT_FILES if (p / name).is_file()]
             if not found:
                 raise DataError(
-                    f"{p} holds no {' or '.join(VERDICT_FILES)}; give the folder a "
-                    "`localjudge bias` run wrote, or the verdict files themselves"
+                    f"{p} holds no {' or '.join(JUDGMENT_FILES)}; give the folder a "
+                    "`localjudge bias run` wrote, or the judgment files themselves"
                 )
             out += found
         else:
@@ -56,23 +56,23 @@ def verdict_files(paths: Sequence[str | Path]) -> list[Path]:
     return out
 
 
-def read_verdicts(paths: Sequence[str | Path]) -> tuple[list[PointwiseRecord], list[PairwiseRecord], list[Path]]:
-    """Pointwise and pairwise verdicts from files or study folders (see the module docstring).
+def read_judgments(paths: Sequence[str | Path]) -> tuple[list[PointwiseRecord], list[PairwiseRecord], list[Path]]:
+    """Pointwise and pairwise judgments from files or study folders (see the module docstring).
 
     Returns:
         The pointwise records, the pairwise records and the files read.
 
     Raises:
-        DataError: A file is unreadable, a line is not a verdict (file and line named), or the
-            files hold no verdict at all.
+        DataError: A file is unreadable, a line is not a judgment (file and line named), or the
+            files hold no judgment at all.
     """
-    files = verdict_files(paths)
+    files = judgment_files(paths)
     point: list[PointwiseRecord] = []
     pair: list[PairwiseRecord] = []
     for path in files:
-        for n, row in read_rows(path, "verdicts file"):
+        for n, row in read_rows(path, "judgments file"):
             if not isinstance(row, dict):
-                raise DataError(f"{path}:{n}: expected a verdict object, got {type(row).__name__}")
+                raise DataError(f"{path}:{n}: expected a judgment object, got {type(row).__name__}")
             is_pair = "generator_a" in row
             try:
                 if is_pair:
@@ -84,25 +84,25 @@ def read_verdicts(paths: Sequence[str | Path]) -> tuple[list[PointwiseRecord], l
                 where = ".".join(map(str, first["loc"])) or "record"
                 raise DataError(
                     f"{path}:{n}: not a {'pairwise' if is_pair else 'pointwise'} "
-                    f"verdict ({clip(where)}: {first['msg']}); see `localjudge bias --help`"
+                    f"judgment ({clip(where)}: {first['msg']}); see `localjudge bias analyse --help`"
                 ) from None
     if not point and not pair:
-        raise DataError(f"no verdicts in {', '.join(map(str, files))}; give the files `localjudge bias` wrote")
+        raise DataError(f"no judgments in {', '.join(map(str, files))}; give the files `localjudge bias run` wrote")
     return point, pair, files
 
 
-def align_verdicts(
+def align_judgments(
     point: Sequence[PointwiseRecord],
     pair: Sequence[PairwiseRecord],
     responses: Sequence[ResponseRecord],
     given: Mapping[str, str],
     human_field: str | None = None,
 ) -> tuple[list[PointwiseRecord], list[PairwiseRecord], list[ResponseRecord], list[dict[str, str]]]:
-    """Checks verdicts against the responses, settles families and (optionally) human scores.
+    """Checks judgments against the responses, settles families and (optionally) human scores.
 
     Args:
-        point: Pointwise verdicts.
-        pair: Pairwise verdicts.
+        point: Pointwise judgments.
+        pair: Pairwise judgments.
         responses: The responses they judged.
         given: --family overrides for judges and generators recorded as "unknown".
         human_field: When given, human scores are read afresh from this field of the prompts.
@@ -112,25 +112,25 @@ def align_verdicts(
         {"name", "family"}.
 
     Raises:
-        DataError: A verdict names a response that is not in the file, a family contradicts
+        DataError: A judgment names a response that is not in the file, a family contradicts
             the responses', or a family stays unknown.
     """
     by_key = {(r.id, r.generator): r for r in responses}
     gen_fams = fill_families({r.generator: r.generator_family for r in responses}, given, "generator")
-    verdicts: list[PointwiseRecord | PairwiseRecord] = [*point, *pair]
-    judge_fams = fill_families({r.judge: r.judge_family for r in verdicts}, given, "judge")
+    judgments: list[PointwiseRecord | PairwiseRecord] = [*point, *pair]
+    judge_fams = fill_families({r.judge: r.judge_family for r in judgments}, given, "judge")
 
     def response(item: str, generator: str, family: str) -> ResponseRecord:
         r = by_key.get((item, generator))
         if r is None:
             raise DataError(
-                f"a verdict names item {clip(item)} of generator {clip(generator)}, which the "
+                f"a judgment names item {clip(item)} of generator {clip(generator)}, which the "
                 "responses file does not hold; give the responses file the judges scored"
             )
         if family not in (gen_fams[generator], r.generator_family):
             raise DataError(
-                f"a verdict tags generator {clip(generator)} with family {clip(family)}, the "
-                f"responses with {clip(r.generator_family)}; fix the verdicts"
+                f"a judgment tags generator {clip(generator)} with family {clip(family)}, the "
+                f"responses with {clip(r.generator_family)}; fix the judgments"
             )
         return r
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Literal
 
 from localjudge.errors import CacheError, ConfigError, clip
-from localjudge.judges.cache import (
+from localjudge.weights.cache import (
     Manifest,
     cache_error,
     cache_root,
@@ -42,8 +42,8 @@ from localjudge.judges.cache import (
     readable_layout,
     weights_dir,
 )
-from localjudge.judges.cache_fs import TMP_PREFIX, TRASH_PREFIX, remove_unheld
-from localjudge.judges.gguf_hashes import HASHES_DIR
+from localjudge.weights.cache_fs import TMP_PREFIX, TRASH_PREFIX, remove_unheld
+from localjudge.weights.hashes import HASHES_DIR
 
 LIMIT_ENV = "LOCALJUDGE_CACHE_LIMIT"
 GGUF_DIR = "gguf"

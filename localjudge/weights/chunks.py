@@ -34,8 +34,8 @@ from functools import partial
 from pathlib import Path
 
 from localjudge.errors import ModelUnavailableError
-from localjudge.judges.cache import cache_error
-from localjudge.judges.registry import PackageChunksSource
+from localjudge.weights.cache import cache_error
+from localjudge.weights.sources import PackageChunksSource
 
 log = logging.getLogger("localjudge")
 
@@ -62,7 +62,7 @@ def joined_gguf(src: PackageChunksSource, judge: str, root: Path) -> Path:
             content, or a part beyond the last is installed; the message names the package.
         CacheError: The cache folder cannot hold the joined file.
     """
-    from localjudge.judges.gguf_weights import file_sha256
+    from localjudge.weights.gguf import file_sha256
 
     target = root / GGUF_DIR / joined_name(src.sha256, src.gguf)
     chunks = locate_parts(src, judge)  # checked first, even when the joined file is there
@@ -84,7 +84,7 @@ def joined_if_present(src: PackageChunksSource, judge: str, root: Path) -> Path 
     Raises:
         ModelUnavailableError: As `joined_gguf`: the installed parts are checked first.
     """
-    from localjudge.judges.gguf_hashes import fresh_sha256
+    from localjudge.weights.hashes import fresh_sha256
 
     target = root / GGUF_DIR / joined_name(src.sha256, src.gguf)
     locate_parts(src, judge)

@@ -22,7 +22,7 @@ decoding those strings one numpy byte at a time in transformers' `_gguf_parse_va
   rest of the parse paid for it. An earlier note that huge pages halved the 1.5B judge's parse on
   another VM type rests on a run its own notes call unreliable.
 
-`gguf_weights._parse_once` swaps them in for one load. `tests/judges/test_gguf_fast.py` checks all three
+`gguf._parse_once` swaps them in for one load. `tests/judges/test_gguf_fast.py` checks all three
 against gguf-py and transformers, on made-up blocks of every format and on the real files;
 `benchmarks/speed/gguf_parse.py` on every tensor of the four embedded judges.
 """

@@ -7,7 +7,7 @@ written and on the first load that finds it unseen; `hashes/copy-<name>.json` th
 file's device, inode, size, mtime and ctime (to the nanosecond) with its digest, and a later load
 that finds all five unchanged for every file, and the digests equal to the manifest's, trusts the
 bytes. Any write, truncation, replacement or `touch` changes at least one of them, and no process
-can set a ctime back. This is the trust the GGUF's remembered SHA-256 already has (`gguf_hashes`),
+can set a ctime back. This is the trust the GGUF's remembered SHA-256 already has (`hashes`),
 and git's index and make have: a change that keeps all five (a disk fault under an unchanged
 file) goes unseen; `localjudge cache verify` hashes every byte on demand. Because that trust holds
 only for bytes that reached the disk, a copy is synced (`fsync`) before it is renamed into place:
@@ -23,14 +23,16 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from localjudge.io.files import write_atomically
+
 HASHES_DIR = "hashes"
-"""The cache folder's remembered digests: GGUF SHA-256s (`gguf_hashes`) and verified copies (here)."""
+"""The cache folder's remembered digests: GGUF SHA-256s (`hashes`) and verified copies (here)."""
 
 
 class Signature(BaseModel):
@@ -100,17 +102,8 @@ def remember_verified(folder: Path, files: dict[str, VerifiedFile]) -> None:
     """Remembers `files` (as hashed) for `folder`, atomically; a cache that cannot be written costs only hashing."""
     memo = _memo(folder)
     entry = VerifiedCopy(folder=str(folder.resolve()), files=files)
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=memo.parent)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(entry.model_dump_json())
-        os.replace(tmp, memo)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs only hashing again
+        write_atomically(memo, entry.model_dump_json(), prefix=".tmp-")
 
 
 def sync_folder(folder: Path) -> None:

@@ -37,7 +37,7 @@ Examples:
     >>> cache_root("/tmp/lj")
     PosixPath('/tmp/lj')
 
-Listing, evicting and clearing them: `localjudge.judges.cache_list`.
+Listing, evicting and clearing them: `localjudge.weights.cache_list`.
 """
 
 from __future__ import annotations
@@ -61,8 +61,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localjudge.errors import cut
-from localjudge.judges.cache_fs import TMP_PREFIX, cache_error, discard, held, remove_stale
-from localjudge.judges.verified import (
+from localjudge.io.files import write_atomically
+from localjudge.weights.cache_fs import TMP_PREFIX, cache_error, discard, held, remove_stale
+from localjudge.weights.verified import (
     VerifiedFile,
     remember_verified,
     signature,
@@ -296,16 +297,8 @@ def _write_manifest(folder: Path, manifest: Manifest) -> None:
     """Replaces a copy's manifest atomically (written beside the copy, renamed in); a read-only cache keeps the old."""
     prefix = f"{TMP_PREFIX}{folder.name}.{socket.gethostname()}.{os.getpid()}."
     try:
-        fd, tmp = tempfile.mkstemp(prefix=prefix, dir=folder.parent)
+        write_atomically(folder / MANIFEST, manifest.model_dump_json(indent=1), prefix=prefix, tmp_dir=folder.parent)
     except OSError as exc:
-        log.info("cannot upgrade the manifest of %s (%s); it is checked by sha256 again next time", folder, exc)
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(manifest.model_dump_json(indent=1))
-        os.replace(tmp, folder / MANIFEST)
-    except OSError as exc:
-        os.unlink(tmp)
         log.info("cannot upgrade the manifest of %s (%s); it is checked by sha256 again next time", folder, exc)
 
 

@@ -7,7 +7,7 @@ size, mtime and ctime (to the nanosecond). Any write to the file, a replacement,
 a `touch` changes at least one of them, and a process cannot set ctime back, so a remembered
 digest is used only for the bytes it was taken from. The trade, as for git's index and make: a
 change that keeps all six (a disk fault under an unchanged file) goes unseen until the GGUF is
-parsed, and every parse (`gguf_weights`) hashes the file again from its bytes. A judge whose copy
+parsed, and every parse (`gguf`) hashes the file again from its bytes. A judge whose copy
 is what loads reads no GGUF byte anyway: its weights are the copy's, whose files are remembered the
 same way (`verified`), and the copy's key is the remembered digest.
 
@@ -21,16 +21,16 @@ Examples:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localjudge.judges.cache import sha256_file
-from localjudge.judges.verified import HASHES_DIR
+from localjudge.io.files import write_atomically
+from localjudge.weights.cache import sha256_file
+from localjudge.weights.verified import HASHES_DIR, Signature, signature
 
 
 class FileHash(BaseModel):
@@ -39,11 +39,7 @@ class FileHash(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     path: str = Field(description="The file's resolved path.")
-    device: int = Field(description="st_dev.")
-    inode: int = Field(description="st_ino.")
-    size: int = Field(description="st_size in bytes.")
-    mtime_ns: int = Field(description="st_mtime_ns.")
-    ctime_ns: int = Field(description="st_ctime_ns, which no process can set back.")
+    version: Signature = Field(description="The version of the file the digest was taken from.")
     sha256: str = Field(description="SHA-256 of the file's bytes.")
 
 
@@ -65,16 +61,7 @@ def remembered_sha256(path: Path, root: Path, rehash: bool = False) -> str:
     that cannot be written costs only the hashing.
     """
     resolved = path.resolve()
-    st = resolved.stat()
-    seen = FileHash(
-        path=str(resolved),
-        device=st.st_dev,
-        inode=st.st_ino,
-        size=st.st_size,
-        mtime_ns=st.st_mtime_ns,
-        ctime_ns=st.st_ctime_ns,
-        sha256="",
-    )
+    seen = FileHash(path=str(resolved), version=signature(resolved), sha256="")
     memo = root / HASHES_DIR / f"{hashlib.sha256(str(resolved).encode()).hexdigest()[:32]}.json"
     try:
         known: FileHash | None = FileHash.model_validate_json(memo.read_bytes())
@@ -90,14 +77,5 @@ def remembered_sha256(path: Path, root: Path, rehash: bool = False) -> str:
 
 def _remember(memo: Path, entry: FileHash) -> None:
     """Writes a memo atomically (a reader sees the old one or the new one); no error if it cannot."""
-    try:
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=memo.parent)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(entry.model_dump_json())
-        os.replace(tmp, memo)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # a cache that cannot be written costs only hashing again
+        write_atomically(memo, entry.model_dump_json(), prefix=".tmp-")

@@ -14,8 +14,13 @@ Examples:
 
 from __future__ import annotations
 
+import importlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +28,7 @@ import numpy as np
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError
 from localjudge.judges.judge import Judge, JudgeInfo
+from localjudge.judges.registry import ScriptedSource
 from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
@@ -177,16 +183,145 @@ def fake_judge(
     family: str = "fake",
     chat_template: bool = True,
     lm: LM | None = None,
+    source: str = "fake",
+    context_length: int = 100_000,
 ) -> Judge:
     """A `Judge` around a `FakeBackend`, for tests that need no model."""
     info = JudgeInfo(
         name=name,
         family=family,
-        source="fake",
+        source=source,
         provenance="fake",
         dtype="float32",
         device="cpu",
         chat_template=chat_template,
-        context_length=100_000,
+        context_length=context_length,
     )
     return Judge(FakeBackend(policy, generator, lm=lm), info)
+
+
+def scripted_judge(name: str, family: str, source: ScriptedSource, context_length: int, chat: bool) -> Judge:
+    """The judge a `scripted` registry entry names: its functions imported, a fresh `FakeBackend` around them.
+
+    Raises:
+        ConfigError: A function is not `module:attribute`, or cannot be imported, or is not callable.
+    """
+    return fake_judge(
+        _function(source.policy, name, "policy"),
+        _function(source.generator, name, "generator") if source.generator else None,
+        name=name,
+        family=family,
+        chat_template=chat,
+        lm=_function(source.lm, name, "lm") if source.lm else None,
+        source=source.describe(),
+        context_length=context_length,
+    )
+
+
+def _function(spec: str, judge: str, role: str) -> Callable[..., Any]:
+    module, _, attribute = spec.partition(":")
+    if not module or not attribute:
+        raise ConfigError(f"scripted judge {judge!r}: its {role} {spec!r} is not module:attribute")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"scripted judge {judge!r}: cannot import its {role} {spec!r} ({exc})") from None
+    if not callable(found):
+        raise ConfigError(f"scripted judge {judge!r}: its {role} {spec!r} is not a function")
+    return found
+
+
+@dataclass(frozen=True)
+class ScriptedLoad:
+    """One `load_judge` call answered by a `ScriptedJudges` table: what the caller asked for."""
+
+    name: str
+    """The name asked for; the registry's default when the caller named none."""
+    family: str | None = None
+    device: str | None = None
+    dtype: str | None = None
+    registry_path: Path | None = None
+    progress: bool = True
+
+
+Scripted = Judge | Callable[[ScriptedLoad], Judge]
+"""What a `ScriptedJudges` name holds: a judge, or a function from the load asked for to a judge."""
+
+
+class UnscriptedLoad(RuntimeError):
+    """A judge was loaded while a `ScriptedJudges` table was active, under a name it does not hold.
+
+    Not a user error: a test that meant no model to load, or forgot to script one, fails loudly
+    instead of loading real weights or exiting as a command-line mistake would.
+    """
+
+
+@dataclass
+class ScriptedJudges:
+    """The judges `load_judge` returns, by name, while the table is active (`scripted_judges`).
+
+    Each name holds a `Judge`, returned as it is (with the family a caller names, when one does),
+    or a function of the `ScriptedLoad`, called on every load; `add_any` answers the names not
+    added. Every load is kept in `loads`, the judge it returned in `judges`; a name the table
+    cannot answer raises `UnscriptedLoad`, so no real model loads while it is active.
+    """
+
+    held: dict[str, Scripted] = field(default_factory=dict)
+    loads: list[ScriptedLoad] = field(default_factory=list)
+    judges: list[Judge] = field(default_factory=list)
+    any_name: Scripted | None = None
+
+    def add(self, name: str, judge: Scripted) -> None:
+        """Answers loads of `name` with `judge` (or what it returns) from now on."""
+        self.held[name] = judge
+
+    def add_any(self, judge: Scripted) -> None:
+        """Answers loads of every name not added (the registry's default included) with `judge`."""
+        self.any_name = judge
+
+    def load(self, asked: ScriptedLoad) -> Judge:
+        held = self.held.get(asked.name, self.any_name)
+        if held is None:
+            names = ", ".join(sorted(self.held)) or "none"
+            raise UnscriptedLoad(f"a judge named {asked.name!r} was loaded; the scripted judges are: {names}")
+        self.loads.append(asked)
+        judge = held if isinstance(held, Judge) else held(asked)
+        if isinstance(held, Judge) and asked.family is not None and asked.family != judge.info.family:
+            judge = Judge(judge.backend, judge.info.model_copy(update={"family": asked.family}))
+        self.judges.append(judge)
+        return judge
+
+
+_TABLE: ContextVar[ScriptedJudges | None] = ContextVar("localjudge_scripted_judges", default=None)
+"""The table `scripted_judges` set for the code running in this context (thread, task), if any."""
+
+
+@contextmanager
+def scripted_judges(judges: dict[str, Scripted] | None = None) -> Iterator[ScriptedJudges]:
+    """Within the block, `load_judge` (and every command's `--judge`) is answered by a table of scripted judges.
+
+    The fake judge chosen by name through the public loading path, as inspect_ai's `mockllm`:
+    code under test loads judges as it always does, by name; no import path is patched. The
+    pytest plugin's `localjudge_scripted` fixture holds such a table for one test. The table holds
+    for the code of this thread or task (a `contextvars` context): a thread started inside the
+    block sees none and loads real judges.
+
+    Examples:
+        >>> from localjudge import load_judge
+        >>> with scripted_judges({"grader": fake_judge(lambda p: {"4": 1.0})}) as table:
+        ...     load_judge("grader").score_texts(["Score:"], 1, 5)[0].expected
+        4.0
+        >>> [load.name for load in table.loads]
+        ['grader']
+    """
+    table = ScriptedJudges(dict(judges or {}))
+    token = _TABLE.set(table)
+    try:
+        yield table
+    finally:
+        _TABLE.reset(token)
+
+
+def active_table() -> ScriptedJudges | None:
+    """The innermost `scripted_judges` table of this context (a thread or task of its own sees none), if any."""
+    return _TABLE.get()

@@ -15,23 +15,23 @@ from typing import Any
 from localjudge.errors import ContextLengthError, clip
 from localjudge.io.cases import CASE_FIELDS, LIST_FIELDS, TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Fitted, MetricContext
+from localjudge.kinds.base import MetricContext, ReadyCase
 
 MAX_CUTS = 8
 
 
-def fit(judge: Judge, ctx: MetricContext, case: TestCase) -> Fitted:
-    """The case as it fits the judge's context (cut under `--truncate`), with what its kind measured.
+def within_context(judge: Judge, ctx: MetricContext, case: TestCase) -> ReadyCase:
+    """The case within the judge's context (cut under `--truncate`), with what its kind measured.
 
     Raises:
-        ContextLengthError: the case is too long and `--truncate` is off, or no cut makes it fit.
+        ContextLengthError: the case is too long and `--truncate` is off, or no cut brings it within the context length.
     """
     measured = ctx.kind.measure(judge, ctx, case)
     if measured is None:  # the kind puts nothing in the judge's context
-        return Fitted(case, None, None)
+        return ReadyCase(case, None, None)
     limit, n = judge.info.context_length, measured.tokens
     if n <= limit:
-        return Fitted(case, measured.payload, None)
+        return ReadyCase(case, measured.payload, None)
     if not ctx.truncate:
         raise ContextLengthError(
             f"case {clip(case.id)}: {measured.what} {n} tokens, more than the judge's context of {limit}; "
@@ -50,7 +50,7 @@ def fit(judge: Judge, ctx: MetricContext, case: TestCase) -> Fitted:
         assert measured is not None  # a kind that measured a case measures its cut
         n = measured.tokens
         if n <= limit:
-            return Fitted(current, measured.payload, "; ".join(notes))
+            return ReadyCase(current, measured.payload, "; ".join(notes))
     raise ContextLengthError(f"case {clip(case.id)}: cannot truncate the {ctx.metric.name} prompt to {limit} tokens")
 
 
