@@ -25,9 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from localjudge.bias.judging import RecordsFolder, by_item, judge_responses
+from localjudge.bias.cases import by_item
+from localjudge.bias.judging import judge_responses
 from localjudge.bias.recognition import Recognition
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
+from localjudge.bias.records_folder import RecordsFolder
 from localjudge.errors import DataError
 from localjudge.judges.judge import Judge
 from localjudge.kinds.geval.spec import GEvalMetric

@@ -57,8 +57,9 @@ from localjudge.stats import Estimate
 
 if TYPE_CHECKING:
     from localjudge.bias.families import parse_families
-    from localjudge.bias.judging import Judgments, RecordsFolder, judge_responses
+    from localjudge.bias.judging import Judgments, judge_responses
     from localjudge.bias.recognition import Recognition
+    from localjudge.bias.records_folder import RecordsFolder
     from localjudge.bias.study import (
         STUDY_FILES,
         BiasStudy,
@@ -124,7 +125,7 @@ __all__ = [
 _LAZY = {
     "parse_families": "localjudge.bias.families",
     "Judgments": "localjudge.bias.judging",
-    "RecordsFolder": "localjudge.bias.judging",
+    "RecordsFolder": "localjudge.bias.records_folder",
     "judge_responses": "localjudge.bias.judging",
     "Recognition": "localjudge.bias.recognition",
     "STUDY_FILES": "localjudge.bias.study",

@@ -27,22 +27,30 @@ import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import combinations
 from pathlib import Path
 from typing import Literal
 
+from localjudge.bias.cases import (
+    Pairs,
+    by_item,
+    check_responses,
+    human_score,
+    pair_case,
+    pointwise_case,
+    response_pairs,
+    source_text,
+)
 from localjudge.bias.kept import Log, judge_by_item
 from localjudge.bias.recognition import Recognition, recognise
 from localjudge.bias.records import (
     LOGPPL,
-    RECOGNITION,
     LogpplRecord,
     PairwiseRecord,
     PointwiseRecord,
     RecognitionRecord,
 )
 from localjudge.engine.options import EngineOptions
-from localjudge.errors import ConfigError, DataError, clip
+from localjudge.errors import ConfigError
 from localjudge.errors import repeated as _repeated
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge, JudgeInfo
@@ -52,11 +60,6 @@ from localjudge.kinds.records import PairwiseDetail, ResultRecord
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.runs.options import RunOptions, ScoringOptions
-from localjudge.runs.results_file import read_results
-
-_SEP = "|"  # joins item id and generator names into case ids
-Pairs = Literal["cross_family", "all"]
-"""Which pairs of an item's responses a pairwise metric compares: those of different families, or all."""
 
 
 @dataclass(frozen=True)
@@ -75,124 +78,6 @@ class Judgments:
     recognition: tuple[PairwiseRecord, ...] = ()
     """Its answers to "which one did you write?", as pairs whose "preferred" response is the one it
     says it wrote; empty unless asked (`recognition`)."""
-
-
-def check_responses(
-    responses: Sequence[ResponseRecord], metric: GEvalMetric | None, human_field: str | None = None
-) -> None:
-    """Refuses response sets the analysis cannot use, saying what to fix.
-
-    Raises:
-        DataError: No responses, a repeated (id, generator), a generator with two families, or
-            a human score (in `human_field`) that is not a number.
-        ConfigError: The metric needs a field no response carries.
-    """
-    if not responses:
-        raise DataError("no responses to judge; make them with `localjudge generate`")
-    seen: set[tuple[str, str]] = set()
-    families: dict[str, str] = {}
-    for r in responses:
-        if (r.id, r.generator) in seen:
-            raise DataError(f"generator {clip(r.generator)} answered prompt {clip(r.id)} twice; keep one response")
-        seen.add((r.id, r.generator))
-        if families.setdefault(r.generator, r.generator_family) != r.generator_family:
-            raise DataError(f"generator {clip(r.generator)} is tagged with two families; fix the responses file")
-        human_score(r, human_field)
-    if metric is None:
-        return
-    have = {
-        "input": True,
-        "actual_output": True,
-        "expected_output": any(r.reference for r in responses),
-        "context": any(r.context for r in responses),
-        "retrieval_context": False,
-    }
-    lacking = [f for f in metric.required_fields if not have[f]]
-    if lacking:
-        source = {"expected_output": "a 'reference' field", "context": "a 'context' field"}
-        hint = ", ".join(source.get(f, repr(f)) for f in lacking)
-        raise ConfigError(
-            f"metric {clip(metric.name)} needs {', '.join(lacking)}, which no response has; "
-            f"add {hint} to the prompts file and regenerate, or pick another --metric"
-        )
-
-
-def source_text(r: ResponseRecord, field: str | None = None) -> str:
-    """What a judge reads a response against: its prompt, or the prompt's `field` (e.g. an article).
-
-    Raises:
-        DataError: The prompt has no text in `field`.
-    """
-    if field is None:
-        return r.input
-    value = r.extra.get(field)
-    if not isinstance(value, str) or not value:
-        raise DataError(f"prompt {clip(r.id)} has no text in its field {clip(field)} for the judges to read")
-    return value
-
-
-def pointwise_case(r: ResponseRecord, source_field: str | None = None) -> TestCase:
-    """The test case that scores one response (reference → expected_output)."""
-    return TestCase(
-        id=_SEP.join((r.id, r.generator)),
-        input=source_text(r, source_field),
-        actual_output=r.response,
-        expected_output=r.reference,
-        context=r.context,
-    )
-
-
-def by_item(responses: Sequence[ResponseRecord]) -> dict[str, list[ResponseRecord]]:
-    """Responses grouped by item in first-seen order, each item's sorted by generator name."""
-    out: dict[str, list[ResponseRecord]] = {}
-    for r in responses:
-        out.setdefault(r.id, []).append(r)
-    return {k: sorted(v, key=lambda r: r.generator) for k, v in out.items()}
-
-
-def response_pairs(
-    responses: Sequence[ResponseRecord], pairs: Pairs = "cross_family"
-) -> list[tuple[ResponseRecord, ResponseRecord]]:
-    """The pairs a pairwise metric compares, A before B by generator name.
-
-    "cross_family": the responses of different families to each item, items sorted by id;
-    "all": every pair of each item's responses, items in the order the responses give them.
-    """
-    groups = by_item(responses)
-    if pairs == "all":
-        return [pair for item in groups.values() for pair in combinations(item, 2)]
-    return [
-        (a, b)
-        for item in sorted(groups)
-        for a, b in combinations(groups[item], 2)
-        if a.generator_family != b.generator_family
-    ]
-
-
-def pair_case(
-    a: ResponseRecord, b: ResponseRecord, metric: PairwiseMetric, source_field: str | None = None
-) -> TestCase:
-    """The test case that compares two responses: A as the metric's first output, B as its second."""
-    f1, f2 = metric.output_fields
-    return TestCase(
-        id=_SEP.join((a.id, a.generator, b.generator)),
-        input=source_text(a, source_field),
-        extra={f1: a.response, f2: b.response},
-    )
-
-
-def human_score(r: ResponseRecord, field: str | None) -> float | None:
-    """The human score of a response from its prompt's extra fields, or None."""
-    if field is None:
-        return None
-    value = r.extra.get(field)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DataError(
-            f"response {clip(r.id)} of {clip(r.generator)}: human field {clip(field)} is {clip(value)}, not a number"
-        )
-    return float(value)
 
 
 def judge_logppl(judge: Judge, responses: Sequence[ResponseRecord]) -> list[float | None]:
@@ -326,7 +211,7 @@ def judge_responses(
             2 * len(cases),
             lambda: _evaluate(cases, pairwise_metric, judge, kept(pairwise_metric.name), run, scoring),
         )
-        pair = tuple(_pairwise_record(judge.info, a, b, res, human_field) for (a, b), res in zip(chosen, results))
+        pair = tuple(pairwise_record(judge.info, a, b, res, human_field) for (a, b), res in zip(chosen, results))
     recognised: tuple[PairwiseRecord, ...] = ()
     if recognition is not None:
         answers = recognise(
@@ -380,7 +265,7 @@ def recognition_records(
     return tuple(out)
 
 
-def _pairwise_record(
+def pairwise_record(
     info: JudgeInfo, a: ResponseRecord, b: ResponseRecord, res: ResultRecord, human_field: str | None
 ) -> PairwiseRecord:
     d = (
@@ -482,91 +367,3 @@ def run_bias(
             del judge  # free the weights before the next judge loads
             gc.collect()
     return out
-
-
-@dataclass(frozen=True)
-class RecordsFolder:
-    """One judge's records in the folder `judge_responses` kept them in, read back without the judge.
-
-    Attributes:
-        folder: The records folder.
-        judge: The judge's name.
-        responses, metric, pairwise_metric, pairs: As the judging was given them.
-        recognition: Whether the judging asked for self-recognition.
-    """
-
-    folder: Path
-    judge: str
-    responses: Sequence[ResponseRecord]
-    metric: GEvalMetric | None
-    pairwise_metric: PairwiseMetric | None = None
-    pairs: Pairs = "cross_family"
-    recognition: bool = False
-
-    def _path(self, phase: str) -> Path:
-        return records_path(self.folder, self.judge, phase)
-
-    def missing(self) -> dict[str, int]:
-        """How many records each phase still lacks, phases in judging order: "pointwise" and "logppl"
-        (with a metric), "pairwise" (with a pairwise metric), "recognition" (on the pairs holding the
-        judge's own response)."""
-        chosen = response_pairs(self.responses, self.pairs)
-        point_keys = [_SEP.join((r.id, r.generator)) for r in self.responses]
-        pair_keys = [_SEP.join((a.id, a.generator, b.generator)) for a, b in chosen]
-        wanted: dict[str, tuple[list[str], set[str]]] = {}
-        if self.metric is not None:
-            wanted["pointwise"] = (point_keys, _case_ids(self._path(self.metric.name)))
-            logppl = self._path("logppl")
-            have = {_SEP.join((r.item_id, r.generator)) for r in LOGPPL.read(logppl)} if logppl.exists() else set()
-            wanted["logppl"] = (point_keys, have)
-        if self.pairwise_metric is not None:
-            wanted["pairwise"] = (pair_keys, _case_ids(self._path(self.pairwise_metric.name)))
-        if self.recognition:
-            own = [k for k, (a, b) in zip(pair_keys, chosen) if self.judge in (a.generator, b.generator)]
-            path = self._path("recognition")
-            got = RECOGNITION.read(path) if path.exists() else []
-            wanted["recognition"] = (own, {_SEP.join((r.item_id, r.generator_a, r.generator_b)) for r in got})
-        return {phase: sum(k not in have for k in keys) for phase, (keys, have) in wanted.items()}
-
-    def judgments(self, human_field: str | None = None) -> Judgments:
-        """The judge's judgments, as `judge_responses` returned them.
-
-        Raises:
-            DataError: A phase lacks records (the judging has not finished: run it again).
-        """
-        left = {phase: n for phase, n in self.missing().items() if n}
-        if left:
-            what = ", ".join(f"{phase}: {n} records" for phase, n in left.items())
-            raise DataError(f"judge {clip(self.judge)} has not finished ({what}); run the judging again to complete it")
-        chosen = response_pairs(self.responses, self.pairs)
-        info: JudgeInfo | None = None
-        point: tuple[PointwiseRecord, ...] = ()
-        if self.metric is not None:
-            results = {r.case_id: r for r in read_results(self._path(self.metric.name))}
-            info = JudgeInfo.model_validate(next(iter(results.values())).judge)
-            logppl = {(r.item_id, r.generator): r.logppl for r in LOGPPL.read(self._path("logppl"))}
-            point = pointwise_records(
-                info,
-                self.responses,
-                [results[_SEP.join((r.id, r.generator))] for r in self.responses],
-                [logppl[(r.id, r.generator)] for r in self.responses],
-                human_field,
-            )
-        pair: tuple[PairwiseRecord, ...] = ()
-        if self.pairwise_metric is not None and chosen:
-            results = {r.case_id: r for r in read_results(self._path(self.pairwise_metric.name))}
-            info = info or JudgeInfo.model_validate(next(iter(results.values())).judge)
-            pair = tuple(
-                _pairwise_record(info, a, b, results[_SEP.join((a.id, a.generator, b.generator))], human_field)
-                for a, b in chosen
-            )
-        assert info is not None  # a metric of either kind
-        recognised: tuple[PairwiseRecord, ...] = ()
-        if self.recognition:
-            path = self._path("recognition")
-            recognised = recognition_records(info, chosen, RECOGNITION.read(path) if path.exists() else [])
-        return Judgments(judge=info, pointwise=point, pairwise=pair, recognition=recognised)
-
-
-def _case_ids(path: Path) -> set[str]:
-    return {r.case_id for r in read_results(path)} if path.exists() else set()

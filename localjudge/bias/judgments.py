@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from localjudge.bias.cases import human_score
 from localjudge.bias.families import fill_families
-from localjudge.bias.judging import human_score
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.errors import DataError, clip
 from localjudge.io.files import is_dir

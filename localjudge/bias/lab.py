@@ -102,8 +102,9 @@ def judge_and_analyse(
         panels: Panels of the judges, pooled and measured as judges (`bias.panels`); checked before
             any judge loads.
     """
+    from localjudge.bias.cases import check_responses
     from localjudge.bias.families import check_names, fill_families, model_families
-    from localjudge.bias.judging import check_responses, records_path, run_bias
+    from localjudge.bias.judging import records_path, run_bias
     from localjudge.bias.study import analyze_judgments
     from localjudge.io.files import refuse_overwriting
     from localjudge.runs.generation import read_responses

@@ -15,7 +15,8 @@ import pytest
 from bias_fakes import FAST, MARKERS, N_ITEMS, biased_judge, write_prompts, write_responses
 from click.testing import CliRunner
 
-from localjudge.bias.judging import judge_responses, response_pairs
+from localjudge.bias.cases import response_pairs
+from localjudge.bias.judging import judge_responses
 from localjudge.bias.study import analyze_judgments, write_study
 from localjudge.errors import ConfigError
 from localjudge.io.cases import load_cases
@@ -502,8 +503,8 @@ def test_cli_bias_min_valid_mass_is_recorded_and_not_an_analysis_option(response
 def test_all_pairs_a_source_field_and_recognition_kept_in_a_records_folder_resume(responses_file, tmp_path):
     """The study's options (`pairs="all"`, `source_field`, `recognition`): every phase kept in the folder,
     read back without the judge, and a rerun after a loss judges only what is missing."""
-    from localjudge.bias.judging import RecordsFolder
     from localjudge.bias.recognition import Recognition
+    from localjudge.bias.records_folder import RecordsFolder
 
     responses = [
         r.model_copy(update={"extra": {**r.extra, "source": f"The text of {r.id}."}})
