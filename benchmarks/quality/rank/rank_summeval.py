@@ -19,6 +19,8 @@ Usage (under `nice`; the host may be shared: the results file says so):
 
     .venv/bin/python -m benchmarks.quality.rank.rank_summeval --judge smollm2-135m --docs 3 --budgets 2 4
 
+`--dtype bfloat16` reads in bf16 (fast on CPUs with AMX or AVX-512 BF16); the default is the judge's own.
+
 Writes `rank_summeval_<judge>.{md,json}` beside this script and the runs' files under `runs/`.
 """
 
@@ -89,16 +91,17 @@ def system_tau(scores, human, systems, docs, n_boot: int = 1000, seed: int = 0) 
     return {"tau": point, "ci_low": lo, "ci_high": hi, "systems": len(names)}
 
 
-def run(judge_name: str, docs: int, budgets: list[int], dims: list[str], runs: Path) -> dict:
+def run(judge_name: str, docs: int, budgets: list[int], dims: list[str], runs: Path, dtype: str | None = None) -> dict:
     from localjudge import RankOptions, evaluate, load_judge, rank_outputs
     from localjudge.metrics import builtin_metric
     from localjudge.rank.run import comparisons_path
 
     cases = load_summeval(SUMMEVAL_DATA, docs)
-    judge = load_judge(judge_name)
+    judge = load_judge(judge_name, dtype=dtype)
     doc_ids = [c.extra["doc_id"] for c in cases]
     systems = [c.extra["system_id"] for c in cases]
-    out: dict = {"judge": judge_name, "docs": docs, "summaries": len(cases), "dimensions": {}}
+    out: dict = {"judge": judge_name, "dtype": judge.info.dtype, "docs": docs,
+                 "summaries": len(cases), "dimensions": {}}  # fmt: skip
     runs.mkdir(parents=True, exist_ok=True)
     for dim in dims:
         human = [c.extra[f"human_{dim}"] for c in cases]
@@ -150,7 +153,8 @@ def write(result: dict) -> Path:
         "# Ranking SummEval summaries from comparisons, beside pointwise scoring",
         "",
         f"Judge `{result['judge']}` on the first {result['docs']} articles of SummEval dev "
-        f"({result['summaries']} summaries), one run of `benchmarks/quality/rank/rank_summeval.py`. "
+        f"({result['summaries']} summaries) in {result.get('dtype', 'float32')}, one run of "
+        "`benchmarks/quality/rank/rank_summeval.py`. "
         f"Machine: {result['machine']['cpu']}, {result['machine']['cores']} cores; {result['host']}: on a shared "
         "host the times are inflated and noisy, the cost ratios less so.",
         "",
@@ -172,8 +176,35 @@ def write(result: dict) -> Path:
                 f"| {dim} | {name} | {cell(r['spearman'])} | {cell(r['kendall_tau_b'])} | {ci} | "
                 f"{r.get('comparisons', '–')} | {r['seconds']:.0f} | {r['cost_vs_geval']:.2f} |"
             )
+    lines += mean_over_dimensions(result["dimensions"])
     out_md.write_text("\n".join(lines) + "\n" + kept_section(out_md), encoding="utf-8")
     return out_md
+
+
+def mean_over_dimensions(dims: dict) -> list[str]:
+    """Markdown rows of each scorer's mean over the dimensions run (summary ρ, summary τ, system τ); none for one."""
+    if len(dims) < 2:
+        return []
+    scorers = [name for name in next(iter(dims.values())) if all(name in rows for rows in dims.values())]
+    lines = [
+        "",
+        f"Mean over the {len(dims)} dimensions ({', '.join(dims)}), each dimension's figure as in the table:",
+        "",
+        "| scorer | mean summary ρ | mean summary τ | mean system τ | wall s, all dimensions |",
+        "|---|---|---|---|---|",
+    ]
+    for name in scorers:
+        rows = [d[name] for d in dims.values()]
+        rho, tau, system = (_mean([get(r) for r in rows]) for get in (_RHO, _TAU, _SYSTEM_TAU))
+        lines.append(f"| {name} | {cell(rho)} | {cell(tau)} | {cell(system)} | {sum(r['seconds'] for r in rows):.0f} |")
+    return lines
+
+
+_RHO, _TAU, _SYSTEM_TAU = (lambda r: r["spearman"]), (lambda r: r["kendall_tau_b"]), (lambda r: r["system"]["tau"])
+
+
+def _mean(xs: list) -> float | None:
+    return None if any(x is None for x in xs) else float(np.mean(xs))
 
 
 def main() -> None:
@@ -182,10 +213,18 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=3, help="First N articles of SummEval dev.")
     parser.add_argument("--budgets", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--dims", nargs="+", default=["consistency"], choices=sorted(CRITERIA))
+    parser.add_argument("--dtype", default=None, help="float32 or bfloat16; default the judge's own.")
+    parser.add_argument(
+        "--render", action="store_true", help="Rewrite the judge's Markdown from its JSON results; judge nothing."
+    )
     args = parser.parse_args()
+    if args.render:
+        result = json.loads(out_paths(args.judge)[1].read_text(encoding="utf-8"))
+        print(write(result).read_text(encoding="utf-8"))
+        return
     load = os.getloadavg()
     t0 = time.perf_counter()
-    result = run(args.judge, args.docs, args.budgets, args.dims, HERE / "runs")
+    result = run(args.judge, args.docs, args.budgets, args.dims, HERE / "runs", args.dtype)
     result["machine"] = machine("torch_threads")
     result["host"] = host_load(load)
     result["total_seconds"] = time.perf_counter() - t0
