@@ -57,7 +57,7 @@ def test_the_scripted_fixture_answers_a_users_loads_by_name(pytester: pytest.Pyt
         def test_my_pipeline(localjudge_scripted):
             localjudge_scripted.add("grader", fake_judge(lambda prompt: {"5": 0.8, "4": 0.2}))
             judge = load_judge("grader")
-            assert judge.score_texts(["Rate 1-5. Score:"], low=1, high=5)[0].expected == 4.8
+            assert judge.score_texts(["Rate 1-5. Score:"], low=1, high=5)[0].expected == pytest.approx(4.8)
             with pytest.raises(UnscriptedLoad):
                 load_judge("smollm2-135m")
 

@@ -6,8 +6,13 @@ from argparse import Namespace
 
 import pytest
 
+from benchmarks.lib.common import SHARED_DATA
 from benchmarks.quality.tune.summeval_halves import halves, report, rows
 from localjudge.io.cases import TestCase
+
+needs_shared_data = pytest.mark.skipif(
+    not SHARED_DATA.is_dir(), reason=f"the human-labelled dev data is not beside the clone ({SHARED_DATA})"
+)
 
 
 def _cases() -> list[TestCase]:
@@ -105,6 +110,7 @@ def test_the_learning_curve_trains_on_whole_leading_articles():
     assert len(first_articles(cases, 4)) == 4 and len(first_articles(cases, 100)) == 16
 
 
+@needs_shared_data
 def test_summedits_lodo_keeps_the_first_documents_of_every_domain():
     from benchmarks.quality.tune.summedits_lodo import DOMAINS, load_cases
 
@@ -143,6 +149,7 @@ def test_summedits_lodo_report_averages_the_folds_and_names_a_fold_that_kept_not
     assert "- without qmsumm: kept no adapter" in text
 
 
+@needs_shared_data
 def test_tune_cost_writes_whole_articles_as_tune_reads_them(tmp_path):
     import json
 
