@@ -195,12 +195,11 @@ def mean_over_dimensions(dims: dict) -> list[str]:
     ]
     for name in scorers:
         rows = [d[name] for d in dims.values()]
-        rho, tau, system = (_mean([get(r) for r in rows]) for get in (_RHO, _TAU, _SYSTEM_TAU))
+        rho = _mean([r["spearman"] for r in rows])
+        tau = _mean([r["kendall_tau_b"] for r in rows])
+        system = _mean([r["system"]["tau"] for r in rows])
         lines.append(f"| {name} | {cell(rho)} | {cell(tau)} | {cell(system)} | {sum(r['seconds'] for r in rows):.0f} |")
     return lines
-
-
-_RHO, _TAU, _SYSTEM_TAU = (lambda r: r["spearman"]), (lambda r: r["kendall_tau_b"]), (lambda r: r["system"]["tau"])
 
 
 def _mean(xs: list) -> float | None:
