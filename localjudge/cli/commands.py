@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from localjudge.cli.options import (
+    CASE_FILE_FLAGS,
     SectionedCommand,
     judge_inputs,
     judge_options,
@@ -153,12 +154,7 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     "--metric", "metric_names", multiple=True, required=True, help="Built-in metric name or metric file; repeatable."
 )
 @run_options(
-    "out",
-    "resume",
-    "overwrite",
-    "truncate",
-    "skip_invalid",
-    "progress",
+    *CASE_FILE_FLAGS,
     out="Stream result records to this JSONL file (in input order once the run ends).",
     skip_invalid="Skip malformed rows of DATA, listing each one.",
 )

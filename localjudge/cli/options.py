@@ -126,6 +126,8 @@ _RUN_HELP = {
     "skip_invalid": "Skip malformed rows of the input, listing each one.",
     "progress": "Hide progress bars (also hidden when stderr is not a terminal).",
 }
+CASE_FILE_FLAGS = tuple(_RUN_HELP)
+"""Every run flag: what a command that judges a file of cases into a records file takes (eval, rank)."""
 
 
 def run_options(*names: str, out_required: bool = False, **help_text: str):

@@ -6,7 +6,14 @@ import json
 
 import click
 
-from localjudge.cli.options import SectionedCommand, judge_inputs, judge_options, load_from_options, run_options
+from localjudge.cli.options import (
+    CASE_FILE_FLAGS,
+    SectionedCommand,
+    judge_inputs,
+    judge_options,
+    load_from_options,
+    run_options,
+)
 from localjudge.cli.output import print_table
 from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
 
@@ -30,12 +37,7 @@ position (the 0.5B judge flipped 96% of SummEval summary pairs, benchmarks/quali
 @click.option("--system", default=None, help="Case field naming each output's system: adds a system-level ranking.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first round, intervals, bootstrap.")
 @run_options(
-    "out",
-    "resume",
-    "overwrite",
-    "truncate",
-    "skip_invalid",
-    "progress",
+    *CASE_FILE_FLAGS,
     out_required=True,
     out="Write one record per output here; the comparisons go to FILE's stem + .comparisons.jsonl.",
     resume="Continue the comparisons already made (a larger --budget only adds comparisons).",
