@@ -11,45 +11,10 @@ Examples:
     'geval'
 """
 
+from localjudge.metrics import spec
 from localjudge.metrics.builtin import builtin_metric, builtin_names, resolve_metric, with_reasoning
 from localjudge.metrics.labels import parse_field_labels
-from localjudge.metrics.spec import (
-    EntailmentMetric,
-    GEvalMetric,
-    HybridMetric,
-    LikelihoodMetric,
-    Metric,
-    PairwiseLikelihoodMetric,
-    PairwiseMetric,
-    PMIContrast,
-    ReferenceMetric,
-    RubricRange,
-    VerdictMetric,
-    components,
-    dump_metric,
-    load_metric_file,
-    metric_from_dict,
-)
+from localjudge.metrics.spec import *  # noqa: F403 - the package's interface includes spec's, as spec.__all__ lists it
 
-__all__ = [
-    "EntailmentMetric",
-    "GEvalMetric",
-    "HybridMetric",
-    "LikelihoodMetric",
-    "Metric",
-    "PMIContrast",
-    "PairwiseLikelihoodMetric",
-    "PairwiseMetric",
-    "ReferenceMetric",
-    "RubricRange",
-    "VerdictMetric",
-    "builtin_metric",
-    "builtin_names",
-    "components",
-    "dump_metric",
-    "load_metric_file",
-    "metric_from_dict",
-    "parse_field_labels",
-    "resolve_metric",
-    "with_reasoning",
-]
+__all__ = ["builtin_metric", "builtin_names", "parse_field_labels", "resolve_metric", "with_reasoning"]
+__all__ += spec.__all__
