@@ -316,18 +316,8 @@ class HFBackend:
         progress: Progress | None = None,
         top: int = 0,
     ) -> list[np.ndarray]:
-        """log P(token | everything before it) of every continuation token, in input order.
-
-        Args:
-            prompts: token ids of each prompt (at least one token each).
-            continuations: token ids of each continuation; an empty one gives an empty array.
-            progress: called with the number of items finished after each batch.
-            top: also read the `top` most likely tokens at each position, from the full softmax.
-
-        Returns:
-            One float64 array per item: shape (len(continuation),), or with `top`
-            (len(continuation), 1 + 2 * top): the token's log P, the top tokens' log P, their ids.
-        """
+        """`Backend.token_logprobs`: every prompt (and prompt + continuation) checked against the context,
+        then read by the engine (`engine.likelihood.token_logprobs`, whose docstring says what comes back)."""
         rows = [list(p) + list(c) for p, c in zip(prompts, continuations)]
         self.check_lengths(prompts)  # a continuation needs a prompt to follow
         self.check_lengths(rows, [f"item {i} (prompt + continuation)" for i in range(len(rows))])
