@@ -27,6 +27,27 @@ class UnknownNameError(LocalJudgeError):
     """A judge, metric or other named thing does not exist; the message lists close matches."""
 
 
+DISTRIBUTION = "localjudge-offline"
+"""The name localjudge is installed by: an optional feature's packages come with `DISTRIBUTION[extra]`."""
+
+
+def install_command(extra: str) -> str:
+    """The pip command that installs localjudge with one of its extras."""
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
+class MissingExtraError(LocalJudgeError, ImportError):
+    """An optional feature's packages (an extra of localjudge) are not installed; the message says how to.
+
+    It lives here, not in the feature's module, so that code can catch it without importing that module.
+    """
+
+    @classmethod
+    def of(cls, feature: str, packages: str, exc: ImportError, install: str) -> MissingExtraError:
+        """The error for `feature` (e.g. "the DeepEval adapter") whose import of `packages` failed with `exc`."""
+        return cls(f"{feature} needs {packages} ({exc}); install: {install}")
+
+
 class ModelUnavailableError(LocalJudgeError):
     """A judge is registered but cannot be loaded here (package missing, not cached offline…)."""
 

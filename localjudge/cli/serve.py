@@ -33,13 +33,13 @@ from localjudge.cli.options import SectionedCommand, judge_options, load_from_op
 @judge_options
 def serve_cmd(host, port, api_key, max_queue, batch_window_ms, no_progress, **judge_kw) -> None:
     """Serve one judge over HTTP: /v1/evaluate, /v1/score, OpenAI-compatible completions (docs/serve.md)."""
-    from localjudge.errors import ConfigError
+    from localjudge.errors import MissingExtraError, install_command
 
     try:
         import fastapi  # noqa: F401
         import uvicorn  # noqa: F401
-    except ImportError:
-        raise ConfigError("localjudge serve needs FastAPI and uvicorn: pip install 'localjudge[serve]'") from None
+    except ImportError as exc:
+        raise MissingExtraError.of("localjudge serve", "FastAPI and uvicorn", exc, install_command("serve")) from None
     from localjudge.serve import JudgeServer, ServeOptions
 
     given = {"max_queue": max_queue, "batch_window_ms": batch_window_ms}

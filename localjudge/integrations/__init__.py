@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from localjudge.integrations.deepeval import (
         INSTALL_DEEPEVAL,
         TESTED_DEEPEVAL,
-        DeepEvalMissingError,
         GEval,
         LocalJudgeMetric,
         MissingFieldsError,
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = [
     "INSTALL_DEEPEVAL",
     "TESTED_DEEPEVAL",
-    "DeepEvalMissingError",
     "GEval",
     "LocalJudgeMetric",
     "MissingFieldsError",
@@ -55,7 +53,6 @@ __all__ = [
 _LAZY = {
     "INSTALL_DEEPEVAL": "localjudge.integrations.deepeval",
     "TESTED_DEEPEVAL": "localjudge.integrations.deepeval",
-    "DeepEvalMissingError": "localjudge.integrations.deepeval",
     "GEval": "localjudge.integrations.deepeval",
     "LocalJudgeMetric": "localjudge.integrations.deepeval",
     "MissingFieldsError": "localjudge.integrations.deepeval",

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.errors import ConfigError, LocalJudgeError, clip
+from localjudge.errors import ConfigError, LocalJudgeError, MissingExtraError, clip, install_command
 from localjudge.integrations.readout import breakdown, log, reason
 from localjudge.integrations.shared import shared_judge
 from localjudge.io.cases import TestCase
@@ -57,12 +57,8 @@ os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 
 TESTED_DEEPEVAL = "4.3.1"
 """The deepeval release the adapter is tested with (the Makefile and the README install it)."""
-INSTALL_DEEPEVAL = f"pip install 'localjudge-offline[deepeval]' && pip install --no-deps deepeval=={TESTED_DEEPEVAL}"
+INSTALL_DEEPEVAL = f"{install_command('deepeval')} && pip install --no-deps deepeval=={TESTED_DEEPEVAL}"
 """How to install it: deepeval's caps on click and rich conflict with transformers' (pyproject.toml, deepeval extra)."""
-
-
-class DeepEvalMissingError(LocalJudgeError, ImportError):
-    """The deepeval package is not installed."""
 
 
 try:
@@ -70,9 +66,7 @@ try:
     from deepeval.metrics import BaseMetric
     from deepeval.test_case import LLMTestCase
 except ImportError as exc:  # pragma: no cover - the tests run with the extra installed
-    raise DeepEvalMissingError(
-        f"the DeepEval adapter needs the deepeval package ({exc}); install it: {INSTALL_DEEPEVAL}"
-    ) from None
+    raise MissingExtraError.of("the DeepEval adapter", "the deepeval package", exc, INSTALL_DEEPEVAL) from None
 
 __all__ = ["GEval", "LocalJudgeMetric", "MissingFieldsError", "shared_judge", "to_test_case"]
 

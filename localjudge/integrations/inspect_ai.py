@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localjudge.errors import LocalJudgeError
+from localjudge.errors import LocalJudgeError, MissingExtraError, install_command
 from localjudge.integrations.readout import reason
 from localjudge.integrations.shared import shared_judge
 from localjudge.io.cases import TestCase
@@ -34,23 +34,16 @@ from localjudge.kinds import Metric, kind_of, missing_fields
 from localjudge.metrics.builtin import resolve_metric
 from localjudge.runs.evaluate import evaluate
 
-INSTALL_INSPECT = "pip install 'localjudge-offline[inspect]'"
+INSTALL_INSPECT = install_command("inspect")
 """How to install inspect_ai beside localjudge (pyproject.toml, the `inspect` extra)."""
-
-
-class InspectMissingError(LocalJudgeError, ImportError):
-    """The inspect_ai package is not installed."""
-
 
 try:
     from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
     from inspect_ai.solver import TaskState
 except ImportError as exc:  # pragma: no cover - the tests run with the extra installed
-    raise InspectMissingError(
-        f"the inspect_ai scorer needs the inspect_ai package ({exc}); install it: {INSTALL_INSPECT}"
-    ) from None
+    raise MissingExtraError.of("the inspect_ai scorer", "the inspect_ai package", exc, INSTALL_INSPECT) from None
 
-__all__ = ["INSTALL_INSPECT", "InspectMissingError", "localjudge_scorer", "to_test_case"]
+__all__ = ["INSTALL_INSPECT", "localjudge_scorer", "to_test_case"]
 
 
 def to_test_case(state: TaskState, target: Target) -> TestCase:

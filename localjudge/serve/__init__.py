@@ -7,7 +7,7 @@
   /v1/completions and /v1/chat/completions (greedy; `decoding`: log-probabilities from the full softmax).
 - `app`, `http`, `state`, `shapes`: the ASGI application, the HTTP boundary, shared request parts.
 
-Needs the `serve` extra (FastAPI, uvicorn): `pip install 'localjudge[serve]'`. Names load on first
+Needs the `serve` extra (FastAPI, uvicorn): `pip install 'localjudge-offline[serve]'`. Names load on first
 use, so `import localjudge.serve` works without it.
 
 Examples:

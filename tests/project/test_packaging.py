@@ -148,3 +148,23 @@ def test_the_built_wheel_holds_the_package_its_data_and_the_licence(tmp_path):
     assert f"{info}/licenses/LICENSE" in names
     metadata = zipfile.ZipFile(wheel).read(f"{info}/METADATA").decode()
     assert "License-Expression: MIT" in metadata and "Classifier: Typing :: Typed" in metadata
+
+
+def test_every_install_command_names_this_distribution_and_a_real_extra():
+    # `pip install 'localjudge[serve]'` stood in `localjudge serve`'s error: PyPI's `localjudge` is another package
+    import re
+
+    from localjudge.errors import DISTRIBUTION
+
+    project = _project()
+    assert project["name"] == DISTRIBUTION
+    commands = [
+        (path, m.group(1), m.group(2))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for m in re.finditer(r"pip install '([\w.-]+)\[(\w+)\]'", path.read_text(encoding="utf-8"))
+    ]
+    assert commands, "no install command found: the pattern is stale"
+    for path, name, extra in commands:
+        where = path.relative_to(ROOT)
+        assert name == DISTRIBUTION, f"{where} installs {name!r}, not {DISTRIBUTION!r}"
+        assert extra in project["optional-dependencies"], f"{where} names the extra [{extra}], which pyproject lacks"
