@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
-from localjudge.kinds.fields import FieldName
+from localjudge.kinds.fields import FieldName, check_fields
 from localjudge.kinds.records import EntailmentDetail, ResultRecord, SentenceSupport
 from localjudge.kinds.text import DEFAULT_LABELS, field_text
 from localjudge.scoring.spans import split_sentences
@@ -71,10 +71,7 @@ class EntailmentMetric(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> EntailmentMetric:
-        if len(set(self.fields)) != len(self.fields):
-            raise ValueError("fields are repeated")
-        if self.target in self.fields:
-            raise ValueError(f"the target {self.target!r} cannot also be a source field")
+        check_fields(self.fields, self.target)
         yes, no = (x.strip() for x in self.labels)
         if not yes or not no or yes.lower() == no.lower():
             raise ValueError(f"labels {list(self.labels)} must be two different non-empty answers")

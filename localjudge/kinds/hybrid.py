@@ -9,12 +9,22 @@ component is unscored, naming it.
 from __future__ import annotations
 
 import math
+from abc import abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.kinds.base import Batch, Explanation, Listing, MetricKind, Needs, ReadyCase, narrow_spread
+from localjudge.kinds.base import (
+    Batch,
+    Explanation,
+    Listing,
+    MetricKind,
+    MetricSpec,
+    Needs,
+    ReadyCase,
+    narrow_spread,
+)
 from localjudge.kinds.records import ComponentScores, ResultRecord
 
 HYBRID_VERSION = "hybrid-v1"
@@ -69,32 +79,60 @@ class HybridMetric(BaseModel):
         return self
 
 
-class HybridKind(MetricKind[HybridMetric]):
+class FittedSpec(MetricSpec, Protocol):
+    """A metric read from other metrics' scores through fitted components: a hybrid or a verdict."""
+
+    @property
+    def components(self) -> list[FittedComponent]:
+        """The scorers read, with their fitted weights."""
+
+    @property
+    def intercept(self) -> float:
+        """The linear reading when every component sits at its fit mean."""
+
+
+F = TypeVar("F", bound=FittedSpec)
+
+
+class FittedKind(MetricKind[F]):
+    """What hybrids and verdicts share: they judge nothing themselves; their components are judged first
+    (each reporting its own missing fields), a case with an unscored component is unscored, naming it,
+    and a scored one reads intercept + Σ weight · (score − mean) / std, which `scaled` maps to 0..1."""
+
+    detail = ComponentScores
+
+    def needs(self, metric: F) -> Needs:
+        return Needs(required=[], sort_by=[], components=tuple(c.metric for c in metric.components))
+
+    @abstractmethod
+    def scaled(self, metric: F, raw: float) -> float:
+        """The 0-1 score of a case whose linear reading is `raw` (its raw_score)."""
+
+    def score(self, batch: Batch[F]) -> list[ResultRecord]:
+        judge, ctx = batch.judge, batch.ctx
+        metric = ctx.metric
+        names = [c.metric["name"] for c in metric.components]
+        out = []
+        for it, values, raw in linear_readings(metric.components, metric.intercept, batch.items, batch.judged):
+            if isinstance(values, str):
+                out.append(ctx.unscored(judge, it.case, values))
+                continue
+            parts = ComponentScores({n: float(v) for n, v in zip(names, values)})
+            out.append(ctx.record(judge, it.case, self.scaled(metric, raw), raw_score=raw, detail=parts))
+        return out
+
+
+class HybridKind(FittedKind[HybridMetric]):
     """A fitted linear combination of other metrics' scores (see the module docstring)."""
 
     name = "hybrid"
     spec = HybridMetric
-    detail = ComponentScores
     version = HYBRID_VERSION
 
-    def needs(self, metric: HybridMetric) -> Needs:
-        # each component reports its own missing fields
-        return Needs(required=[], sort_by=[], components=tuple(c.metric for c in metric.components))
-
-    def score(self, batch: Batch[HybridMetric]) -> list[ResultRecord]:
-        judge, ctx, items, judged = batch.judge, batch.ctx, batch.items, batch.judged
-        metric = ctx.metric
-        names = [c.metric["name"] for c in metric.components]
+    def scaled(self, metric: HybridMetric, raw: float) -> float:
+        """The prediction over the human scale the hybrid was fitted to, clipped to 0..1."""
         lo, hi = metric.human_scale
-        out = []
-        for it, values, raw in linear_readings(metric.components, metric.intercept, items, judged):
-            if isinstance(values, str):
-                out.append(ctx.unscored(judge, it.case, values))
-                continue
-            score = min(1.0, max(0.0, (raw - lo) / (hi - lo)))
-            parts = ComponentScores({n: float(v) for n, v in zip(names, values)})
-            out.append(ctx.record(judge, it.case, score, raw_score=raw, detail=parts))
-        return out
+        return min(1.0, max(0.0, (raw - lo) / (hi - lo)))
 
     def notes(
         self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int

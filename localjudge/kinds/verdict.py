@@ -17,9 +17,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.kinds.base import Batch, Explanation, KindSummary, Listing, MetricKind, Needs
-from localjudge.kinds.hybrid import FittedComponent, component_scores, linear_readings
-from localjudge.kinds.records import ComponentScores, ResultRecord
+from localjudge.kinds.base import Explanation, KindSummary, Listing
+from localjudge.kinds.hybrid import FittedComponent, FittedKind, component_scores
+from localjudge.kinds.records import ResultRecord
 from localjudge.scoring.logistic import sigmoid
 
 VERDICT_VERSION = "verdict-v1"
@@ -60,33 +60,17 @@ class VerdictSummary(BaseModel):
     )
 
 
-class VerdictKind(MetricKind[VerdictMetric]):
+class VerdictKind(FittedKind[VerdictMetric]):
     """A fitted logistic model of other metrics' scores, with a pass mark (see the module docstring)."""
 
     name = "verdict"
     spec = VerdictMetric
-    detail = ComponentScores
     summary_detail = VerdictSummary
     version = VERDICT_VERSION
 
-    def needs(self, metric: VerdictMetric) -> Needs:
-        # each component reports its own missing fields
-        return Needs(required=[], sort_by=[], components=tuple(c.metric for c in metric.components))
-
-    def score(self, batch: Batch[VerdictMetric]) -> list[ResultRecord]:
-        """score = P(acceptable), raw_score = its log-odds, passed = score >= the fitted threshold."""
-        judge, ctx, items, judged = batch.judge, batch.ctx, batch.items, batch.judged
-        metric = ctx.metric
-        names = [c.metric["name"] for c in metric.components]
-        out = []
-        for it, values, logit in linear_readings(metric.components, metric.intercept, items, judged):
-            if isinstance(values, str):
-                out.append(ctx.unscored(judge, it.case, values))
-                continue
-            p = float(sigmoid(np.array(logit)))
-            parts = ComponentScores({n: float(v) for n, v in zip(names, values)})
-            out.append(ctx.record(judge, it.case, p, raw_score=logit, detail=parts))
-        return out
+    def scaled(self, metric: VerdictMetric, raw: float) -> float:
+        """P(acceptable) = sigmoid of the log-odds (the raw_score); the case passes at the fitted threshold."""
+        return float(sigmoid(np.array(raw)))
 
     def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
         if not records:

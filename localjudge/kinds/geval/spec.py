@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.kinds.fields import FieldName, Reasoning
+from localjudge.kinds.fields import FieldName, Reasoning, check_fields
 
 
 class RubricRange(BaseModel):
@@ -69,8 +69,7 @@ class GEvalMetric(BaseModel):
         for a, b in pairwise(ranges):
             if b.low <= a.high:
                 raise ValueError(f"rubric ranges {a.low}-{a.high} and {b.low}-{b.high} overlap")
-        if len(set(self.fields)) != len(self.fields):
-            raise ValueError("fields are repeated")
+        check_fields(self.fields)
         if self.required is not None and not set(self.required) <= set(self.fields):
             raise ValueError("required fields must be among fields")
         return self

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
-from localjudge.kinds.fields import FieldName
+from localjudge.kinds.fields import FieldName, check_fields
 from localjudge.scoring.aggregate import Aggregation, Focus, Unit
 
 TOKEN_LEVEL = ("min", "quantile", "count_below", "sentence_min")
@@ -101,10 +101,7 @@ class LikelihoodMetric(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> LikelihoodMetric:
-        if len(set(self.fields)) != len(self.fields):
-            raise ValueError("fields are repeated")
-        if self.target in self.fields:
-            raise ValueError(f"the target {self.target!r} cannot also be a condition field")
+        check_fields(self.fields, self.target, "condition")
         if self.required is not None and not set(self.required) <= set(self.fields) | {self.target}:
             raise ValueError("required fields must be among fields and the target")
         if self.pmi is not None and not set(self.pmi.without) <= set(self.fields):
