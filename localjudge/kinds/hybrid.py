@@ -45,19 +45,37 @@ class FittedComponent(BaseModel):
     weight: float = Field(description="Weight of the standardised score.")
 
 
-class HybridMetric(BaseModel):
+class FittedMetric(BaseModel):
+    """What the definitions of hybrids and verdicts share: other metrics read through fitted weights."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str = Field(description="Metric kind.")
+    name: str = Field(min_length=1, description="Metric name, used in results.")
+    components: list[FittedComponent] = Field(min_length=1, description="The scorers read.")
+    intercept: float = Field(
+        description="The reading when every component sits at its fit mean (a hybrid's prediction, a verdict's "
+        "log-odds)."
+    )
+
+    @model_validator(mode="after")
+    def _check_components(self) -> FittedMetric:
+        names = [c.metric.get("name") for c in self.components]
+        if len(set(names)) != len(names):
+            raise ValueError(f"component metrics repeated: {names}")
+        if self.name in names:
+            raise ValueError(f"a {self.kind} cannot contain a hybrid, a verdict or a metric of its own name")
+        return self
+
+
+class HybridMetric(FittedMetric):
     """Several metrics of the same case combined linearly, as fitted by `localjudge calibrate fit-hybrid`.
 
     raw_score = intercept + Σ weight · (component score − mean) / std, a prediction on the human
     scale the hybrid was fitted to; score = raw_score mapped to 0..1 over that scale (clipped).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     kind: Literal["hybrid"] = Field(description="Metric kind.")
-    name: str = Field(min_length=1, description="Metric name, used in results.")
-    components: list[FittedComponent] = Field(min_length=1, description="The combined scorers.")
-    intercept: float = Field(description="Prediction when every component sits at its fit mean.")
     method: str = Field(description="How the weights were chosen (e.g. 'ridge α=1', 'zmean', 'x alone').")
     human_field: str = Field(description="The human label the hybrid predicts.")
     human_scale: tuple[float, float] = Field(description="Lowest and highest human label seen in fitting.")
@@ -67,12 +85,7 @@ class HybridMetric(BaseModel):
     fit: dict[str, Any] = Field(default_factory=dict, description="What it was fitted on and how it did (report).")
 
     @model_validator(mode="after")
-    def _check(self) -> HybridMetric:
-        names = [c.metric.get("name") for c in self.components]
-        if len(set(names)) != len(names):
-            raise ValueError(f"component metrics repeated: {names}")
-        if self.name in names:
-            raise ValueError("a hybrid cannot contain a hybrid, a verdict or a metric of its own name")
+    def _check_scale(self) -> HybridMetric:
         lo, hi = self.human_scale
         if not hi > lo:
             raise ValueError(f"human_scale {lo}..{hi} is empty")
@@ -121,6 +134,16 @@ class FittedKind(MetricKind[F]):
             out.append(ctx.record(judge, it.case, self.scaled(metric, raw), raw_score=raw, detail=parts))
         return out
 
+    def explain(self, record: ResultRecord) -> Explanation:
+        if record.score is None or record.raw_score is None:
+            return super().explain(record)
+        parts = ", ".join(f"{k} {v:.3f}" for k, v in component_scores(record).items())
+        return Explanation(self.reading(record, parts))
+
+    @abstractmethod
+    def reading(self, record: ResultRecord, parts: str) -> str:
+        """A scored record in words, given its component scores in words (`parts`)."""
+
 
 class HybridKind(FittedKind[HybridMetric]):
     """A fitted linear combination of other metrics' scores (see the module docstring)."""
@@ -144,12 +167,9 @@ class HybridKind(FittedKind[HybridMetric]):
             f"predicted {metric.human_field} ({metric.method})", ", ".join(c.metric["name"] for c in metric.components)
         )
 
-    def explain(self, record: ResultRecord) -> Explanation:
-        if record.score is None or record.raw_score is None:
-            return super().explain(record)
-        parts = ", ".join(f"{k} {v:.3f}" for k, v in component_scores(record).items())
+    def reading(self, record: ResultRecord, parts: str) -> str:
         human = record.metric_spec.get("human_field")
-        return Explanation(f"predicted {human} {record.raw_score:.2f} from {parts}; score {record.score:.3f}")
+        return f"predicted {human} {record.raw_score:.2f} from {parts}; score {record.score:.3f}"
 
 
 def linear_readings(

@@ -15,39 +15,25 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.kinds.base import Explanation, KindSummary, Listing
-from localjudge.kinds.hybrid import FittedComponent, FittedKind, component_scores
+from localjudge.kinds.base import KindSummary, Listing
+from localjudge.kinds.hybrid import FittedKind, FittedMetric
 from localjudge.kinds.records import ResultRecord
 from localjudge.scoring.logistic import sigmoid
 
 VERDICT_VERSION = "verdict-v1"
 
 
-class VerdictMetric(BaseModel):
+class VerdictMetric(FittedMetric):
     """A pass/fail verdict with a calibrated probability, fitted on labels (see the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     kind: Literal["verdict"] = Field(description="Metric kind.")
-    name: str = Field(min_length=1, description="Metric name, used in results.")
-    components: list[FittedComponent] = Field(min_length=1, description="The scorers read.")
-    intercept: float = Field(description="Log-odds of acceptable when every component sits at its fit mean.")
     threshold: float = Field(ge=0, le=1, description="P(acceptable) at or above which a case passes.")
     human_field: str = Field(description="The label the verdict was fitted to.")
     acceptable: str = Field(description="Which labels counted as acceptable, e.g. 'label = 1' or 'label >= 4'.")
     expected_accuracy: float = Field(ge=0, le=1, description="Accuracy of the verdict on held-back labelled cases.")
     fit: dict[str, Any] = Field(default_factory=dict, description="How it was fitted and how it did (the report).")
-
-    @model_validator(mode="after")
-    def _check(self) -> VerdictMetric:
-        names = [c.metric.get("name") for c in self.components]
-        if len(set(names)) != len(names):
-            raise ValueError(f"component metrics repeated: {names}")
-        if self.name in names:
-            raise ValueError("a verdict cannot contain a hybrid, a verdict or a metric of its own name")
-        return self
 
 
 class VerdictSummary(BaseModel):
@@ -83,12 +69,9 @@ class VerdictKind(FittedKind[VerdictMetric]):
             f"P(acceptable) >= {metric.threshold:.3f}", ", ".join(c.metric["name"] for c in metric.components)
         )
 
-    def explain(self, record: ResultRecord) -> Explanation:
-        if record.score is None or record.raw_score is None:
-            return super().explain(record)
+    def reading(self, record: ResultRecord, parts: str) -> str:
         spec = record.metric_spec
-        parts = ", ".join(f"{k} {v:.3f}" for k, v in component_scores(record).items())
-        return Explanation(
+        return (
             f"P(acceptable) {record.score:.3f} from {parts}; {'passes' if record.passed else 'fails'} at "
             f"{spec.get('threshold', 0):.3f} (held-back accuracy {spec.get('expected_accuracy', 0):.2f})"
         )
