@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import click
 
 from localjudge.cli.options import SectionedCommand, engine_options, registry_option, run_options
-from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
+from localjudge.cli.reading import bootstrap_option, min_valid_mass_option, min_valid_mass_or_default
 
 if TYPE_CHECKING:
     from localjudge.bias.results import BiasSettings
@@ -154,14 +154,7 @@ def _analysis_options(fn):
         click.option(
             "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests."
         ),
-        click.option(
-            "--bootstrap",
-            "n_bootstrap",
-            type=click.IntRange(min=1),
-            default=1000,
-            show_default=True,
-            help="Bootstrap resamples (as calibrate's --bootstrap).",
-        ),
+        bootstrap_option(1, "Bootstrap resamples behind every interval and test."),
         click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of the summary."),
         _family,
     ]

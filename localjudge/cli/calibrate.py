@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 import click
 
 from localjudge.cli.fits import HybridRequest, VerdictRequest, fit_hybrid_cmd, fit_verdict_cmd
+from localjudge.cli.reading import bootstrap_option
 from localjudge.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -74,14 +75,7 @@ def calibrate() -> None:
 @click.option("--human-col", metavar="COL", help="Table: human score column [default: human].")
 @click.option("--group-col", metavar="COL", help="Table: group id column (optional).")
 @click.option("--target", type=float, default=0.8, show_default=True, help="ρ needed for READY.")
-@click.option(
-    "--bootstrap",
-    "n_bootstrap",
-    type=click.IntRange(min=0),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples per interval (0: none).",
-)
+@bootstrap_option(0, "Bootstrap resamples per interval (0: none).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of bootstrap, split.")
 @click.option(
     "--judge-scale",
