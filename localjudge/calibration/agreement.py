@@ -145,15 +145,7 @@ def calibrate(
     sample = diagnostics.sample_size_check(len(j))
     fit_eval = None
     if settings.fit == "isotonic":
-        outcome = evaluate_isotonic(
-            j,
-            h,
-            g,
-            fraction=settings.split,
-            seed=settings.seed,
-            judge_scale=settings.judge_scale,
-            human_scale=settings.human_scale,
-        )
+        outcome = evaluate_isotonic(j, h, g, settings)
         fit_eval = FitEvaluation(
             method="isotonic",
             split_by="items" if g is None else "groups",

@@ -123,7 +123,7 @@ def fit_hybrid(
         raise ConfigError(f"the hybrid's name {clip(name)} is one of its components; name it otherwise")
     settings = settings or CalibrationSettings()
     x, y, g, specs, skipped = component_table(records, components, human, group, field)
-    model, report = fit_arrays(x, y, g, components, share=settings.split, seed=settings.seed, folds=folds)
+    model, report = fit_arrays(x, y, g, components, settings, folds=folds)
     report = report.model_copy(update={"human_field": human, "group_field": group, "skipped": skipped})
     metric = HybridMetric(
         kind="hybrid",
@@ -152,14 +152,17 @@ def fit_arrays(
     y: np.ndarray,
     groups: np.ndarray | None,
     components: Sequence[str],
+    settings: CalibrationSettings | None = None,
     *,
-    share: float = 0.5,
-    seed: int = 0,
     folds: int = 5,
 ) -> tuple[H.LinearScore, HybridReport]:
-    """`fit_hybrid` on arrays: (n, K) component scores, (n,) human scores, (n,) group ids or None."""
-    g = groups
-    fit, held = split_items(len(y), g, share, seed)
+    """`fit_hybrid` on arrays: (n, K) component scores, (n,) human scores, (n,) group ids or None.
+
+    `settings.split` of the items (or groups) are fitted on, drawn with `settings.seed`, which also seeds the folds.
+    """
+    settings = settings or CalibrationSettings()
+    g, seed = groups, settings.seed
+    fit, held = split_items(len(y), g, settings.split, seed)
     if len(fit) < H.MIN_FIT_ITEMS or len(held) < H.MIN_FIT_ITEMS:
         raise DataError(
             f"{len(y)} labelled cases give {len(fit)} to fit and {len(held)} to test; "

@@ -12,6 +12,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from localjudge.calibration.results import CalibrationSettings
 from localjudge.errors import DataError
 from localjudge.stats import correlations, split_items
 
@@ -101,13 +102,11 @@ def evaluate_isotonic(
     judge: np.ndarray,
     human: np.ndarray,
     groups: np.ndarray | None = None,
-    *,
-    fraction: float = 0.5,
-    seed: int = 0,
-    judge_scale: tuple[float, float] | None = None,
-    human_scale: tuple[float, float] | None = None,
+    settings: CalibrationSettings | None = None,
 ) -> FitOutcome:
     """Fits an isotonic mapping on one split and compares before/after on the other.
+
+    The split gives `settings.split` of the items (or groups) to the fit, drawn with `settings.seed`.
 
     "Before" MAE maps judge scores linearly from the judge scale to the human scale when both
     scales are known; otherwise it compares raw scores, which only makes sense on one scale.
@@ -115,7 +114,8 @@ def evaluate_isotonic(
     Raises:
         DataError: If either split has fewer than `MIN_SPLIT_ITEMS` items.
     """
-    split = split_items(len(judge), groups, fraction, seed)
+    settings = settings or CalibrationSettings()
+    split = split_items(len(judge), groups, settings.split, settings.seed)
     n_cal, n_held = len(split.fit), len(split.held)
     if min(n_cal, n_held) < MIN_SPLIT_ITEMS:
         raise DataError(
@@ -128,8 +128,8 @@ def evaluate_isotonic(
 
     before_mapping: Literal["linear_scale", "identity"] = "identity"
     baseline = held_judge
-    if judge_scale is not None and human_scale is not None:
-        (jl, jh), (hl, hh) = judge_scale, human_scale
+    if settings.judge_scale is not None and settings.human_scale is not None:
+        (jl, jh), (hl, hh) = settings.judge_scale, settings.human_scale
         baseline = hl + (held_judge - jl) / (jh - jl) * (hh - hl)
         before_mapping = "linear_scale"
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.calibration.hybrid import MIN_FIT_ITEMS, folds
 from localjudge.calibration.logistic import Logistic, fit_logistic
+from localjudge.calibration.results import CalibrationSettings
 from localjudge.errors import DataError
 from localjudge.stats import bootstrap_indices, percentile_interval, split_items
 from localjudge.stats.classification import accuracy, balanced_accuracy, best_threshold, ece, log_loss, roc_auc
@@ -150,13 +151,15 @@ def fit_verdict_arrays(
     y: np.ndarray,
     groups: np.ndarray | None,
     names: Sequence[str],
+    settings: CalibrationSettings | None = None,
     *,
-    share: float = 0.5,
-    seed: int = 0,
     k: int = 5,
     objective: Objective = "balanced_accuracy",
 ) -> tuple[Verdict, VerdictFit]:
     """Fits a verdict on (n, K) component scores and (n,) labels in {0, 1}; see the module docstring.
+
+    `settings.split` of the items (or groups) are fitted on, drawn with `settings.seed`, which also seeds the folds
+    and the held-out accuracy's bootstrap.
 
     Examples:
         >>> rng = np.random.default_rng(0)
@@ -169,7 +172,9 @@ def fit_verdict_arrays(
     if objective not in ("balanced_accuracy", "accuracy"):
         raise DataError(f"objective {objective!r}: use balanced_accuracy or accuracy")
     x, y = np.asarray(x, float), np.asarray(y, float)
-    fit, held = split_items(len(y), groups, share, seed)
+    settings = settings or CalibrationSettings()
+    seed = settings.seed
+    fit, held = split_items(len(y), groups, settings.split, seed)
     for part, name in ((fit, "fit"), (held, "held-back")):
         if len(part) < MIN_FIT_ITEMS or len(np.unique(y[part])) < 2:
             raise DataError(

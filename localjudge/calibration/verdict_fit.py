@@ -66,9 +66,7 @@ def fit_verdict(
     if not len(labels):
         raise DataError(f"no case has every component of {components} scored; nothing to fit")
     y, rule = acceptable(labels, human, pass_at)
-    verdict, fit = fit_verdict_arrays(
-        x, y, g, components, share=settings.split, seed=settings.seed, objective=objective
-    )
+    verdict, fit = fit_verdict_arrays(x, y, g, components, settings, objective=objective)
     m = verdict.model
     metric = VerdictMetric(
         kind="verdict",

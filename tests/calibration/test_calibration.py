@@ -279,7 +279,7 @@ def test_isotonic_fit_improves_mae_on_heldout_and_splits_by_group():
     assert report.fit.after.mae < report.fit.before.mae
     cal, held = split_items(200, groups, 0.5, 3)
     assert not set(groups[cal]) & set(groups[held])
-    again = evaluate_isotonic(judge, human, groups.astype(str), fraction=0.5, seed=3)
+    again = evaluate_isotonic(judge, human, groups.astype(str), CalibrationSettings(seed=3))
     assert again.after.mae == report.fit.after.mae
 
 
