@@ -20,6 +20,11 @@ def _p(e: Estimate | None) -> str:
     return "–" if e is None or e.p_value is None else fmt_p(e.p_value).removeprefix("p=")
 
 
+def _ep(e: Estimate | None) -> list[str]:
+    """An estimate and its p-value: the two cells every tested estimate takes."""
+    return [_e(e), _p(e)]
+
+
 def _table(title: str, headers: list[str], rows: list[list[str]]) -> list[str]:
     if not rows:
         return []
@@ -74,17 +79,14 @@ def format_report(report: BiasReport) -> str:
         "Self-preference (difference in differences, points)",
         ["judge", "family", "DiD", "p", "raw own − other gap", "control judges"],
         [
-            [x.judge, x.judge_family, _e(x.did), _p(x.did), _e(x.raw_gap), ", ".join(x.reference_judges) or "–"]
+            [x.judge, x.judge_family, *_ep(x.did), _e(x.raw_gap), ", ".join(x.reference_judges) or "–"]
             for x in report.self_preference
         ],
     )
     out += _table(
         "Own-family effect with perplexity covariate",
         ["judge", "outcome", "own (no covariate)", "own (with logppl)", "p", "logppl coef", "p"],
-        [
-            [x.judge, x.outcome, _e(x.own_without), _e(x.own_with), _p(x.own_with), _e(x.logppl), _p(x.logppl)]
-            for x in report.perplexity
-        ],
+        [[x.judge, x.outcome, _e(x.own_without), *_ep(x.own_with), *_ep(x.logppl)] for x in report.perplexity],
     )
     out += _table(
         "Pairwise self-preference (probability)",
@@ -95,8 +97,7 @@ def format_report(report: BiasReport) -> str:
                 x.judge_family,
                 _e(x.own_rate),
                 _e(x.reference_rate) if x.reference_rate is not None else "0.5 (chance)",
-                _e(x.difference),
-                _p(x.difference),
+                *_ep(x.difference),
             ]
             for x in report.pairwise_self_preference
         ],
@@ -104,7 +105,7 @@ def format_report(report: BiasReport) -> str:
     out += _table(
         "Equal opportunity (among human-preferred answers)",
         ["judge", "family", "P(picks | own)", "P(picks | other)", "gap", "p"],
-        [[x.judge, x.judge_family, _e(x.own), _e(x.other), _e(x.gap), _p(x.gap)] for x in report.equal_opportunity],
+        [[x.judge, x.judge_family, _e(x.own), _e(x.other), *_ep(x.gap)] for x in report.equal_opportunity],
     )
     out += _table(
         "Position bias",
@@ -113,8 +114,7 @@ def format_report(report: BiasReport) -> str:
         [
             [
                 x.judge,
-                _e(x.first_position),
-                _p(x.first_position),
+                *_ep(x.first_position),
                 _e(x.flip_rate),
                 _e(x.accuracy_a_first),
                 _e(x.accuracy_a_second),
@@ -126,12 +126,12 @@ def format_report(report: BiasReport) -> str:
     out += _table(
         f"Length bias (within item, points per {s.length_unit} units)",
         ["judge", "slope", "p", "Spearman ρ", "p"],
-        [[x.judge, _e(x.slope), _p(x.slope), _e(x.spearman), _p(x.spearman)] for x in report.length],
+        [[x.judge, *_ep(x.slope), *_ep(x.spearman)] for x in report.length],
     )
     out += _table(
         "Preference for the longer answer (not controlled for quality)",
         ["judge", "P(longer wins)", "p"],
-        [[x.judge, _e(x.prefers_longer), _p(x.prefers_longer)] for x in report.pairwise_length],
+        [[x.judge, *_ep(x.prefers_longer)] for x in report.pairwise_length],
     )
     if report.win_rates is not None:
         rates = {(c.judge, c.generator): c.rate for c in report.win_rates.cells}
@@ -146,11 +146,9 @@ def format_report(report: BiasReport) -> str:
                 f"{x.target} ({x.relation})",
                 _e(x.shown_first),
                 _e(x.shown_second),
-                _e(x.rate),
-                _p(x.rate),
+                *_ep(x.rate),
                 _e(x.reference_rate),
-                _e(x.difference),
-                _p(x.difference),
+                *_ep(x.difference),
             ]
             for x in report.targets
         ],
@@ -159,7 +157,7 @@ def format_report(report: BiasReport) -> str:
         "Pointwise preference for a target (difference in differences, points)",
         ["judge", "target", "raw gap", "DiD", "p", "control judges"],
         [
-            [d.judge, f"{d.target} ({d.relation})", _e(d.raw_gap), _e(d.did), _p(d.did), ", ".join(d.reference_judges)]
+            [d.judge, f"{d.target} ({d.relation})", _e(d.raw_gap), *_ep(d.did), ", ".join(d.reference_judges)]
             for d in report.target_did
         ],
     )
@@ -174,10 +172,8 @@ def format_report(report: BiasReport) -> str:
                 x.target,
                 _e(x.rate),
                 _e(x.reference_rate),
-                _e(x.difference),
-                _p(x.difference),
-                _e(x.did),
-                _p(x.did),
+                *_ep(x.difference),
+                *_ep(x.did),
             ]
             for x in report.panels
         ],
@@ -189,8 +185,7 @@ def format_report(report: BiasReport) -> str:
             [
                 f.test,
                 f.judge,
-                _e(f.estimate),
-                _p(f.estimate),
+                *_ep(f.estimate),
                 fmt_p(f.p_holm).removeprefix("p="),
                 "yes" if f.significant else "no",
             ]
