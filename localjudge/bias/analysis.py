@@ -41,38 +41,21 @@ def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasSettings
     """
     settings = settings or BiasSettings()
     t = pointwise_table(records)
-    self_pref = pointwise.self_preference(records, settings)
-    perplexity = regression.perplexity_adjusted(records, settings)
-    opportunity = pointwise.equal_opportunity_pointwise(records, settings)
-    length = regression.length_bias(records, settings)
-    found = findings(
-        settings, self_preference=self_pref, perplexity=perplexity, equal_opportunity=opportunity, length=length
-    )
-    unscored = {j: int(t.n_unscored[k].sum()) for k, j in enumerate(t.judges)}
-    n_unscored = int(np.sum(t.n_unscored))
-    return BiasReport(
+    report = BiasReport(
         kind="pointwise",
         settings=settings,
         judges=list(t.judges),
         n_records=len(records),
-        n_unscored=n_unscored,
-        unscored_by_judge=unscored,
+        n_unscored=int(np.sum(t.n_unscored)),
+        unscored_by_judge={j: int(t.n_unscored[k].sum()) for k, j in enumerate(t.judges)},
         n_items=len(t.items),
         matrix=pointwise.score_matrix(records, settings),
-        self_preference=self_pref,
-        perplexity=perplexity,
-        equal_opportunity=opportunity,
-        length=length,
-        findings=found,
-        summary=summarize(
-            found,
-            settings,
-            self_preference=self_pref,
-            perplexity=perplexity,
-            n_unscored=n_unscored,
-            n_records=len(records),
-        ),
+        self_preference=pointwise.self_preference(records, settings),
+        perplexity=regression.perplexity_adjusted(records, settings),
+        equal_opportunity=pointwise.equal_opportunity_pointwise(records, settings),
+        length=regression.length_bias(records, settings),
     )
+    return _concluded(report)
 
 
 def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasSettings | None = None) -> BiasReport:
@@ -95,33 +78,20 @@ def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasSettings |
     """
     settings = settings or BiasSettings()
     t = pairwise_table(records)
-    self_pref = pairwise.pairwise_self_preference(records, settings)
-    opportunity = pairwise.equal_opportunity_pairwise(records, settings)
-    position = pairwise.position_bias(records, settings)
-    length = pairwise.pairwise_length_bias(records, settings)
-    found = findings(
-        settings,
-        pairwise_self_preference=self_pref,
-        equal_opportunity=opportunity,
-        position=position,
-        pairwise_length=length,
-    )
-    n_unscored = sum(t.unscored_by_judge.values())
-    return BiasReport(
+    report = BiasReport(
         kind="pairwise",
         settings=settings,
         judges=list(t.judges),
         n_records=t.n_records,
-        n_unscored=n_unscored,
+        n_unscored=sum(t.unscored_by_judge.values()),
         unscored_by_judge=t.unscored_by_judge,
         n_items=len(t.items),
-        pairwise_self_preference=self_pref,
-        equal_opportunity=opportunity,
-        position=position,
-        pairwise_length=length,
-        findings=found,
-        summary=summarize(found, settings, self_preference=self_pref, n_unscored=n_unscored, n_records=t.n_records),
+        pairwise_self_preference=pairwise.pairwise_self_preference(records, settings),
+        equal_opportunity=pairwise.equal_opportunity_pairwise(records, settings),
+        position=pairwise.position_bias(records, settings),
+        pairwise_length=pairwise.pairwise_length_bias(records, settings),
     )
+    return _concluded(report)
 
 
 def analyze_models(
@@ -155,15 +125,12 @@ def analyze_models(
         raise DataError("no records for the model-level report; run the bias scoring step first")
     judges = sorted({r.judge for r in point} | {r.judge for r in pair})
     check_panels(panels, judges)
-    targets = pairwise_targets(pair, settings) if pair else []
-    dids = pointwise_targets(point, settings) if point else []
-    found = findings(settings, targets=targets, target_did=dids)
     unscored = dict.fromkeys(judges, 0)
     for judge in [r.judge for r in point if r.score is None]:
         unscored[judge] += 1
     for judge in [r.judge for r in pair if r.p_a_first is None or r.p_a_second is None]:
         unscored[judge] += 1
-    return BiasReport(
+    report = BiasReport(
         kind="models",
         settings=settings,
         judges=judges,
@@ -172,9 +139,25 @@ def analyze_models(
         unscored_by_judge=unscored,
         n_items=len({r.item_id for r in point} | {r.item_id for r in pair}),
         win_rates=win_rates(pair, settings) if pair else None,
-        targets=targets,
-        target_did=dids,
+        targets=pairwise_targets(pair, settings) if pair else [],
+        target_did=pointwise_targets(point, settings) if point else [],
         panels=panel_targets(point, pair, panels, settings) if panels else [],
-        findings=found,
-        summary=summarize_models(found, settings, targets),
     )
+    return _concluded(report)
+
+
+def _concluded(report: BiasReport) -> BiasReport:
+    """The report with its findings (every test of its analyses, Holm-corrected together) and its summary."""
+    found = findings(report)
+    if report.kind == "models":
+        summary = summarize_models(found, report.settings, report.targets)
+    else:
+        summary = summarize(
+            found,
+            report.settings,
+            self_preference=report.self_preference or report.pairwise_self_preference,
+            perplexity=report.perplexity,
+            n_unscored=report.n_unscored,
+            n_records=report.n_records,
+        )
+    return report.model_copy(update={"findings": found, "summary": summary})

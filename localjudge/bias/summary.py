@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from localjudge.bias.results import (
+    BiasReport,
     BiasSettings,
     EqualOpportunity,
     Finding,
@@ -177,18 +178,15 @@ def _say(sentence: Callable[[Any, str, int], str], result: Any, unit: int, stat:
     return sentence(result, stat, unit)
 
 
-def findings(settings: BiasSettings, **analyses: list) -> list[Finding]:
-    """Holm-corrects every test in the analyses and phrases each as a sentence.
+def findings(report: BiasReport) -> list[Finding]:
+    """Holm-corrects every test of the report's analyses together and phrases each as a sentence.
 
-    Args:
-        settings: Confidence level and alpha.
-        **analyses: The report's per-judge result lists, by `BiasReport` field name
-            (self_preference, perplexity, equal_opportunity, length, pairwise_self_preference,
-            position, pairwise_length, targets, target_did); missing ones count as empty.
+    The tests are those `_TESTS` lists for the report's per-judge result lists (self_preference,
+    perplexity, equal_opportunity, length, pairwise_self_preference, position, pairwise_length,
+    targets, target_did); its settings give the confidence level and alpha.
     """
-    unknown = set(analyses) - set(_TESTS)
-    assert not unknown, f"unknown analyses {unknown}"
-    cands = _candidates(analyses, settings.length_unit)
+    settings = report.settings
+    cands = _candidates({name: getattr(report, name) for name in _TESTS}, settings.length_unit)
     adjusted = holm([c.estimate.p_value for c in cands])  # type: ignore[misc]
     out = []
     for c, p_holm in zip(cands, adjusted):
