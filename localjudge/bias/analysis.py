@@ -14,19 +14,19 @@ import numpy as np
 from localjudge.bias import pairwise, pointwise, regression
 from localjudge.bias.panels import BiasPanel, check_panels, panel_targets
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.bias.results import BiasReport, BiasSettings
+from localjudge.bias.results import DEFAULT_SETTINGS, BiasReport, BiasSettings
 from localjudge.bias.summary import findings, summarize, summarize_models
 from localjudge.bias.tables import pairwise_table, pointwise_table
 from localjudge.bias.targets import pairwise_targets, pointwise_targets, win_rates
 from localjudge.errors import DataError
 
 
-def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasSettings | None = None) -> BiasReport:
+def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> BiasReport:
     """Score matrix, self-preference, perplexity covariate, equal opportunity and length bias.
 
     Args:
         records: One record per (judge, item, generator); unscored ones are skipped and counted.
-        settings: Resampling, confidence and alpha; defaults to `BiasSettings()`.
+        settings: Resampling, confidence and alpha (default `BiasSettings()`).
 
     Returns:
         A report whose `findings` are Holm-corrected across all its tests and whose `summary`
@@ -39,7 +39,6 @@ def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasSettings
         >>> report = analyze_pointwise(records, BiasSettings(seed=1))  # doctest: +SKIP
         >>> print("\\n".join(report.summary))  # doctest: +SKIP
     """
-    settings = settings or BiasSettings()
     t = pointwise_table(records)
     report = BiasReport(
         kind="pointwise",
@@ -58,13 +57,13 @@ def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasSettings
     return _concluded(report)
 
 
-def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasSettings | None = None) -> BiasReport:
+def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> BiasReport:
     """Self-preference, equal opportunity, position and length bias of pairwise judges.
 
     Args:
         records: One record per (judge, item, pair), holding both orders; a record with either
             order unscored is skipped and counted.
-        settings: Resampling, confidence and alpha; defaults to `BiasSettings()`.
+        settings: Resampling, confidence and alpha (default `BiasSettings()`).
 
     Returns:
         A report like `analyze_pointwise`'s, without the score matrix.
@@ -76,7 +75,6 @@ def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasSettings |
         >>> report = analyze_pairwise(records)  # doctest: +SKIP
         >>> [(p.judge, p.flip_rate.value) for p in report.position]  # doctest: +SKIP
     """
-    settings = settings or BiasSettings()
     t = pairwise_table(records)
     report = BiasReport(
         kind="pairwise",
@@ -97,7 +95,7 @@ def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasSettings |
 def analyze_models(
     point: Sequence[PointwiseRecord],
     pair: Sequence[PairwiseRecord],
-    settings: BiasSettings | None = None,
+    settings: BiasSettings = DEFAULT_SETTINGS,
     panels: Sequence[BiasPanel] = (),
 ) -> BiasReport:
     """Win rates and each judge's preference for itself and its family's models, with Holm-corrected findings.
@@ -105,7 +103,7 @@ def analyze_models(
     Args:
         point: Pointwise records (may be empty).
         pair: Pairwise records, both orders (may be empty).
-        settings: Resampling, confidence and alpha; defaults to `BiasSettings()`.
+        settings: Resampling, confidence and alpha (default `BiasSettings()`).
         panels: Panels of the judges whose pooled judgments are measured as well (`bias.panels`);
             their estimates carry intervals and p-values but are not among the Holm-corrected findings.
 
@@ -120,7 +118,6 @@ def analyze_models(
         >>> report = analyze_models(pointwise_records, pairwise_records)  # doctest: +SKIP
         >>> [(p.judge, p.target, p.rate.value) for p in report.targets]  # doctest: +SKIP
     """
-    settings = settings or BiasSettings()
     if not point and not pair:
         raise DataError("no records for the model-level report; run the bias scoring step first")
     judges = sorted({r.judge for r in point} | {r.judge for r in pair})

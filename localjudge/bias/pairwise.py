@@ -16,6 +16,7 @@ import numpy as np
 import localjudge.stats as stats
 from localjudge.bias.records import PairwiseRecord
 from localjudge.bias.results import (
+    DEFAULT_SETTINGS,
     BiasSettings,
     EqualOpportunity,
     PairwiseLengthBias,
@@ -24,8 +25,6 @@ from localjudge.bias.results import (
 )
 from localjudge.bias.tables import PairwiseTable, pairwise_table
 from localjudge.stats import Estimate
-
-_DEFAULT = BiasSettings()
 
 
 def _mean_estimate(
@@ -72,7 +71,7 @@ def _own_rows(t: PairwiseTable, j: int) -> np.ndarray:
 
 
 def pairwise_self_preference(
-    records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT
+    records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
 ) -> list[PairwiseSelfPreference]:
     """How much more often each judge prefers its own family's answer than a reference does.
 
@@ -122,7 +121,7 @@ def pairwise_self_preference(
 
 
 def equal_opportunity_pairwise(
-    records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT
+    records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
 ) -> list[EqualOpportunity]:
     """Equal-opportunity gap of each judge on pairs with exactly one own-family answer.
 
@@ -177,7 +176,7 @@ def _agreement(p: np.ndarray, human_a: np.ndarray) -> np.ndarray:
     return np.where(p == 0.5, 0.5, ((p > 0.5) == (human_a == 1.0)).astype(float))
 
 
-def position_bias(records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT) -> list[PositionBias]:
+def position_bias(records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> list[PositionBias]:
     """Flip rate, probability given to the first position and per-order accuracy of each judge.
 
     Args:
@@ -217,7 +216,7 @@ def position_bias(records: Sequence[PairwiseRecord], settings: BiasSettings = _D
 
 
 def pairwise_length_bias(
-    records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT
+    records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
 ) -> list[PairwiseLengthBias]:
     """P(judge prefers the longer answer), both orders averaged, tested against 0.5.
 

@@ -25,6 +25,7 @@ import numpy as np
 import localjudge.stats as stats
 from localjudge.bias.records import PointwiseRecord
 from localjudge.bias.results import (
+    DEFAULT_SETTINGS,
     BiasSettings,
     EqualOpportunity,
     MatrixCell,
@@ -33,8 +34,6 @@ from localjudge.bias.results import (
 )
 from localjudge.bias.tables import PointwiseTable, pointwise_table
 from localjudge.stats import Estimate
-
-_DEFAULT = BiasSettings()
 
 
 def _masked_mean(x: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -62,7 +61,7 @@ def _item_mean_estimate(
     return stats.estimate(boot, n=n, n_items=n, confidence=settings.ci_level, p_value=p)
 
 
-def score_matrix(records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT) -> ScoreMatrix:
+def score_matrix(records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> ScoreMatrix:
     """Mean score of every (judge, generator) with bootstrap intervals over items.
 
     Args:
@@ -130,7 +129,9 @@ def _self_preference(t: PointwiseTable, j: int, settings: BiasSettings) -> SelfP
     )
 
 
-def self_preference(records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT) -> list[SelfPreference]:
+def self_preference(
+    records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
+) -> list[SelfPreference]:
     """Difference-in-differences self-preference of every judge (see the module docstring).
 
     Args:
@@ -149,7 +150,7 @@ def self_preference(records: Sequence[PointwiseRecord], settings: BiasSettings =
 
 
 def equal_opportunity_pointwise(
-    records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT
+    records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
 ) -> list[EqualOpportunity]:
     """Equal-opportunity gap of each judge among the responses humans scored highest.
 

@@ -38,6 +38,10 @@ class BiasSettings(Options):
     """Length slopes are reported per this many characters or tokens."""
 
 
+DEFAULT_SETTINGS = BiasSettings()
+"""The settings of an analysis given none (frozen, so one instance serves as every default)."""
+
+
 class MatrixCell(_Result):
     """Mean score one judge gives one generator."""
 

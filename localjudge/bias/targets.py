@@ -30,6 +30,7 @@ from localjudge.bias.pairwise import _mean_estimate
 from localjudge.bias.pointwise import _item_mean_estimate, _masked_mean, _nan_estimate
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.bias.results import (
+    DEFAULT_SETTINGS,
     BiasSettings,
     TargetDiD,
     TargetPreference,
@@ -37,8 +38,6 @@ from localjudge.bias.results import (
     WinRateMatrix,
 )
 from localjudge.bias.tables import PairwiseTable, pairwise_table, pointwise_table
-
-_DEFAULT = BiasSettings()
 
 
 def judge_targets(judge: str, family: str, generator_families: dict[str, str]) -> list[tuple[str, str]]:
@@ -58,7 +57,7 @@ def _generator_families(t: PairwiseTable) -> dict[str, str]:
 
 
 def pairwise_targets(
-    records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT, only: Collection[str] | None = None
+    records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS, only: Collection[str] | None = None
 ) -> list[TargetPreference]:
     """Each judge's preference for itself and for its family's other models (see the module docstring).
 
@@ -123,7 +122,7 @@ def pairwise_targets(
 
 
 def pointwise_targets(
-    records: Sequence[PointwiseRecord], settings: BiasSettings = _DEFAULT, only: Collection[str] | None = None
+    records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS, only: Collection[str] | None = None
 ) -> list[TargetDiD]:
     """Each judge's pointwise difference in differences for itself and its family's other models.
 
@@ -177,7 +176,7 @@ def pointwise_targets(
     return results
 
 
-def win_rates(records: Sequence[PairwiseRecord], settings: BiasSettings = _DEFAULT) -> WinRateMatrix:
+def win_rates(records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> WinRateMatrix:
     """Judge × generator mean P(judge prefers the generator) over the pairs that hold it, both orders averaged.
 
     Args:
