@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -12,6 +12,15 @@ from localjudge.scoring.distribution import TreeLogprobs
 from localjudge.scoring.trie import TokenTree
 
 Progress = Callable[[int], None]
+
+
+class ContinuationFeatures(NamedTuple):
+    """What a judge's hidden states say about one continuation (`engine.features`)."""
+
+    pooled: np.ndarray
+    """(K, H) float64: each asked layer's states averaged over the continuation's tokens."""
+    logprobs: np.ndarray
+    """(c,) float64: log P of each continuation token given everything before it."""
 
 
 class Backend(Protocol):

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from localjudge.engine import decoding, likelihood
+from localjudge.engine import decoding, features, likelihood
 from localjudge.engine import tree as tree_scoring
 from localjudge.engine.attention import use_block_attention
+from localjudge.engine.backend import ContinuationFeatures
 from localjudge.engine.batching import BatchPlan
 from localjudge.engine.invariant import (
     GemmPlan,
@@ -322,6 +323,27 @@ class HFBackend:
         self.check_lengths(prompts)  # a continuation needs a prompt to follow
         self.check_lengths(rows, [f"item {i} (prompt + continuation)" for i in range(len(rows))])
         return likelihood.token_logprobs(self._context(), prompts, continuations, progress, top)
+
+    @property
+    def layer_count(self) -> int:
+        """Decoder layers of the model (the deepest layer `continuation_features` reads)."""
+        config = self.model.config
+        config = config.get_text_config() if hasattr(config, "get_text_config") else config
+        return int(config.num_hidden_layers)
+
+    def continuation_features(
+        self,
+        prompts: Sequence[Sequence[int]],
+        continuations: Sequence[Sequence[int]],
+        layers: Sequence[int],
+        progress: Progress | None = None,
+    ) -> list[ContinuationFeatures]:
+        """`Backend.continuation_features`: lengths checked as for `token_logprobs`, then one engine pass
+        (`engine.features.continuation_features`)."""
+        rows = [list(p) + list(c) for p, c in zip(prompts, continuations)]
+        self.check_lengths(prompts)
+        self.check_lengths(rows, [f"item {i} (prompt + continuation)" for i in range(len(rows))])
+        return features.continuation_features(self._context(), prompts, continuations, layers, progress)
 
     def plan_continuations(
         self, prompts: Sequence[Sequence[int]], continuations: Sequence[Sequence[int]]

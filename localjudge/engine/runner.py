@@ -56,6 +56,9 @@ class Forward(NamedTuple):
     """The KV cache after the pass (prefix included), when asked for; else None."""
     layout: Any
     """The packed layout (`Packing`), or the padded one's (lengths, width, shared); decoding steps read it."""
+    hidden: torch.Tensor | None = None
+    """(K, R, H) the states after each of the K decoder layers asked for (`layers`), slots as in `states`;
+    None when none was asked."""
 
 
 def row_chunks(m: int, big: int, small: int) -> Iterator[tuple[int, int, int]]:
@@ -173,6 +176,7 @@ class Runner:
         cache: Any = None,
         shared: int = 0,
         keep_cache: bool = False,
+        layers: Sequence[int] = (),
     ) -> Forward:
         """One forward over rows, each followed by the same tail tokens, after a cached prefix.
 
@@ -184,11 +188,22 @@ class Runner:
             cache: KV cache of a prefix of `shared` tokens that every row follows (batch of one).
             shared: its length (a multiple of the grid).
             keep_cache: return the cache after the pass (prefill, decoding).
+            layers: decoder layers whose output states to return as `Forward.hidden` (1 is the
+                first layer's output, the number of layers the final normed state).
         """
-        return self._forward("batch", rows, tail, depths, ancestry, cache, shared, keep_cache)
+        return self._forward("batch", rows, tail, depths, ancestry, cache, shared, keep_cache, layers)
 
     def _forward(
-        self, kind: str, rows, tail=None, depths=None, ancestry=None, cache=None, shared: int = 0, keep_cache=False
+        self,
+        kind: str,
+        rows,
+        tail=None,
+        depths=None,
+        ancestry=None,
+        cache=None,
+        shared: int = 0,
+        keep_cache=False,
+        layers: Sequence[int] = (),
     ) -> Forward:
         from transformers import DynamicCache
 
@@ -211,7 +226,11 @@ class Runner:
             fwd = Forward(torch.empty(0), pack.starts, pack.tails, None, pack)
         else:
             ids, positions, attn, fwd = self._padded(rows, tail, depths, ancestry, shared)
-        states = self._run(ids, attn, positions, kw)
+        if layers:
+            states, hidden = self._run_layers(ids, attn, positions, kw, layers)
+            fwd = fwd._replace(hidden=hidden.reshape(len(layers), -1, hidden.shape[-1]))
+        else:
+            states = self._run(ids, attn, positions, kw)
         return fwd._replace(states=states.reshape(-1, states.shape[-1]), cache=cache if keep_cache else None)
 
     def _padded(self, rows, tail, depths, ancestry, shared: int):
@@ -236,6 +255,21 @@ class Runner:
             if self.decoder is not None:
                 return self.decoder(input_ids=ids, attention_mask=attn, position_ids=positions, **kw).last_hidden_state
             return self.model(input_ids=ids, attention_mask=attn, position_ids=positions, **kw).logits
+
+    def _run_layers(
+        self, ids: torch.Tensor, attn: Any, positions: torch.Tensor, kw: dict[str, Any], layers: Sequence[int]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`_run` that also keeps the states after each layer of `layers`: (B, L, H) and (K, B, L, H)."""
+        with torch.inference_mode():
+            ids, positions = ids.to(self.device), positions.to(self.device)
+            net = self.decoder if self.decoder is not None else self.model
+            out = net(input_ids=ids, attention_mask=attn, position_ids=positions, output_hidden_states=True, **kw)
+            # hidden_states[0] is the embedding, [i] layer i's output; the last one carries the final norm
+            every = out.hidden_states
+            if max(layers) >= len(every) or min(layers) < 1:
+                raise ValueError(f"layers {list(layers)} outside 1..{len(every) - 1}")
+            final = out.last_hidden_state if self.decoder is not None else out.logits
+            return final, torch.stack([every[i] for i in layers])
 
     def prefill(self, prefix: Sequence[int]) -> Any:
         """KV cache of a shared prefix (batch of one; its length is a multiple of the grid)."""

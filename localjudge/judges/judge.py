@@ -13,7 +13,7 @@ from pydantic import (
     model_serializer,
 )
 
-from localjudge.engine.backend import Backend, Progress
+from localjudge.engine.backend import Backend, ContinuationFeatures, Progress
 from localjudge.engine.options import EngineOptions, RuntimeKeywords
 from localjudge.errors import ConfigError, clip
 from localjudge.scoring.distribution import (
@@ -129,6 +129,8 @@ class Judge:
         """Who the judge is and what its engine runs with (the backend's options), recorded with every result."""
         self._trees: dict[Any, TokenTree] = {}
         self.tuned_for: tuple[str, ...] = ()
+        self.readings: dict[str, Any] = {}
+        """Metric name -> the metric (a head's) this judge answers it with instead (`runs.evaluate`)."""
         """A tuned judge's metrics, the ones its adapter was trained on (`localjudge tune`); () for any other."""
 
     @property
@@ -186,6 +188,7 @@ class Judge:
         twin = Judge(self.backend.with_options(self.options.replace(**changes)), self.info)
         twin._trees = self._trees  # the same tokenizer: the same score trees
         twin.tuned_for = self.tuned_for
+        twin.readings = self.readings
         return twin
 
     def __repr__(self) -> str:
@@ -286,6 +289,44 @@ class Judge:
             ContinuationLogprobs(token_ids=tuple(c), logprobs=tuple(float(x) for x in lp))
             for c, lp in zip(cont_ids, logps)
         ]
+
+    def features(
+        self,
+        prompts: Sequence[str],
+        continuations: Sequence[str],
+        layers: Sequence[int],
+        *,
+        progress: Progress | None = None,
+    ) -> list[ContinuationFeatures]:
+        """The states after each of `layers` averaged over each continuation's tokens, and its token log P's.
+
+        Tokenised as `loglikelihood` tokenises (the boundary rule), read by the engine in one pass
+        (`engine.features`); the heads of `localjudge tune --method head` read judges through it.
+
+        Raises:
+            ConfigError: a judge without hidden states (a scripted one), a count mismatch, or an
+                empty continuation.
+        """
+        feature_pass = getattr(self.backend, "continuation_features", None)
+        if feature_pass is None:
+            raise ConfigError(
+                f"judge {clip(self.info.name)} has no hidden states to read (a scripted judge); "
+                "use a model judge (`localjudge models`)"
+            )
+        if len(prompts) != len(continuations):
+            raise ConfigError(f"{len(prompts)} prompts but {len(continuations)} continuations; give one of each")
+        pairs = [split_boundary(p, c) for p, c in zip(prompts, continuations)]
+        prompt_ids = [self.backend.encode(p) for p, _ in pairs]
+        cont_ids = [self.backend.encode_continuation(c) for _, c in pairs]
+        empty = next((i for i, c in enumerate(cont_ids) if not c), None)
+        if empty is not None:
+            raise ConfigError(f"continuation {empty} gives no tokens; a head reads outputs of one token or more")
+        return feature_pass(prompt_ids, cont_ids, layers, progress)
+
+    @property
+    def layer_count(self) -> int | None:
+        """Decoder layers of the model; None for a judge without hidden states."""
+        return getattr(self.backend, "layer_count", None)
 
     # -- text -------------------------------------------------------------------------------------
 

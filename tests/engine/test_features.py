@@ -1,0 +1,75 @@
+"""The engine's feature pass (`engine.features`): the model's own states, pooled, and bitwise whatever the batch."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from localjudge.engine.options import EngineOptions
+from localjudge.io.cases import TestCase
+from localjudge.judges.loading import load_judge
+from localjudge.testing.tiny_models import tiny_llama
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+
+def _pooled_stock(model, judge, prompt: str, output: str, layer: int) -> np.ndarray:
+    """The state after `layer` averaged over the output's tokens, by transformers' own forward (no engine)."""
+    import torch
+
+    from localjudge.scoring.likelihood import split_boundary
+
+    p, c = split_boundary(prompt, " " + output)
+    ids_p, ids_c = judge.backend.encode(p), judge.backend.encode_continuation(c)
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([ids_p + ids_c]), output_hidden_states=True)
+    return out.hidden_states[layer][0, len(ids_p) :].double().mean(0).numpy()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory, tiny_tokenizer):
+    root = tmp_path_factory.mktemp("features")
+    model = tiny_llama(tiny_tokenizer)
+    model.save_pretrained(root / "model")
+    tiny_tokenizer.save_pretrained(root / "model")
+    return root
+
+
+def test_engine_features_are_the_models_own_states(files, tiny_tokenizer):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(files / "model", dtype=torch.float32).eval()
+    judge = load_judge(str(files / "model"), progress=False)
+    assert judge.info.bitwise and judge.layer_count == 2
+    prompt, outputs = "Input:\nDocument 1: apple river\n\nOutput:", ["stone cloud green", "seven table"]
+    feats = judge.features([prompt] * 2, [" " + o for o in outputs], [1, 2])
+    for f, o in zip(feats, outputs):
+        assert f.pooled.shape == (2, 64)
+        np.testing.assert_allclose(f.pooled[0], _pooled_stock(model, judge, prompt, o, 1), atol=2e-5)
+        np.testing.assert_allclose(f.pooled[1], _pooled_stock(model, judge, prompt, o, 2), atol=2e-5)
+        ll = judge.loglikelihood([prompt], [" " + o])[0]
+        assert np.array_equal(f.logprobs, np.array(ll.logprobs))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_features_are_bitwise_whatever_the_batch(files, dtype):
+    judge = load_judge(str(files / "model"), options=EngineOptions(dtype=dtype), progress=False)
+    assert judge.info.bitwise
+    words = ["apple", "river", "stone", "cloud", "green", "quiet", "paper", "light", "seven", "table"]
+    cases = [
+        TestCase(
+            id=str(i),
+            input=f"Document {i // 6}: " + " ".join(words[i % 5 : i % 5 + 4]),
+            actual_output=" ".join(words[(i * 3) % 7 : (i * 3) % 7 + 3]),
+        )
+        for i in range(24)
+    ]
+    prompts = [f"Input:\n{c.input}\n\nOutput:" for c in cases]
+    outs = [" " + str(c.actual_output) for c in cases]
+    together = judge.with_options(token_budget=4096).features(prompts, outs, [1, 2])
+    for i in (0, 7, 23):
+        alone = judge.with_options(token_budget=256, reuse_prefix=False).features(
+            prompts[i : i + 1], outs[i : i + 1], [1, 2]
+        )[0]
+        assert np.array_equal(alone.pooled, together[i].pooled) and np.array_equal(alone.logprobs, together[i].logprobs)
