@@ -58,7 +58,7 @@ def grouped_split(
         order = rng.permutation(n)
         cut = _cut(share, n, both_sides)
         return Split(np.sort(order[:cut]), np.sort(order[cut:]))
-    labels = np.asarray(groups, dtype=str)  # (n,)
+    labels = np.asarray(groups)  # (n,) str (or int) group ids
     names = np.unique(labels)  # sorted
     if both_sides and len(names) < 2:
         raise DataError(
