@@ -35,14 +35,14 @@ def read(
     import torch
 
     from localjudge.judges.adapters import merge_adapter, read_manifest
-    from localjudge.tune.examples import build_data, group_names, read_labels
+    from localjudge.labels import read_labels
+    from localjudge.tune.examples import build_data
     from localjudge.tune.features import load_features
     from localjudge.tune.reading import TreeIndex
     from localjudge.tune.trainer import packs_of, read_packs
 
     field, scale, group = label
-    human = read_labels(metric, cases, field, scale)
-    data = build_data(judge, metric, cases, human, group_names(cases, group))
+    data = build_data(judge, metric, cases, read_labels(metric, cases, field, scale, group))
     packs = packs_of(data, list(range(len(cases))), settings)
     feats = load_features(split, packs, features, judge.info.provenance, settings.layers)
     kept = None

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from localjudge.errors import DataError
-from localjudge.stats import correlations, summary_level
+from localjudge.stats import correlations
 
 RIDGE_ALPHAS = (0.01, 0.1, 1.0, 10.0)
 """Ridge penalties tried, relative to the number of items (standardised components)."""
@@ -51,13 +51,6 @@ class LinearScore:
     def predict(self, x: np.ndarray) -> np.ndarray:
         """(n,) scores of (n, K) component scores."""
         return self.intercept + ((np.asarray(x, float) - self.mean) / self.std) @ self.weights
-
-
-def agreement(pred: np.ndarray, human: np.ndarray, groups: np.ndarray | None) -> float | None:
-    """Spearman ρ: per group then averaged when there are groups, else over all items."""
-    if groups is not None:
-        return summary_level(pred, human, groups).means.spearman
-    return correlations(pred, human).spearman
 
 
 def _center(a: np.ndarray, groups: np.ndarray | None) -> np.ndarray:

@@ -14,7 +14,7 @@ from localjudge.calibration.results import CalibrationSettings
 from localjudge.errors import ConfigError, DataError, clip, cut
 from localjudge.kinds.hybrid import FittedComponent, HybridMetric
 from localjudge.kinds.records import ResultRecord
-from localjudge.stats import split_items
+from localjudge.labels import grouped_split, spearman_agreement
 
 
 class CandidateScore(BaseModel):
@@ -162,7 +162,7 @@ def fit_arrays(
     """
     settings = settings or CalibrationSettings()
     g, seed = groups, settings.seed
-    fit, held = split_items(len(y), g, settings.split, seed)
+    fit, held = grouped_split(g, settings.split, seed, len(y))
     if len(fit) < H.MIN_FIT_ITEMS or len(held) < H.MIN_FIT_ITEMS:
         raise DataError(
             f"{len(y)} labelled cases give {len(fit)} to fit and {len(held)} to test; "
@@ -176,8 +176,8 @@ def fit_arrays(
     held_out = {}
     for k, c in enumerate(components):
         alone = H.fit_candidate(x[fit], y[fit], gf, "single", None, k)
-        held_out[c] = H.agreement(alone.predict(x[held]), y[held], gh)
-    held_out["hybrid"] = H.agreement(model.predict(x[held]), y[held], gh)
+        held_out[c] = spearman_agreement(alone.predict(x[held]), y[held], gh)
+    held_out["hybrid"] = spearman_agreement(model.predict(x[held]), y[held], gh)
     parts = {c: v for c, v in held_out.items() if c != "hybrid" and v is not None}
     best = max(parts, key=parts.__getitem__) if parts else None
     beats = None if best is None or held_out["hybrid"] is None else held_out["hybrid"] >= parts[best] - 1e-12

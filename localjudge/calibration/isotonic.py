@@ -14,7 +14,8 @@ import numpy as np
 
 from localjudge.calibration.results import CalibrationSettings
 from localjudge.errors import DataError
-from localjudge.stats import correlations, split_items
+from localjudge.labels import grouped_split
+from localjudge.stats import correlations
 
 MIN_SPLIT_ITEMS = 40
 """Fewest scored items each split needs before an isotonic fit is worth reporting."""
@@ -115,16 +116,16 @@ def evaluate_isotonic(
         DataError: If either split has fewer than `MIN_SPLIT_ITEMS` items.
     """
     settings = settings or CalibrationSettings()
-    split = split_items(len(judge), groups, settings.split, settings.seed)
-    n_cal, n_held = len(split.fit), len(split.held)
+    split = grouped_split(groups, settings.split, settings.seed, len(judge))
+    n_cal, n_held = len(split.first), len(split.rest)
     if min(n_cal, n_held) < MIN_SPLIT_ITEMS:
         raise DataError(
             f"too few items for --fit isotonic: the calibration split has {n_cal} and the "
             f"held-out split {n_held} scored items; each needs at least {MIN_SPLIT_ITEMS} "
             "(label more items, adjust --split, or drop --fit)"
         )
-    mapping = fit_isotonic(judge[split.fit], human[split.fit])
-    held_judge, held_human = judge[split.held], human[split.held]
+    mapping = fit_isotonic(judge[split.first], human[split.first])
+    held_judge, held_human = judge[split.rest], human[split.rest]
 
     before_mapping: Literal["linear_scale", "identity"] = "identity"
     baseline = held_judge

@@ -4,7 +4,7 @@ Pure maths over arrays. The protocol, so that the accuracy a verdict states is o
 cases it never saw:
 
 1. The labelled cases (or whole groups, e.g. documents) are split: a `share` to fit, the rest held
-   back (`stats.split_items`).
+   back (`labels.grouped_split`).
 2. On the fit split, grouped k-fold cross-validation compares each component alone and all of
    them together (logistic regressions, `logistic.fit_logistic`) by held-out log-loss, and keeps
    the simplest within one standard error of the best (as the hybrid does).
@@ -29,7 +29,8 @@ from localjudge.calibration.hybrid import MIN_FIT_ITEMS, folds
 from localjudge.calibration.logistic import Logistic, fit_logistic
 from localjudge.calibration.results import CalibrationSettings
 from localjudge.errors import DataError
-from localjudge.stats import bootstrap_indices, percentile_interval, split_items
+from localjudge.labels import grouped_split
+from localjudge.stats import bootstrap_indices, percentile_interval
 from localjudge.stats.classification import accuracy, balanced_accuracy, best_threshold, ece, log_loss, roc_auc
 
 Objective = str  # "balanced_accuracy" or "accuracy"
@@ -174,7 +175,7 @@ def fit_verdict_arrays(
     x, y = np.asarray(x, float), np.asarray(y, float)
     settings = settings or CalibrationSettings()
     seed = settings.seed
-    fit, held = split_items(len(y), groups, settings.split, seed)
+    fit, held = grouped_split(groups, settings.split, seed, len(y))
     for part, name in ((fit, "fit"), (held, "held-back")):
         if len(part) < MIN_FIT_ITEMS or len(np.unique(y[part])) < 2:
             raise DataError(

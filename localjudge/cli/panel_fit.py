@@ -31,13 +31,9 @@ class _Fit(NamedTuple):
 
 def _rho(x: np.ndarray, y: np.ndarray, rest: np.ndarray) -> float | None:
     """Spearman ρ of x and y over the held-out cases `rest`; None with fewer than 3 or when undefined."""
-    import numpy as np
-    from scipy.stats import spearmanr
+    from localjudge.labels import spearman_agreement
 
-    if rest.sum() < 3:
-        return None
-    value = spearmanr(x[rest], y[rest])[0]
-    return float(value) if np.isfinite(value) else None
+    return spearman_agreement(x[rest], y[rest], None)
 
 
 def fit_panel_cmd(
@@ -47,7 +43,9 @@ def fit_panel_cmd(
     import numpy as np
 
     from localjudge.errors import ConfigError, DataError
+    from localjudge.io.cases import TestCase
     from localjudge.io.files import refuse_overwriting
+    from localjudge.labels import group_names, grouped_split
     from localjudge.panel.pool import score_matrix_of
     from localjudge.panel.records import PANEL_RECORDS, PanelWeights
     from localjudge.panel.weights import agreement_weights, fitted_weights, mean_weights
@@ -72,11 +70,10 @@ def fit_panel_cmd(
             raise DataError(f"{path}: a record of {name} has no human score field {human!r}")
         scores = score_matrix_of(rs)  # (n, M)
         y = np.array([float(r.extra[human]) for r in rs])  # (n,)
-        keys = np.array([str(r.extra.get(group, r.case_id)) if group else r.case_id for r in rs])
-        units = np.unique(keys)
-        rng = np.random.default_rng(settings.seed)
-        fit_units = set(rng.permutation(units)[: max(1, round(settings.split * len(units)))].tolist())
-        fit = np.array([k in fit_units for k in keys])
+        # whole groups (each case its own without --group: records carry no input) on one side
+        keys = group_names([TestCase(id=r.case_id, extra=r.extra) for r in rs], group)
+        fit = np.zeros(len(rs), dtype=bool)
+        fit[grouped_split(keys, settings.split, settings.seed, both_sides=True).first] = True
         w_fit = fitted_weights(scores[fit], y[fit]).weights
         rest = ~fit & np.all(np.isfinite(scores), axis=1)
         row = {f"member {m}": _rho(scores[:, j], y, rest) for j, m in enumerate(members)}

@@ -14,7 +14,10 @@ that says everything the kinds do differently:
 - `detail` and `summary_detail`: the models of what its records and its summary carry besides
   the fields every kind shares (`kinds.records`, `runs.summary`);
 - `summarise` and `notes`: the kind's own summary detail, and what its scores cannot tell;
-- `describe` and `explain`: how `localjudge metrics` lists it and how a record reads in words.
+- `describe` and `explain`: how `localjudge metrics` lists it and how a record reads in words;
+- `label_kind`, `label_scale`, `check_trainable`, `outcomes`, `training_examples` and
+  `example_readings`: what learning from human labels needs (`kinds.training`): the labels its
+  metrics take, and how a judge's reading of them is trained and read back.
 
 Records are built by `MetricContext.record` (scored or unscored, the pass/fail rule applied
 once). The registry (`kinds.registry`) maps each kind's `name` to its object; everything else
@@ -29,12 +32,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 
+import numpy as np
 from pydantic import BaseModel
 
+from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.records import ResultRecord
 from localjudge.kinds.settings import ScoringOptions
+from localjudge.kinds.training import LabelKind, Outcomes, TrainingExample
 from localjudge.version import __version__
 
 
@@ -298,6 +304,50 @@ class MetricKind(ABC, Generic[S]):
     def explain(self, record: ResultRecord) -> Explanation:
         """A record in words: what its score is made of (empty for an unscored record, which says why)."""
         return Explanation("" if record.score is None else f"score {record.score:.3f}")
+
+    # -- learning from human labels (`kinds.training`) --------------------------------------------
+
+    trainable: ClassVar[bool] = False
+    """Whether its reading is a distribution a judge can be trained through (it implements the hooks below)."""
+
+    def label_kind(self, metric: S) -> LabelKind | None:
+        """The kind of human label its metrics learn from; None: they do not learn from labels."""
+        return None
+
+    def label_scale(self, metric: S) -> tuple[float, float] | None:
+        """A rating metric's (low, high), onto which labels on another scale are mapped; None for other labels."""
+        return None
+
+    def check_trainable(self, metric: S) -> None:
+        """Raises `ConfigError` unless the metric's reading can be trained where it is read."""
+        from localjudge.kinds.registry import KINDS
+
+        trainable = ", ".join(name for name, kind in KINDS.items() if kind.trainable)
+        raise ConfigError(
+            f"metric {clip(metric.name)} is a {self.name} metric; tuning trains a judge's reading of a score or "
+            f"label distribution: use a {trainable} metric"
+        )
+
+    def outcomes(self, judge: Judge, metric: S) -> Outcomes:
+        """The token tree its reading is a distribution over, and the number each outcome stands for."""
+        raise NotImplementedError(f"the {self.name} kind is not trainable")
+
+    def training_examples(self, metric: S, payload: Any, label: float) -> list[TrainingExample]:
+        """The prompts of one case (its `Measure.payload`) and what the judge is taught on each, for `label`
+        (on the metric's terms: a rating on its scale, 1/0, or 1.0 when output 1 is better)."""
+        raise NotImplementedError(f"the {self.name} kind is not trainable")
+
+    def example_readings(self, metric: S, dists: np.ndarray, order: np.ndarray) -> np.ndarray:
+        """(E,) each example's reading of its case's score, from (E, V) normalised distributions; `order` (E,)
+        is each example's place among its case's (a case's score is its examples' mean reading).
+
+        By default the distribution's mean outcome (the expected score, P(yes)).
+        """
+        return dists @ self.outcome_values(metric)
+
+    def outcome_values(self, metric: S) -> np.ndarray:
+        """(V,) the number each outcome stands for (`Outcomes.values`, known without a judge)."""
+        raise NotImplementedError(f"the {self.name} kind is not trainable")
 
 
 def missing(required: Sequence[str], case: TestCase) -> list[str]:

@@ -25,14 +25,17 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.fields import FieldName, check_fields
 from localjudge.kinds.records import EntailmentDetail, ResultRecord, SentenceSupport
 from localjudge.kinds.text import DEFAULT_LABELS, field_text
+from localjudge.kinds.training import LabelKind, Outcomes, TrainingExample, yes_no
 from localjudge.scoring.spans import split_sentences
 
 ENTAILMENT_TEMPLATE_VERSION = "entailment-v1"
@@ -156,6 +159,29 @@ class EntailmentKind(MetricKind[EntailmentMetric]):
 
     def describe(self, metric: EntailmentMetric) -> Listing:
         return Listing(f"P({metric.labels[0]}) per {metric.unit}", f"{', '.join(metric.fields)} -> {metric.target}")
+
+    # -- learning from yes/no labels: taught P(yes) of the whole response, read back as P(yes)
+
+    trainable = True
+
+    def label_kind(self, metric: EntailmentMetric) -> LabelKind:
+        return "binary"
+
+    def check_trainable(self, metric: EntailmentMetric) -> None:
+        if metric.unit != "response":
+            raise ConfigError(
+                f"metric {clip(metric.name)} asks about each sentence and keeps the least supported one; a label "
+                "for the whole response does not say which sentence is wrong: tune a metric with unit: response"
+            )
+
+    def outcomes(self, judge: Judge, metric: EntailmentMetric) -> Outcomes:
+        return Outcomes(judge.label_tree(list(metric.labels)), self.outcome_values(metric))
+
+    def outcome_values(self, metric: EntailmentMetric) -> np.ndarray:
+        return np.array([1.0, 0.0])
+
+    def training_examples(self, metric: EntailmentMetric, payload: Any, label: float) -> list[TrainingExample]:
+        return [TrainingExample(payload, yes_no(label))]
 
     def explain(self, record: ResultRecord) -> Explanation:
         if record.score is None or not isinstance(record.detail, EntailmentDetail):

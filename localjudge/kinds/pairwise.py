@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import (
@@ -31,6 +33,7 @@ from localjudge.kinds.base import (
 from localjudge.kinds.comparison import ComparisonSummary, win_rates
 from localjudge.kinds.records import PairwiseDetail, ResultRecord, clean_float
 from localjudge.kinds.text import SYSTEM, fence, template_version
+from localjudge.kinds.training import LabelKind, Outcomes, TrainingExample, yes_no
 from localjudge.scoring.distribution import LabelDistribution
 
 NARROW_SPREAD = 0.15
@@ -162,6 +165,32 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
                 "the judge follows position more than content there"
             )
         return notes
+
+    # -- learning from choices: both orders taught, the targets swapped with the order, so the judge is never
+    # taught a position; read back as P(output 1 better), the two orders averaged, as `score` reads it
+
+    trainable = True
+
+    def label_kind(self, metric: PairwiseMetric) -> LabelKind:
+        return "preference"
+
+    def check_trainable(self, metric: PairwiseMetric) -> None:
+        if metric.allow_tie:
+            raise ConfigError(f"metric {clip(metric.name)} allows ties; tune a pairwise metric without them")
+
+    def outcomes(self, judge: Judge, metric: PairwiseMetric) -> Outcomes:
+        return Outcomes(judge.label_tree(["A", "B"]), self.outcome_values(metric))
+
+    def outcome_values(self, metric: PairwiseMetric) -> np.ndarray:
+        return np.array([1.0, 0.0])  # A, B
+
+    def training_examples(self, metric: PairwiseMetric, payload: Any, label: float) -> list[TrainingExample]:
+        first, second = payload  # output 1 shown first, then second (`measure`)
+        return [TrainingExample(first, yes_no(label)), TrainingExample(second, yes_no(1.0 - label))]
+
+    def example_readings(self, metric: PairwiseMetric, dists: np.ndarray, order: np.ndarray) -> np.ndarray:
+        # output 1 is A in the first order, B in the second
+        return np.where(order == 0, dists[:, 0], dists[:, 1])
 
     def describe(self, metric: PairwiseMetric) -> Listing:
         return Listing("A/B, both orders", ", ".join(metric.output_fields))

@@ -4,7 +4,6 @@
 - `bootstrap`: resampling of items or whole groups, as index draws or multinomial weights.
 - `correlation`: Spearman/Pearson/Kendall point estimates, their intervals, summary level, power.
 - `pvalues`: sign-flip and permutation tests, Holm's correction.
-- `splits`: a seeded split of items (or whole groups) into a part to fit on and a part held back.
 - `classification`: AUC (overall and within groups), accuracy, balanced accuracy, thresholds, ECE,
   log loss, for verdicts against human labels.
 
@@ -57,7 +56,6 @@ from localjudge.stats.pvalues import (
     sign_flip_p,
     within_group_permutations,
 )
-from localjudge.stats.splits import Split, split_items
 
 __all__ = [
     "MIN_CORR_ITEMS",
@@ -66,7 +64,6 @@ __all__ = [
     "Estimate",
     "Interval",
     "PointCorrelations",
-    "Split",
     "SummaryLevel",
     "accuracy",
     "balanced_accuracy",
@@ -89,7 +86,6 @@ __all__ = [
     "resample_means",
     "roc_auc",
     "sign_flip_p",
-    "split_items",
     "summary_level",
     "within_group_auc",
     "within_group_permutations",

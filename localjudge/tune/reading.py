@@ -13,7 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from localjudge.kinds.training import soft_target
 from localjudge.scoring.trie import TokenTree
+
+__all__ = ["TreeIndex", "outcome_logmass", "soft_target"]  # soft_target: G-Eval's taught distribution
 
 
 @dataclass(frozen=True)
@@ -71,21 +74,4 @@ def outcome_logmass(index: TreeIndex, logits: torch.Tensor) -> torch.Tensor:
         where = torch.nonzero(index.terminal == v).flatten()
         if len(where):
             out[:, v] = torch.logsumexp(node_logp[:, where], dim=1)
-    return out
-
-
-def soft_target(value: float, low: int, high: int) -> np.ndarray:
-    """A rating between two scores as mass on both: 3.67 on 1..5 is 2/3 on 4 and 1/3 on 3.
-
-    Examples:
-        >>> soft_target(3.75, 1, 5).round(2).tolist()
-        [0.0, 0.0, 0.25, 0.75, 0.0]
-    """
-    assert low <= value <= high
-    out = np.zeros(high - low + 1)
-    below = int(np.floor(value))
-    share = value - below
-    out[below - low] = 1.0 - share
-    if share > 0:
-        out[below - low + 1] = share
     return out

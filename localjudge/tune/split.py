@@ -1,20 +1,25 @@
-"""The grouped split: whole groups (documents, inputs) go to training or to validation, never both."""
+"""A tune's validation split: `localjudge.labels.grouped_split` with a tune's own limits.
+
+Whole groups (documents, inputs) go to training or to validation, never both; at least one group
+on each side, and at least `MIN_CASES` labelled cases in all.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
-
-import numpy as np
+from dataclasses import dataclass
 
 from localjudge.errors import DataError
+from localjudge.labels import grouped_split
+from localjudge.tune.settings import TuneSettings
 
 MIN_CASES = 8
 """Fewest labelled cases a tune accepts."""
 
 
-class Split(NamedTuple):
-    """Case indices on each side."""
+@dataclass(frozen=True)
+class TuneSplit:
+    """The cases a tune trains on and the cases it validates on, whole groups on one side."""
 
     train: list[int]
     validation: list[int]
@@ -22,28 +27,15 @@ class Split(NamedTuple):
     validation_groups: int
 
 
-def grouped_split(groups: Sequence[str], share: float, seed: int) -> Split:
-    """Holds out about `share` of the groups (at least one), chosen by `seed`; the rest train.
+def validation_split(groups: Sequence[str], settings: TuneSettings) -> TuneSplit:
+    """Holds out `settings.validation_share` of the groups (at least one, and one left to train), by its seed.
 
     Raises:
         DataError: too few cases, or too few groups for both sides.
-
-    Examples:
-        >>> s = grouped_split(["a", "a", "b", "b", "c", "c", "d", "d"], 0.25, seed=0)
-        >>> len(s.validation), s.validation_groups
-        (2, 1)
     """
     if len(groups) < MIN_CASES:
         raise DataError(f"{len(groups)} labelled cases; a tune needs at least {MIN_CASES}")
-    names = sorted(set(groups))
-    if len(names) < 2:
-        raise DataError(
-            f"all {len(groups)} cases are in one group; a tune holds out whole groups (documents, inputs) for "
-            "validation: give cases of at least two groups (--group FIELD names the field)"
-        )
-    order = np.random.default_rng(seed).permutation(len(names))
-    n_val = min(len(names) - 1, max(1, round(share * len(names))))
-    held = {names[i] for i in order[:n_val]}
-    train = [i for i, g in enumerate(groups) if g not in held]
-    validation = [i for i, g in enumerate(groups) if g in held]
-    return Split(train, validation, len(names) - n_val, n_val)
+    held = grouped_split(groups, settings.validation_share, settings.seed, both_sides=True)
+    n_held = len({groups[i] for i in held.first})
+    n_groups = len(set(groups))
+    return TuneSplit(held.rest.tolist(), held.first.tolist(), n_groups - n_held, n_held)

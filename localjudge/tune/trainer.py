@@ -24,16 +24,17 @@ import torch
 from localjudge.errors import ConfigError, LocalJudgeError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.adapters import ADAPTER, MANIFEST, TuneFigures, TuneManifest, file_sha256
-from localjudge.kinds import Metric
+from localjudge.kinds import Metric, kind_of
+from localjudge.labels import Labels, agreement, agreement_name, read_labels
 from localjudge.tune import checkpoint
-from localjudge.tune.agreement import agreement, agreement_name
-from localjudge.tune.examples import TuneData, build_data, group_names, read_labels
+from localjudge.tune.examples import TuneData, build_data
 from localjudge.tune.features import load_features
 from localjudge.tune.job import TuneJob
 from localjudge.tune.model import SplitJudgeModel
 from localjudge.tune.packing import Pack, plan_packs
 from localjudge.tune.reading import TreeIndex, outcome_logmass
 from localjudge.tune.settings import TuneSettings
+from localjudge.tune.split import TuneSplit, validation_split
 from localjudge.version import __version__
 
 CHECKPOINT_STEPS = 4
@@ -82,16 +83,13 @@ def tune(
         raise ConfigError(f"metric {clip(names[0])} is given twice; name each metric once")
     if job.prepare_out():
         return TuneManifest.model_validate_json((out / MANIFEST).read_text())
-    humans = [read_labels(m, cases, job.human_field(m.name, len(metrics) > 1), job.human_scale) for m in metrics]
-    groups = group_names(cases, job.group)
-    from localjudge.tune.split import grouped_split
-
-    split = grouped_split(groups, settings.validation_share, settings.seed)
+    labels = [_labels(m, cases, job, len(metrics) > 1) for m in metrics]
+    split = validation_split(labels[0].groups, settings)
     judge = job.load()
     split_model = SplitJudgeModel(judge.backend.model, settings.layers)
     tasks = []
-    for m, human in zip(metrics, humans):
-        data = build_data(judge, m, cases, human, groups)
+    for m, each in zip(metrics, labels):
+        data = build_data(judge, m, cases, each)
         index = TreeIndex.of(data.tree, split_model.vocab)
         tasks.append(
             _Task(data, index, packs_of(data, split.train, settings), packs_of(data, split.validation, settings))
@@ -172,6 +170,12 @@ def tune(
     return manifest
 
 
+def _labels(metric: Metric, cases: Sequence[TestCase], job: TuneJob, several: bool) -> Labels:
+    """The metric's labels, once its kind says its reading can be trained."""
+    kind_of(metric).check_trainable(metric)
+    return read_labels(metric, cases, job.human_field(metric.name, several), job.human_scale, job.group)
+
+
 def packs_of(data: TuneData, cases: list[int], settings: TuneSettings) -> list[Pack]:
     """The packs of the examples of `cases`, one group each (cut at `settings.pack_tokens`)."""
     keep = set(cases)
@@ -241,7 +245,7 @@ def _validate(
     return TuneFigures(
         epoch=epoch,
         train_loss=loss,
-        agreement=agreement(data, scores[keep], keep),
+        agreement=agreement(data.metric, scores[keep], data.labels, keep).value,
         valid_mass=float(np.mean(mass[held])),
     )
 
@@ -290,7 +294,7 @@ def _write(
     best: dict,
     judge: Any,
     data: list[TuneData],
-    split,
+    split: TuneSplit,
     settings: TuneSettings,
     history,
     state,
@@ -325,9 +329,9 @@ def _write(
         validation_cases=len(split.validation),
         groups=[split.train_groups, split.validation_groups],
         settings=settings.model_dump(mode="json"),
-        agreement_name=agreement_name(data[0])
+        agreement_name=agreement_name(data[0].labels.kind)
         if len(data) == 1
-        else f"mean over {', '.join(d.metric.name for d in data)} of: {agreement_name(data[0])}",
+        else f"mean over {', '.join(d.metric.name for d in data)} of: {agreement_name(data[0].labels.kind)}",
         history=history,
         best_epoch=state["best"],
         wall_seconds=round(time.time() - started, 1),

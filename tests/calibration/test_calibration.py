@@ -31,7 +31,8 @@ from localjudge.calibration.diagnostics import MIN_LABELLED, sample_size_check, 
 from localjudge.calibration.isotonic import MIN_SPLIT_ITEMS, evaluate_isotonic
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError, LocalJudgeError, UnknownNameError
-from localjudge.stats import bootstrap_indices, split_items, summary_level
+from localjudge.labels import grouped_split
+from localjudge.stats import bootstrap_indices, summary_level
 
 
 def _noisy(n: int, seed: int, noise: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
@@ -277,7 +278,7 @@ def test_isotonic_fit_improves_mae_on_heldout_and_splits_by_group():
     report = calibrate(judge, human, groups, fit="isotonic", n_bootstrap=0, seed=3)
     assert report.fit.split_by == "groups" and report.fit.n_calibration == 100
     assert report.fit.after.mae < report.fit.before.mae
-    cal, held = split_items(200, groups, 0.5, 3)
+    cal, held = grouped_split(groups, 0.5, 3)
     assert not set(groups[cal]) & set(groups[held])
     again = evaluate_isotonic(judge, human, groups.astype(str), CalibrationSettings(seed=3))
     assert again.after.mae == report.fit.after.mae

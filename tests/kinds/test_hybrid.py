@@ -13,9 +13,9 @@ from localjudge.calibration.results import CalibrationSettings
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
 from localjudge.kinds.records import ResultRecord
+from localjudge.labels import grouped_split
 from localjudge.metrics.spec import components, load_metric_file
 from localjudge.runs.results_file import read_results
-from localjudge.stats import split_items
 from localjudge.testing import fake_judge
 
 
@@ -49,7 +49,7 @@ def test_fit_candidate_recovers_directions_and_scale():
 
 def test_split_and_folds_keep_groups_whole():
     _, _, g = _planted()
-    fit, held = split_items(len(g), g, 0.5, seed=3)
+    fit, held = grouped_split(g, 0.5, seed=3)
     assert not set(g[fit]) & set(g[held]) and len(fit) + len(held) == len(g)
     parts = H.folds(len(g), g, 5, seed=1)
     assert sorted(np.concatenate(parts).tolist()) == list(range(len(g)))
@@ -57,7 +57,7 @@ def test_split_and_folds_keep_groups_whole():
         for b in parts[i + 1 :]:
             assert not set(g[a]) & set(g[b])
     with pytest.raises(ConfigError, match="--split"):
-        split_items(10, None, 1.0, 0)
+        grouped_split(None, 1.0, 0, n=10)
 
 
 def _records(x, y, g, names=("a", "b")):

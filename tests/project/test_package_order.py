@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     {"weights"},  # the weight store: sources, GGUF files, chunks, hashes, prepared copies, installs
     {"judges"},  # the registry, loading, the Judge
     {"kinds"},  # metric kinds: prompts and scoring of each kind
+    {"labels"},  # human labels: one reader, one grouped split, agreement figures
     {"metrics"},  # metric definitions as users write them
     {"runs"},  # evaluate, generation, inspection, distributed runs
     # what is built on runs and records

@@ -144,7 +144,8 @@ def test_tuned_judge_loads_by_folder_and_records_its_adapter(tuned, files):
 
 def test_engine_reads_what_the_trainer_read_and_is_bitwise_under_batching(tuned, files):
     from localjudge.judges.adapters import merge_adapter, read_manifest
-    from localjudge.tune.examples import build_data, group_names, read_labels
+    from localjudge.labels import read_labels
+    from localjudge.tune.examples import build_data
     from localjudge.tune.features import load_features
     from localjudge.tune.model import SplitJudgeModel
     from localjudge.tune.reading import TreeIndex
@@ -155,7 +156,7 @@ def test_engine_reads_what_the_trainer_read_and_is_bitwise_under_batching(tuned,
     settings = TuneSettings(layers=2, pack_tokens=1024)
     base = TuneJob(judge=str(files / "model"), human="human", out=files / "unused", progress=False).load()
     merge_adapter(base.backend.model, tuned, read_manifest(tuned), base.info.provenance)
-    data = build_data(base, metric, cases, read_labels(metric, cases, "human", None), group_names(cases, "doc"))
+    data = build_data(base, metric, cases, read_labels(metric, cases, "human", group="doc"))
     split = SplitJudgeModel(base.backend.model, 2)
     packs = packs_of(data, list(range(len(cases))), settings)
     feats = load_features(split, packs, files / "features", "x", 2)

@@ -13,7 +13,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+
+from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import (
@@ -32,6 +36,7 @@ from localjudge.kinds.geval.spec import GEvalMetric
 from localjudge.kinds.geval.steps import resolve_steps
 from localjudge.kinds.records import ResultRecord, clean_float
 from localjudge.kinds.text import template_version
+from localjudge.kinds.training import LabelKind, Outcomes, TrainingExample, soft_target
 
 log = logging.getLogger("localjudge")
 
@@ -120,6 +125,32 @@ class GEvalKind(MetricKind[GEvalMetric]):
 
     def describe(self, metric: GEvalMetric) -> Listing:
         return Listing(f"{metric.low}-{metric.high}", ", ".join(metric.fields))
+
+    # -- learning from ratings: the rating spread over the two nearest scores, read back as the expected score
+
+    trainable = True
+
+    def label_kind(self, metric: GEvalMetric) -> LabelKind:
+        return "rating"
+
+    def label_scale(self, metric: GEvalMetric) -> tuple[float, float]:
+        return (metric.low, metric.high)
+
+    def check_trainable(self, metric: GEvalMetric) -> None:
+        if metric.reasoning == "before":
+            raise ConfigError(
+                f"metric {clip(metric.name)} reads its score after generated reasoning; tune it with reasoning "
+                "'none' or 'after' (the score is read at the same place)"
+            )
+
+    def outcomes(self, judge: Judge, metric: GEvalMetric) -> Outcomes:
+        return Outcomes(judge.score_tree(metric.low, metric.high), self.outcome_values(metric))
+
+    def outcome_values(self, metric: GEvalMetric) -> np.ndarray:
+        return np.arange(metric.low, metric.high + 1, dtype=np.float64)
+
+    def training_examples(self, metric: GEvalMetric, payload: Any, label: float) -> list[TrainingExample]:
+        return [TrainingExample(payload, soft_target(label, metric.low, metric.high))]
 
     def explain(self, record: ResultRecord) -> Explanation:
         score, raw, spec = record.score, record.raw_score, record.metric_spec
