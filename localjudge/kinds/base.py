@@ -310,6 +310,10 @@ class MetricKind(ABC, Generic[S]):
     trainable: ClassVar[bool] = False
     """Whether its reading is a distribution a judge can be trained through (it implements the hooks below)."""
 
+    def outputs_read(self, metric: S) -> list[str]:
+        """The case fields holding the output(s) its metrics judge: the output, or the two a comparison compares."""
+        return ["actual_output"]
+
     def label_kind(self, metric: S) -> LabelKind | None:
         """The kind of human label its metrics learn from; None: they do not learn from labels."""
         return None

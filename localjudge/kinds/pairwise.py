@@ -10,11 +10,12 @@ output 1's win rate instead.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
@@ -53,6 +54,13 @@ class PairwiseMetric(BaseModel):
         default=("output_1", "output_2"), description="The two case fields compared."
     )
     allow_tie: bool = Field(default=False, description="Offer a third label, a tie.")
+    pool: Literal["probability", "log_odds"] = Field(
+        default="probability",
+        description="How the two orders' P(output 1 better) combine: probability, their mean; log_odds, the "
+        "sigmoid of the mean of their log-odds, which cancels a constant preference for a position exactly "
+        "(a judge that adds b to the log-odds of whichever output is shown first reads the same with or "
+        "without b). Not with ties.",
+    )
     threshold: float | None = Field(
         default=None,
         ge=0,
@@ -60,6 +68,20 @@ class PairwiseMetric(BaseModel):
         description="P(output 1 better) at or above which output 1 'passes'; none: no pass/fail (a comparison "
         "reports output 1's win rate instead).",
     )
+
+    @model_validator(mode="after")
+    def _no_tie_with_log_odds(self) -> PairwiseMetric:
+        if self.pool == "log_odds" and self.allow_tie:
+            raise ValueError("pool: log_odds pools two outcomes; a metric with ties pools probabilities")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _omit_default_pool(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # metrics defined before pooling was a choice keep byte-identical specs in their records
+        out = handler(self)
+        if out.get("pool") == "probability":
+            del out["pool"]
+        return out
 
 
 def pairwise_message(metric: PairwiseMetric, case: TestCase, first: str, second: str, hardened: bool = True) -> str:
@@ -106,6 +128,9 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
     compares_outputs = True
     default_pass_mark = 0.5  # without a threshold, output 1 "passes" when it is preferred
 
+    def outputs_read(self, metric: PairwiseMetric) -> list[str]:
+        return list(metric.output_fields)
+
     def needs(self, metric: PairwiseMetric) -> Needs:
         return Needs(required=list(metric.output_fields), sort_by=list(metric.output_fields))
 
@@ -136,7 +161,7 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
         out = []
         for i, it in enumerate(items):
             d1, d2 = dists[i], dists[n + i]  # output 1 shown first, shown second
-            reading = _combine(d1, d2, f1, f2, m.allow_tie)
+            reading = _combine(d1, d2, f1, f2, m.allow_tie, m.pool)
             fields: dict[str, Any] = dict(
                 valid_mass=min(d1.valid_mass, d2.valid_mass),
                 distribution=reading.distribution,
@@ -196,8 +221,10 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
         return Listing("A/B, both orders", ", ".join(metric.output_fields))
 
 
-def _combine(d1: LabelDistribution, d2: LabelDistribution, f1: str, f2: str, allow_tie: bool) -> _Reading:
-    """The two orders' readings; an order with no probability on the labels reads as null."""
+def _combine(
+    d1: LabelDistribution, d2: LabelDistribution, f1: str, f2: str, allow_tie: bool, pool: str = "probability"
+) -> _Reading:
+    """The two orders' readings, pooled as `pool` says; an order with no probability on the labels reads as null."""
     p1, p2 = clean_float(d1.probs["A"]), clean_float(d2.probs["B"])  # P(output 1 better) shown first / second
     q1, q2 = d1.probs["B"], d2.probs["A"]  # P(output 2 better), same orders
     tie = clean_float((d1.probs["Tie"] + d2.probs["Tie"]) / 2) if allow_tie else None
@@ -211,8 +238,23 @@ def _combine(d1: LabelDistribution, d2: LabelDistribution, f1: str, f2: str, all
     if p1 is None or p2 is None:
         return _Reading(PairwiseDetail(**orders, disagreement=None, flipped=None), None)
     detail = PairwiseDetail(**orders, disagreement=abs(p1 - p2), flipped=(p1 > q1) != (p2 > q2))
+    if pool == "log_odds":
+        first = pooled_log_odds(p1, q1, p2, q2)
+        return _Reading(detail, {f1: first, f2: 1.0 - first})
     dist = {f1: (p1 + p2) / 2, f2: (q1 + q2) / 2} | ({"tie": tie} if tie is not None else {})
     return _Reading(detail, dist)
+
+
+def pooled_log_odds(p1: float, q1: float, p2: float, q2: float) -> float:
+    """P(output 1 better) from the mean of the two orders' log-odds of output 1 over output 2.
+
+    Examples:
+        >>> round(pooled_log_odds(0.9, 0.1, 0.5, 0.5), 4)  # log-odds 2.197 and 0: mean 1.099
+        0.75
+    """
+    lo = 1e-300  # an order sure to the last bit still has finite log-odds
+    z = (math.log(max(p1, lo)) - math.log(max(q1, lo)) + math.log(max(p2, lo)) - math.log(max(q2, lo))) / 2
+    return 1.0 / (1.0 + math.exp(-z)) if z >= 0 else math.exp(z) / (1.0 + math.exp(z))
 
 
 def _reason(d1: LabelDistribution, d2: LabelDistribution) -> str:

@@ -138,6 +138,9 @@ class PairwiseLikelihoodKind(MetricKind[PairwiseLikelihoodMetric]):
     version = PAIRWISE_LIKELIHOOD_VERSION
     compares_outputs = True
 
+    def outputs_read(self, metric: PairwiseLikelihoodMetric) -> list[str]:
+        return list(metric.output_fields)
+
     def needs(self, metric: PairwiseLikelihoodMetric) -> Needs:
         return Needs(required=metric.required_fields, sort_by=[*metric.fields, *metric.output_fields])
 
