@@ -67,12 +67,16 @@ def models_cmd(names: tuple[str, ...], registry: str | None) -> None:
 def _installed_for(entry, reg, registry_path: Path):
     """The entry whose packages a judge needs: a tuned judge's base (its adapter ships in localjudge)."""
     from localjudge.judges.adapters import read_manifest
+    from localjudge.judges.heads import is_head_folder, read_head_manifest
     from localjudge.judges.registry import TunedSource
 
     if not isinstance(entry.source, TunedSource):
         return entry
-    base = read_manifest(entry.source.folder(registry_path)).base
-    click.echo(f"{entry.name}: its adapter ships in localjudge; installing its base judge, {base}", err=True)
+    folder = entry.source.folder(registry_path)
+    head = is_head_folder(folder)
+    base = (read_head_manifest(folder) if head else read_manifest(folder)).base
+    what = "heads ship" if head else "adapter ships"
+    click.echo(f"{entry.name}: its {what} in localjudge; installing its base judge, {base}", err=True)
     return reg.get(base)
 
 
@@ -93,6 +97,7 @@ def _install(entry) -> None:
 
 def _size(entry, registry_path: Path) -> str:
     from localjudge.judges.adapters import ADAPTER
+    from localjudge.judges.heads import HEAD_WEIGHTS
     from localjudge.judges.registry import TunedSource
     from localjudge.weights.sources import HubSource
 
@@ -100,6 +105,9 @@ def _size(entry, registry_path: Path) -> str:
     if isinstance(src, HubSource):
         return f"{_bytes(int(entry.parameters * 2e9))} bf16" if entry.parameters else "-"
     if isinstance(src, TunedSource):
+        heads = src.folder(registry_path) / HEAD_WEIGHTS
+        if heads.is_file():
+            return f"{_bytes(heads.stat().st_size)} heads"
         adapter = src.folder(registry_path) / ADAPTER
         return f"{_bytes(adapter.stat().st_size)} adapter" if adapter.is_file() else "-"
     size = getattr(src, "size", None)

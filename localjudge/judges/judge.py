@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -31,6 +32,8 @@ from localjudge.scoring.trie import TokenTree, build_label_tree, build_score_tre
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+FEATURE_MEMO = 1024
+"""Outputs whose features a judge keeps (`Judge.features`): a head judge's metrics read each output once."""
 ENGINE_RECORD = ("batch_invariant", "bitwise", "gemm", "grid", "threads", "fp32_head", "mixed_precision")
 """JudgeInfo fields the transformers backend fills in from what it probed and ran with."""
 
@@ -129,9 +132,11 @@ class Judge:
         """Who the judge is and what its engine runs with (the backend's options), recorded with every result."""
         self._trees: dict[Any, TokenTree] = {}
         self.tuned_for: tuple[str, ...] = ()
+        """A tuned judge's metrics, the ones its adapter was trained on (`localjudge tune`); () for any other."""
         self.readings: dict[str, Any] = {}
         """Metric name -> the metric (a head's) this judge answers it with instead (`runs.evaluate`)."""
-        """A tuned judge's metrics, the ones its adapter was trained on (`localjudge tune`); () for any other."""
+        self._features: OrderedDict[tuple, ContinuationFeatures] = OrderedDict()
+        """The latest outputs' features (`features`): a head judge's metrics read the same outputs once."""
 
     @property
     def options(self) -> EngineOptions | None:
@@ -321,7 +326,23 @@ class Judge:
         empty = next((i for i, c in enumerate(cont_ids) if not c), None)
         if empty is not None:
             raise ConfigError(f"continuation {empty} gives no tokens; a head reads outputs of one token or more")
-        return feature_pass(prompt_ids, cont_ids, layers, progress)
+        # each distinct output once, and none the judge read lately (a head judge's metrics read the same outputs)
+        keys = [(tuple(layers), tuple(p), tuple(c)) for p, c in zip(prompt_ids, cont_ids)]
+        first: dict[tuple, int] = {}
+        for i, k in enumerate(keys):
+            first.setdefault(k, i)
+        todo = [i for k, i in first.items() if k not in self._features]
+        if todo:
+            got = feature_pass([prompt_ids[i] for i in todo], [cont_ids[i] for i in todo], layers, progress)
+            for i, f in zip(todo, got):
+                self._features[keys[i]] = f
+        out = []
+        for k in keys:
+            self._features.move_to_end(k)
+            out.append(self._features[k])
+        while len(self._features) > FEATURE_MEMO:
+            self._features.popitem(last=False)
+        return out
 
     @property
     def layer_count(self) -> int | None:

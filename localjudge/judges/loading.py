@@ -14,6 +14,7 @@ from localjudge.engine.options import EngineOptions
 from localjudge.errors import CLIP, ConfigError, ModelUnavailableError, UnsafeModelError, clip, cut
 from localjudge.io.files import is_dir
 from localjudge.judges.adapters import TuneManifest, is_tune_folder, merge_adapter, read_manifest
+from localjudge.judges.heads import HeadManifest, head_readings, is_head_folder, read_head_manifest
 from localjudge.judges.judge import Judge, JudgeInfo
 from localjudge.judges.registry import (
     REGISTRY_PATH,
@@ -97,11 +98,15 @@ def load_judge(
         where = Path(registry_path) if registry_path else None
         request = ScriptedLoad(name_or_path or registry.default, family, device, dtype, where, progress)
         return table.load(request)
-    tuned = _tune_folder(name_or_path, registry, Path(registry_path or REGISTRY_PATH))
+    headed = _head_folder(name_or_path, registry, Path(registry_path or REGISTRY_PATH))
+    tuned = None if headed else _tune_folder(name_or_path, registry, Path(registry_path or REGISTRY_PATH))
     if tuned is not None:
         folder, manifest = tuned
         entry, adhoc = _resolve(manifest.base, registry)
         entry = entry.model_copy(update={"name": manifest.name, "family": manifest.family})
+    elif headed is not None:
+        entry, adhoc = _resolve(headed[1].base, registry)
+        entry = entry.model_copy(update={"name": headed[1].name, "family": headed[1].family})
     else:
         entry, adhoc = _resolve(name_or_path or registry.default, registry)
     if family is not None:
@@ -140,6 +145,8 @@ def load_judge(
     judge = Judge.from_model(model, tokenizer, info, run)
     if tuned is not None:
         judge.tuned_for = tuple(str(m["name"]) for m in tuned[1].metrics)
+    if headed is not None:
+        judge.readings = head_readings(headed[0], headed[1], provenance, entry.name)
     return judge
 
 
@@ -194,6 +201,22 @@ def _tune_folder(name_or_path: str | None, registry, registry_path: Path) -> tup
     if not (is_dir(path) and is_tune_folder(path)):
         return None
     return path, read_manifest(path)
+
+
+def _head_folder(name_or_path: str | None, registry, registry_path: Path) -> tuple[Path, HeadManifest] | None:
+    """The folder and manifest of a head judge named by its folder or its registry name, else None."""
+    if not name_or_path:
+        return None
+    entry = next((j for j in registry.judges if j.name == name_or_path), None)
+    if entry is not None and isinstance(entry.source, TunedSource):
+        folder = entry.source.folder(registry_path)
+        if not is_head_folder(folder):
+            return None
+        return folder, read_head_manifest(folder).model_copy(update={"name": entry.name})
+    path = Path(name_or_path).expanduser()
+    if not (is_dir(path) and is_head_folder(path)):
+        return None
+    return path, read_head_manifest(path)
 
 
 def _engine_options(options: EngineOptions | None, *, device: str | None, dtype: str | None) -> EngineOptions:

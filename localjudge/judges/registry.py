@@ -193,12 +193,16 @@ def availability(entry: JudgeEntry, registry_path: Path = REGISTRY_PATH) -> str:
 
 
 def _tuned_availability(name: str, folder: Path, registry_path: Path) -> str:
-    """A tuned judge is here when its folder is and its base judge is installed."""
+    """A tuned or head judge is here when its folder is and its base judge is installed."""
     from localjudge.judges.adapters import is_tune_folder, read_manifest
+    from localjudge.judges.heads import is_head_folder, read_head_manifest
 
-    if not is_tune_folder(folder):
+    if is_head_folder(folder):
+        base = read_head_manifest(folder).base
+    elif is_tune_folder(folder):
+        base = read_manifest(folder).base
+    else:
         return f"no: {folder} missing"
-    base = read_manifest(folder).base
     entry = next((j for j in load_registry(Path(registry_path)).judges if j.name == base), None)
     if entry is None:  # a base named by path or hub id: the load says whether it is there
         return f"yes (base {base})"

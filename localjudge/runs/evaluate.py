@@ -80,7 +80,7 @@ def evaluate(
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric names repeated: {repeated(names)}; give each metric once")
-    metrics = with_components(metrics)
+    metrics = with_components([_answered(judge, m) for m in metrics])
     names = [m.name for m in metrics]
     ids = [c.id for c in cases]
     if len(set(ids)) != len(ids):
@@ -144,6 +144,14 @@ def evaluate(
     if out is not None:
         _put_in_input_order(out, records, done, fresh)
     return EvaluationResult(records=records, summaries=summarize(records, names))
+
+
+def _answered(judge: Judge, metric: Metric) -> Metric:
+    """The metric a judge answers `metric` with: its head's, where it has one for that name, else the metric."""
+    from localjudge.metrics.spec import metric_from_dict
+
+    spec = judge.readings.get(metric.name)
+    return metric if spec is None else metric_from_dict(spec)
 
 
 def _warn_untuned(judge: Judge, metrics: Sequence[Metric]) -> None:

@@ -25,7 +25,7 @@ LINES = WRITTEN.read_text(encoding="utf-8").splitlines(keepends=True)
 def test_the_file_has_every_built_in_kind():
     kinds = {json.loads(line)["kind"] for line in LINES}
     assert kinds == {"geval", "pairwise", "likelihood", "reference", "hybrid", "entailment", "verdict",
-                     "pairwise_likelihood"}  # fmt: skip
+                     "pairwise_likelihood", "head"}  # fmt: skip
     assert kinds == set(KINDS)  # every registered kind has a line
 
 

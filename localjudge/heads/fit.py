@@ -1,0 +1,93 @@
+"""Fitting a head, pure: standardised features in, weights out; ridge for ratings, logistic for labels and pairs.
+
+Ridge runs in its dual form over one eigendecomposition of the training cases' Gram matrix, so
+every regularisation strength of a cross-validation costs a matrix product. Logistic regression
+(L2-penalised, L-BFGS) serves binary labels, and preferences as a logistic on the difference of
+the two outputs' features with no intercept: P(output 1 better) = sigmoid(w · (x1 - x2)), so
+swapping the outputs negates the logit and no position can be preferred.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class Standard(NamedTuple):
+    """Feature means and standard deviations over the training cases."""
+
+    centre: np.ndarray  # (d,)
+    scale: np.ndarray  # (d,) 1 where a feature is constant
+
+
+def standard(x: np.ndarray, centre: bool = True) -> Standard:
+    """The standardisation of (n, d) training features (`centre=False`: scale only, about 0)."""
+    c = x.mean(0) if centre else np.zeros(x.shape[1])
+    s = np.sqrt(((x - c) ** 2).mean(0))
+    return Standard(c, np.where(s > 1e-12, s, 1.0))
+
+
+class RidgePath:
+    """Ridge regressions of y on standardised X for many strengths, from one eigendecomposition.
+
+    Dual form: w(alpha) = X' U diag(1 / (lambda + alpha)) U' (y - mean y), where U diag(lambda) U' = X X'.
+    """
+
+    def __init__(self, x: np.ndarray, y: np.ndarray):
+        self.x, self.mean = x, float(y.mean())  # (n, d) standardised
+        lam, self.u = np.linalg.eigh(x @ x.T)  # (n,), (n, n)
+        self.lam = np.clip(lam, 0, None)
+        self.uy = self.u.T @ (y - self.mean)  # (n,)
+
+    def weights(self, alpha: float) -> np.ndarray:
+        """(d,) the weights at strength `alpha`."""
+        return self.x.T @ (self.u @ (self.uy / (self.lam + alpha)))
+
+    def predict(self, held: np.ndarray, alpha: float) -> np.ndarray:
+        """(m,) predictions for (m, d) standardised held-out features."""
+        return self.mean + held @ self.weights(alpha)
+
+
+def logistic(x: np.ndarray, y: np.ndarray, alpha: float, intercept: bool = True) -> tuple[np.ndarray, float]:
+    """L2-penalised logistic regression of 0/1 (or soft) labels on (n, d) features: (weights, intercept).
+
+    Minimises sum of log-losses + alpha / 2 * |w|^2 (the intercept unpenalised) with L-BFGS.
+    """
+    from scipy.optimize import minimize
+
+    d = x.shape[1]
+
+    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        w, b = theta[:d], (theta[d] if intercept else 0.0)
+        z = x @ w + b  # (n,)
+        # log(1 + e^z) - y z, stable on both sides
+        value = float(np.sum(np.logaddexp(0.0, z) - y * z) + 0.5 * alpha * w @ w)
+        r = 1.0 / (1.0 + np.exp(-z)) - y  # (n,)
+        grad = np.concatenate([x.T @ r + alpha * w, [r.sum()] if intercept else []])
+        return value, grad
+
+    theta0 = np.zeros(d + (1 if intercept else 0))
+    res = minimize(loss, theta0, jac=True, method="L-BFGS-B", options={"maxiter": 500})
+    return res.x[:d], float(res.x[d]) if intercept else 0.0
+
+
+def line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Least-squares intercept and slope of y on one variable x (slope 0 when x is constant)."""
+    sx = x.std()
+    if sx < 1e-12:
+        return float(y.mean()), 0.0
+    slope = float(np.cov(x, y, bias=True)[0, 1] / sx**2)
+    return float(y.mean() - slope * x.mean()), slope
+
+
+def grouped_folds(groups: np.ndarray, k: int, seed: int) -> list[np.ndarray]:
+    """k folds of case indices, whole groups in one fold, groups dealt in a seeded order.
+
+    Fewer folds when there are fewer groups (2 at least).
+    """
+    names = np.random.default_rng(seed).permutation(np.unique(groups))
+    k = max(2, min(k, len(names)))
+    fold_of = {g: i % k for i, g in enumerate(names)}
+    which = np.array([fold_of[g] for g in groups])
+    return [np.flatnonzero(which == i) for i in range(k)]
