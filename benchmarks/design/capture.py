@@ -115,8 +115,8 @@ def jobs(out: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
         "--no-progress --bootstrap 200",
         "bias_analyse": f"bias analyse {study}/responses.jsonl --judgments {study} --out-dir {out}/bias_analyse "
         "--bootstrap 200 --panel three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b",
-        "tune": f"tune {demo} --metric consistency {s} --human human_consistency --group doc_id --epochs 1 "
-        f"--layers 1 --rank 4 --validation-share 0.34 --out {out}/tune --overwrite",
+        "tune": f"tune {demo} --method lora --metric consistency {s} --human human_consistency --group doc_id "
+        f"--epochs 1 --layers 1 --rank 4 --validation-share 0.34 --out {out}/tune --overwrite",
     }
     return [(name, shlex.split(line)) for name, line in lines.items()]
 

@@ -40,6 +40,8 @@ METRIC = {
     "high": 5,
 }
 FLAGS = [
+    "--method",
+    "lora",
     "--layers",
     "2",
     "--rank",

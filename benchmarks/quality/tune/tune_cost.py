@@ -57,7 +57,8 @@ def tune_once(judge: str, cases: Path, out: Path, epochs: int) -> dict:
     """One cold tune in its own process: wall seconds, max RSS (GiB), the manifest's figures or the error."""
     shutil.rmtree(out, ignore_errors=True)
     cmd = [
-        sys.executable, "-m", "localjudge", "tune", str(cases), "--metric", "consistency", "--judge", judge,
+        sys.executable, "-m", "localjudge", "tune", str(cases), "--method", "lora", "--metric", "consistency",
+        "--judge", judge,
         "--human", "human_consistency", "--group", "doc_id", "--out", str(out), "--epochs", str(epochs),
         "--features", str(out.with_name(out.name + "-features")),
     ]  # fmt: skip
