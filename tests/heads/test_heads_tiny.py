@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge.cli import main
+from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError
 from localjudge.heads.fit import grouped_folds
 from localjudge.io.cases import load_cases
@@ -142,10 +143,12 @@ def test_head_judge_answers_its_metric_through_the_head_and_others_on_its_base(h
     assert by_metric["fluent"].kind == "likelihood"
 
 
-def test_head_readings_are_bitwise_whatever_the_batch(head, files):
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_head_readings_are_bitwise_whatever_the_batch(head, files, dtype):
     held = load_cases(files / "held.jsonl")
     metric = metric_from_dict(METRIC)
-    judge = load_judge(str(head), progress=False)
+    judge = load_judge(str(head), options=EngineOptions(dtype=dtype), progress=False)
+    assert judge.info.bitwise and (dtype == "float32" or judge.info.mixed_precision)
     one = evaluate(held, [metric], judge.with_options(token_budget=4096), progress=False, chunk_size=24)
     other = evaluate(held[::-1], [metric], judge.with_options(token_budget=256), progress=False, chunk_size=1)
     a = {r.case_id: r.raw_score for r in one.records}
