@@ -10,7 +10,7 @@ the labels come from readings of cases the head had not seen.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -70,7 +70,7 @@ def choose(
     fs = next(s for s in sets if list(s.layers) == best.layers)
     weights, bias = _fit(label, fs, y, best.alpha)
     held = oof[(fs.layers, best.alpha)]  # (n,) out-of-fold linear outputs
-    link = "identity" if label == "rating" else "logistic"
+    link: Literal["identity", "logistic"] = "identity" if label == "rating" else "logistic"
     pin = None
     if anchor and label != "preference":
         pin = _anchor(label, held, fs.first[:, -3], y)

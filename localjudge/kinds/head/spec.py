@@ -13,6 +13,9 @@ FEATURE_VERSION = "head-features-1"
 """Version of the feature layout and generic prompt; a change makes cached features and heads stale."""
 
 
+_INPUT: list[FieldName] = ["input"]
+
+
 class FeatureSpec(BaseModel):
     """The one generic prompt every metric of a head shares, and the layers it reads.
 
@@ -24,7 +27,9 @@ class FeatureSpec(BaseModel):
 
     version: str = Field(default=FEATURE_VERSION, description="Feature layout and prompt version.")
     source_fields: list[FieldName] = Field(
-        default_factory=lambda: ["input"], min_length=1, description="Case fields shown before the output, in order."
+        default_factory=lambda: _INPUT.copy(),
+        min_length=1,
+        description="Case fields shown before the output, in order.",
     )
     field_labels: dict[str, str] = Field(
         default_factory=dict, description="Label shown before each source field; default the field's name."
