@@ -14,7 +14,7 @@ adapter. This script adds what depends on the labels, splits and agreements that
     python -m benchmarks.design.labels_capture --out /tmp/before
     ... change the code ...
     python -m benchmarks.design.labels_capture --out /tmp/after
-    diff -r /tmp/before /tmp/after
+    python -m benchmarks.design.labels_capture --compare /tmp/before /tmp/after
 
 Every command runs `python -m localjudge` with this tree first on the path.
 """
@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -163,6 +164,26 @@ def jobs(out: Path, f: dict[str, Path]) -> dict[str, str]:
     }
 
 
+TIMES = re.compile(r"\d+ s, [\d.]+ tokens/s tuned, peak [\d.]+ GiB")
+"""The one line of a tune's printed output that holds times (its manifest's are blanked)."""
+
+
+def compare(a: Path, b: Path) -> int:
+    """Says, file by file, whether two captures are equal: manifests with times blanked, adapters by sha256,
+    printed output with the tune's timing line masked, everything else byte for byte. The model and the
+    tune folders themselves (their adapter and manifest are compared as the captured files) are skipped."""
+    names = sorted(p.name for p in a.iterdir() if p.is_file())
+    differ = [
+        n
+        for n in names
+        if not (b / n).is_file() or TIMES.sub("<t>", (a / n).read_text()) != TIMES.sub("<t>", (b / n).read_text())
+    ]
+    for n in names:
+        print(f"{'DIFFERS' if n in differ else 'same   '} {n}")
+    print(f"{len(names)} files, {len(differ)} differ")
+    return 1 if differ else 0
+
+
 def blank(value: object) -> object:
     if isinstance(value, dict):
         return {k: None if k in TIME_KEYS else blank(v) for k, v in value.items()}
@@ -173,8 +194,13 @@ def blank(value: object) -> object:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, required=True, help="folder to capture into (must not exist)")
+    ap.add_argument("--out", type=Path, help="folder to capture into (must not exist)")
+    ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
     args = ap.parse_args(argv)
+    if args.compare:
+        return compare(*args.compare)
+    if args.out is None:
+        ap.error("give --out or --compare")
     out: Path = args.out.resolve()
     out.mkdir(parents=True)
     files = inputs(out)
