@@ -145,6 +145,8 @@ def jobs(out: Path, f: dict[str, Path]) -> dict[str, str]:
     """Each job's command line (after `localjudge`)."""
     model = f"--judge {out / 'model'}"
     return {
+        "tune_geval_1epoch": f"tune {f['cases']} --metric {f['geval']} {model} --human human --group doc {FLAGS} "
+        f"--epochs 1 --out {out}/tune_geval_1epoch",
         "tune_geval": f"tune {f['cases']} --metric {f['geval']} {model} --human human --group doc {FLAGS} "
         f"--out {out}/tune_geval",
         "tune_geval_default_group": f"tune {f['cases']} --metric {f['geval']} {model} --human human {FLAGS} "
@@ -195,6 +197,7 @@ def blank(value: object) -> object:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, help="folder to capture into (must not exist)")
+    ap.add_argument("--only", nargs="+", help="run only these jobs (names in `jobs`)")
     ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
     args = ap.parse_args(argv)
     if args.compare:
@@ -207,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     env = dict(os.environ, PYTHONPATH=path, TQDM_DISABLE="1", TRANSFORMERS_VERBOSITY="error")
     for name, line in jobs(out, files).items():
+        if args.only and name not in args.only:
+            continue
         r = subprocess.run([sys.executable, "-m", "localjudge", *line.split()], capture_output=True, text=True, env=env)
         (out / f"{name}.stdout").write_text(r.stdout.replace(str(out), "<out>"))
         (out / f"{name}.exit").write_text(f"{r.returncode}\n{r.stderr.replace(str(out), '<out>')[-2000:]}")
