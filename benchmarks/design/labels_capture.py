@@ -88,7 +88,8 @@ def inputs(out: Path) -> dict[str, Path]:
                     "human_supported": int(good >= 2),
                 }
             )
-    pairs, prng = [], random.Random(1)
+    pairs: list[dict] = []
+    prng = random.Random(1)
     while len(pairs) < 48:
         a, b = (prng.sample(["good"] * 4 + ["bad"] * 4, 4) for _ in range(2))
         if a.count("good") != b.count("good"):

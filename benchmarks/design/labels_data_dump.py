@@ -15,6 +15,7 @@ import hashlib
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def main(folder: Path) -> None:
             from localjudge.tune.split import validation_split
 
             labels = read_labels(metric, cs, field, scale, group)
-            data = E.build_data(judge, metric, cs, labels)  # type: ignore[call-arg]
+            data = E.build_data(judge, metric, cs, labels)
             human, groups = labels.values, list(labels.groups)
         else:
             human = E.read_labels(metric, cs, field, scale)  # type: ignore[attr-defined]
@@ -60,12 +61,12 @@ def main(folder: Path) -> None:
         dists = np.random.default_rng(0).dirichlet(np.ones(len(data.values)), len(data.examples))  # (E, V)
         scores = data.case_scores(dists)  # (C,)
         if after:
-            sp = validation_split(groups, TuneSettings(validation_share=0.3, seed=0))
+            sp: Any = validation_split(groups, TuneSettings(validation_share=0.3, seed=0))
             keep = np.array(sp.validation)
             agr = agreement(metric, scores[keep], labels, keep).value
         else:
-            from localjudge.tune.agreement import agreement as old  # type: ignore[import-not-found]
-            from localjudge.tune.split import grouped_split  # type: ignore[attr-defined]
+            from localjudge.tune.agreement import agreement as old  # type: ignore[import-not-found,unused-ignore]
+            from localjudge.tune.split import grouped_split  # type: ignore[attr-defined,unused-ignore]
 
             sp = grouped_split(groups, 0.3, 0)
             keep = np.array(sp.validation)
