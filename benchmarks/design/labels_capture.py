@@ -14,7 +14,7 @@ adapter. This script adds what depends on the labels, splits and agreements that
     python -m benchmarks.design.labels_capture --out /tmp/before
     ... change the code ...
     python -m benchmarks.design.labels_capture --out /tmp/after
-    diff -r /tmp/before /tmp/after
+    python -m benchmarks.design.labels_capture --compare /tmp/before /tmp/after
 
 Every command runs `python -m localjudge` with this tree first on the path.
 """
@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -87,7 +88,8 @@ def inputs(out: Path) -> dict[str, Path]:
                     "human_supported": int(good >= 2),
                 }
             )
-    pairs, prng = [], random.Random(1)
+    pairs: list[dict] = []
+    prng = random.Random(1)
     while len(pairs) < 48:
         a, b = (prng.sample(["good"] * 4 + ["bad"] * 4, 4) for _ in range(2))
         if a.count("good") != b.count("good"):
@@ -144,6 +146,8 @@ def jobs(out: Path, f: dict[str, Path]) -> dict[str, str]:
     """Each job's command line (after `localjudge`)."""
     model = f"--judge {out / 'model'}"
     return {
+        "tune_geval_1epoch": f"tune {f['cases']} --metric {f['geval']} {model} --human human --group doc {FLAGS} "
+        f"--epochs 1 --out {out}/tune_geval_1epoch",
         "tune_geval": f"tune {f['cases']} --metric {f['geval']} {model} --human human --group doc {FLAGS} "
         f"--out {out}/tune_geval",
         "tune_geval_default_group": f"tune {f['cases']} --metric {f['geval']} {model} --human human {FLAGS} "
@@ -163,6 +167,26 @@ def jobs(out: Path, f: dict[str, Path]) -> dict[str, str]:
     }
 
 
+TIMES = re.compile(r"\d+ s, [\d.]+ tokens/s tuned, peak [\d.]+ GiB")
+"""The one line of a tune's printed output that holds times (its manifest's are blanked)."""
+
+
+def compare(a: Path, b: Path) -> int:
+    """Says, file by file, whether two captures are equal: manifests with times blanked, adapters by sha256,
+    printed output with the tune's timing line masked, everything else byte for byte. The model and the
+    tune folders themselves (their adapter and manifest are compared as the captured files) are skipped."""
+    names = sorted(p.name for p in a.iterdir() if p.is_file())
+    differ = [
+        n
+        for n in names
+        if not (b / n).is_file() or TIMES.sub("<t>", (a / n).read_text()) != TIMES.sub("<t>", (b / n).read_text())
+    ]
+    for n in names:
+        print(f"{'DIFFERS' if n in differ else 'same   '} {n}")
+    print(f"{len(names)} files, {len(differ)} differ")
+    return 1 if differ else 0
+
+
 def blank(value: object) -> object:
     if isinstance(value, dict):
         return {k: None if k in TIME_KEYS else blank(v) for k, v in value.items()}
@@ -173,14 +197,22 @@ def blank(value: object) -> object:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, required=True, help="folder to capture into (must not exist)")
+    ap.add_argument("--out", type=Path, help="folder to capture into (must not exist)")
+    ap.add_argument("--only", nargs="+", help="run only these jobs (names in `jobs`)")
+    ap.add_argument("--compare", nargs=2, type=Path, metavar=("BEFORE", "AFTER"))
     args = ap.parse_args(argv)
+    if args.compare:
+        return compare(*args.compare)
+    if args.out is None:
+        ap.error("give --out or --compare")
     out: Path = args.out.resolve()
     out.mkdir(parents=True)
     files = inputs(out)
     path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     env = dict(os.environ, PYTHONPATH=path, TQDM_DISABLE="1", TRANSFORMERS_VERBOSITY="error")
     for name, line in jobs(out, files).items():
+        if args.only and name not in args.only:
+            continue
         r = subprocess.run([sys.executable, "-m", "localjudge", *line.split()], capture_output=True, text=True, env=env)
         (out / f"{name}.stdout").write_text(r.stdout.replace(str(out), "<out>"))
         (out / f"{name}.exit").write_text(f"{r.returncode}\n{r.stderr.replace(str(out), '<out>')[-2000:]}")
