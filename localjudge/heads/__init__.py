@@ -2,8 +2,8 @@
 
 `fit_heads` (`localjudge tune --method head`) reads labelled cases once through the judge (its
 hidden states at a few layers, pooled over each output, and the output's log-probabilities), fits
-one head per metric by grouped cross-validation (ridge for ratings, logistic for labels, logistic
-on the difference of two outputs for preferences) and writes a head judge folder that loads
+one head per metric by grouped cross-validation (ridge for ratings, ridge with a logistic link for
+yes/no labels, logistic on the difference of two outputs for preferences) and writes a head judge folder that loads
 wherever a judge is named (`localjudge.judges.heads`, `localjudge.kinds.head`).
 """
 

@@ -74,6 +74,9 @@ def choose(
     pin = None
     if anchor and label != "preference":
         pin = _anchor(label, held, fs.first[:, -3], y)
+    elif label == "binary":  # the logistic link of the ridge output, fit on its out-of-fold readings
+        c1, c0 = logistic(held[:, None], y, 1e-6)
+        weights, bias, held = weights._replace(weight=weights.weight * c1[0]), c0 + c1[0] * bias, c0 + c1[0] * held
     reading = HeadReading(label=label, scale=scale, layers=list(fs.layers), bias=bias, anchor=pin, link=link)
     final_oof = _link(label, held if pin is None else _anchored(pin, held, fs.first[:, -3]), scale)
     return Chosen(reading, weights, candidates, best, len(parts), agree(final_oof), final_oof)
@@ -88,7 +91,7 @@ def _out_of_fold(
     for held in parts:
         train = np.setdiff1d(np.arange(n), held)
         sub = Features(fs.layers, fs.first[train], None if fs.second is None else fs.second[train])
-        if label == "rating":
+        if label != "preference":  # ratings and yes/no labels: ridge (labels 0/1 for the latter)
             std = standard(sub.first)
             path = RidgePath((sub.first - std.centre) / std.scale, y[train])
             z = (fs.first[held] - std.centre) / std.scale
@@ -112,11 +115,8 @@ def _fit(label: LabelKind, fs: Features, y: np.ndarray, alpha: float) -> tuple[H
         return HeadWeights(w, np.zeros_like(std.scale), std.scale), 0.0
     std = standard(fs.first)
     z = (fs.first - std.centre) / std.scale
-    if label == "rating":
-        path = RidgePath(z, y)
-        return HeadWeights(path.weights(alpha), std.centre, std.scale), path.mean
-    w, b = logistic(z, y, alpha)
-    return HeadWeights(w, std.centre, std.scale), b
+    path = RidgePath(z, y)  # a yes/no label's ridge output gets its logistic link in `choose`
+    return HeadWeights(path.weights(alpha), std.centre, std.scale), path.mean
 
 
 def _linear(label: LabelKind, w: HeadWeights, bias: float, fs: Features, rows: np.ndarray) -> np.ndarray:

@@ -217,3 +217,36 @@ def test_lora_flags_are_refused_with_the_head_method(files, tmp_path):
     args += ["--human", "human", "--out", str(tmp_path / "x"), "--rank", "8"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2 and "--rank is a LoRA setting" in result.output
+
+
+def test_a_yes_no_head_reads_a_planted_label_on_groups_never_fit(files, tmp_path):
+    """Labels 1 where the planted reading is above its median: the head's P(yes) ranks held-out cases by it."""
+    from localjudge.metrics import builtin_metric
+    from localjudge.stats.classification import roc_auc
+
+    rows = [json.loads(line) for line in (files / "cases.jsonl").read_text().splitlines()]
+    cut = float(np.median([r["human"] for r in rows]))
+    for r in rows:
+        r["supported"] = int(r["human"] > cut)
+    (tmp_path / "yes_no.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "yes-no-head"
+    args = [
+        "tune",
+        str(tmp_path / "yes_no.jsonl"),
+        "--metric",
+        "consistency_entailment",
+        "--judge",
+        str(files / "model"),
+    ]
+    args += ["--human", "supported", "--group", "doc", "--out", str(out), "--folds", "4", "--anchor", "none"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    manifest = HeadManifest.model_validate_json((out / HEAD_MANIFEST).read_text())
+    assert manifest.heads[0].chosen.agreement > 0.8  # out-of-fold ROC AUC
+    held = load_cases(files / "held.jsonl")
+    records = evaluate(held, [builtin_metric("consistency_entailment")], load_judge(str(out), progress=False),
+                       progress=False).records  # fmt: skip
+    p = np.array([r.raw_score for r in records])
+    assert all(r.kind == "head" for r in records) and ((p > 0) & (p < 1)).all()
+    truth = np.array([int(c.extra["human"] > cut) for c in held])
+    assert roc_auc(p, truth) > 0.8
