@@ -164,14 +164,10 @@ def _gguf_tensors(path: Path, model) -> Iterator[tuple[str, Any]]:
     import torch
     from transformers import modeling_gguf_pytorch_utils as hf_gguf
 
-    try:
-        from transformers.integrations.gguf.utils import is_gguf_arch_supported
-    except ImportError:  # a transformers with the one GGUF loader
-        is_gguf_arch_supported = None
     parsed = hf_gguf.load_gguf_checkpoint(str(path), return_tensors=False)
     reader = gguf.GGUFReader(str(path))
     architecture = hf_gguf.read_field(reader, "general.architecture")[0]
-    if is_gguf_arch_supported is not None and is_gguf_arch_supported(architecture):
+    if _newer_loader(architecture):
         raise Unstreamable(f"transformers loads {architecture} GGUFs through its own dequantising loader")
     processor = hf_gguf.TENSOR_PROCESSORS.get(architecture, hf_gguf.TensorProcessor)(config=parsed["config"])
     mapping = hf_gguf.get_gguf_hf_weights_map(model, processor)
@@ -186,3 +182,13 @@ def _gguf_tensors(path: Path, model) -> Iterator[tuple[str, Any]]:
         if result.name not in mapping:
             continue
         yield mapping[result.name], torch.from_numpy(hf_gguf.np.copy(result.weights))
+
+
+def _newer_loader(architecture: str) -> bool:
+    """Whether transformers loads this architecture's GGUFs through its newer loader (its own
+    dequantising weight conversions), not the loop `_gguf_tensors` runs."""
+    try:
+        from transformers.integrations.gguf.utils import is_gguf_arch_supported
+    except ImportError:  # a transformers with the one GGUF loader
+        return False
+    return bool(is_gguf_arch_supported(architecture))
