@@ -238,7 +238,16 @@ def report(data: dict) -> str:
     for label in labels:
         run = data["labels"][label]
         bf16 = run["machine"].get("bf16", "not recorded")
-        lines += [f"## {label}", "", f"{run['note']}", "", f"Machine: {json.dumps(run['machine'])}", ""]
+        cases = run.get("cases")
+        workload = "the load alone" if cases == 0 else f"{cases} RAG demo case(s)" if cases else "see the note"
+        lines += [
+            f"## {label}",
+            "",
+            f"{run['note']}",
+            "",
+            f"Workload: {workload}. Machine: {json.dumps(run['machine'])}",
+            "",
+        ]
         lines += [
             "| judge | dtype | host bf16 | phase | weights | held | imports | after load | peak | ratio "
             "| copies on disk | seconds |",
