@@ -26,7 +26,7 @@ Rows are saved as they are measured: a run cut short keeps what it has.
 
 Usage: `python -m benchmarks.memory.memory --label NAME [--judges smollm2-135m] [--dtypes float32]`
 writes `memory_results.json` (the runs under the label) and rewrites `memory_results.md`;
-`--report` rewrites the markdown alone; `--publish LABEL` writes the label's cold and warm peaks to
+`--report` rewrites the markdown alone; `--publish LABEL...` writes the labels' cold and warm peaks to
 `localjudge/judges/peak_memory.json`, which `localjudge models` shows.
 """
 
@@ -265,18 +265,26 @@ def report(data: dict) -> str:
     return "\n".join(lines) + "\n" + kept_section(RESULTS_MD)
 
 
-def publish(data: dict, label: str) -> None:
-    """The label's cold and warm peaks per judge and dtype, for `localjudge models`."""
-    run = data["labels"][label]
+def publish(data: dict, labels: list[str]) -> None:
+    """The labels' cold and warm peaks per judge and dtype, for `localjudge models`: each from the first
+    label that measured it (e.g. a rerun of some rows after a change, then the full run before it)."""
+    runs = [data["labels"][label] for label in labels]
+    hosts = {(r["machine"]["cpu"], r["machine"]["cores"], r["machine"]["simd"], r["machine"]["bf16"]) for r in runs}
+    workloads = {r["cases"] for r in runs}
+    if len(hosts) != 1 or len(workloads) != 1:
+        raise SystemExit(f"the labels {labels} were measured on different hosts or workloads: {hosts}, {workloads}")
     peaks: dict[str, dict[str, dict[str, int]]] = {}
-    for r in run["rows"]:
-        if r["phase"] in PHASES:
-            peaks.setdefault(r["judge"], {}).setdefault(r["dtype"], {})[r["phase"]] = r["peak"]
-    machine = run["machine"]
+    for run in runs:
+        for r in run["rows"]:
+            if r["phase"] in PHASES:
+                peaks.setdefault(r["judge"], {}).setdefault(r["dtype"], {}).setdefault(r["phase"], r["peak"])
+    cpu, cores, simd, bf16 = hosts.pop()
+    cases = workloads.pop()
     doc = {
         "source": "benchmarks/memory/memory_results.md",
-        "label": label,
-        "machine": f"{machine['cpu']}, {machine['cores']} cores, {machine['simd']}, bf16 {machine['bf16']}",
+        "labels": labels,
+        "machine": f"{cpu}, {cores} cores, {simd}, bf16 {bf16}",
+        "workload": "loading the judge" if cases == 0 else f"loading the judge and scoring {cases} RAG demo case(s)",
         "dtypes": list(DTYPES),
         "peak_rss_bytes": peaks,
     }
@@ -294,7 +302,7 @@ def main() -> None:
     parser.add_argument("--note", default="", help="what the code measured was (a commit, a change)")
     parser.add_argument("--dump", type=Path, help="folder for each run's scores and likelihoods (JSON)")
     parser.add_argument("--report", action="store_true", help="rewrite the markdown from the JSON")
-    parser.add_argument("--publish", metavar="LABEL", help="write the label's peaks for `localjudge models`")
+    parser.add_argument("--publish", nargs="+", metavar="LABEL", help="write the labels' peaks for `localjudge models`")
     args = parser.parse_args()
     if args.child:
         judge, dtype, cache, cases = args.child

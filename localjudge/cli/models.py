@@ -59,10 +59,10 @@ def models_cmd(names: tuple[str, ...], registry: str | None) -> None:
     print_table(["judge", "family", "size", header, "licence", "source", "installed here"], rows)
     click.echo(
         "\n* default judge. size: a packaged judge's GGUF; a hub judge's weights in bf16, 2 bytes per parameter\n"
-        "(computed from its parameter count, not measured). peak: resident memory of loading the judge and\n"
-        "scoring a RAG demo case, on its first run (the load writes its prepared copy) and a later one, measured\n"
-        f"on {peaks.machine} ({peaks.source}); bf16 is mixed precision, the CPU default;\n"
-        "- not measured. Install one: localjudge models --install NAME"
+        f"(computed from its parameter count, not measured). peak: resident memory of {peaks.workload},\n"
+        "on its first run (the load writes its prepared copy) and a later one, measured on\n"
+        f"{peaks.machine} ({peaks.source});\n"
+        "bf16 is mixed precision, the CPU default; - not measured. Install one: localjudge models --install NAME"
     )
 
 

@@ -30,8 +30,11 @@ class MeasuredPeaks(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     source: str = Field(description="The results file the figures come from.")
-    label: str = Field(description="The name of the benchmark run in that file the figures come from.")
+    labels: tuple[str, ...] = Field(
+        description="The names of the benchmark runs in that file; a figure comes from the first that measured it."
+    )
     machine: str = Field(description="The machine they were measured on, with its bf16 support.")
+    workload: str = Field(description="What each measured process did, e.g. loading the judge alone.")
     dtypes: tuple[str, ...] = Field(description="The dtypes measured: float32, bf16-mixed, bf16-full.")
     peak_rss_bytes: dict[str, dict[str, dict[Phase, int]]] = Field(
         description="Judge name -> dtype -> phase (cold: the first run; warm: a later one) -> peak resident bytes."

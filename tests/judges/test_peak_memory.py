@@ -17,13 +17,18 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "benchmarks" / "memory" / "memory_results.json"
 
 
-def test_the_published_peaks_are_the_benchmarks_cold_and_warm_runs_of_their_label():
+def test_the_published_peaks_are_the_benchmarks_cold_and_warm_runs_of_their_labels():
     peaks = measured_peaks()
     assert (REPO / peaks.source).is_file()
-    run = json.loads(RESULTS.read_text(encoding="utf-8"))["labels"][peaks.label]
-    rows = {(r["judge"], r["dtype"], r["phase"]): r["peak"] for r in run["rows"] if r["phase"] in ("cold", "warm")}
-    machine = run["machine"]
-    assert all(str(machine[k]) in peaks.machine for k in ("cpu", "cores", "simd", "bf16"))
+    labels = json.loads(RESULTS.read_text(encoding="utf-8"))["labels"]
+    rows: dict[tuple[str, str, str], int] = {}
+    for label in peaks.labels:  # the first label that measured a judge, dtype and phase gives its figure
+        run = labels[label]
+        for r in run["rows"]:
+            if r["phase"] in ("cold", "warm"):
+                rows.setdefault((r["judge"], r["dtype"], r["phase"]), r["peak"])
+        assert all(str(run["machine"][k]) in peaks.machine for k in ("cpu", "cores", "simd", "bf16"))
+        assert ("RAG demo" in peaks.workload) == (run["cases"] > 0)
     published = {(j, d, p): b for j, by in peaks.peak_rss_bytes.items() for d, ph in by.items() for p, b in ph.items()}
     assert published == rows and published
 
