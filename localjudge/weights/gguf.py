@@ -127,15 +127,10 @@ def _prepare(path: Path, key: CacheKey, root: Path, limit: CacheLimit) -> tuple[
     """Writes the copy for the key's layout from the GGUF, one tensor at a time (`gguf_stream`), and
     returns the judge as the copy loads it: the load never holds the model twice. A GGUF that cannot
     be streamed is parsed whole (`_prepare_parsed`)."""
-    from localjudge.weights.gguf_stream import Unstreamable, streamed_copy
+    from localjudge.weights.gguf_stream import Unstreamable
 
     try:
-        with streamed_copy(path, key.layout) as copy:
-            error = too_big(copy.size, limit)
-            if error is not None:
-                raise error
-            evict(root, limit.bytes, incoming=copy.size)
-            where = store_prepared(key, path.name, copy.write, root, copy.size)
+        where = _write_streamed(path, key, root, limit)
     except Unstreamable as exc:
         log.info("%s is parsed whole to prepare its copy (%s)", path.name, exc)
         return _prepare_parsed(path, key, root, limit)
@@ -143,8 +138,21 @@ def _prepare(path: Path, key: CacheKey, root: Path, limit: CacheLimit) -> tuple[
         log.warning("%s (loaded from the GGUF this time)", exc)
         return parse_gguf(path, _parse_dtype(key.layout))
     log.info("prepared copy of %s written to %s", path.name, where)
+    gc.collect()  # the GGUF's tokenizer and metadata, which the copy's load does not need
     with held(where):
         return load_prepared(where, key.layout)
+
+
+def _write_streamed(path: Path, key: CacheKey, root: Path, limit: CacheLimit) -> Path:
+    """The copy for `key` written from the GGUF (`gguf_stream`); the folder it is in."""
+    from localjudge.weights.gguf_stream import streamed_copy
+
+    with streamed_copy(path, key.layout) as copy:
+        error = too_big(copy.size, limit)
+        if error is not None:
+            raise error
+        evict(root, limit.bytes, incoming=copy.size)
+        return store_prepared(key, path.name, copy.write, root, copy.size)
 
 
 def _prepare_parsed(path: Path, key: CacheKey, root: Path, limit: CacheLimit) -> tuple[Any, Any]:

@@ -19,8 +19,11 @@ raises `Unstreamable` before the copy is kept; the caller then parses the GGUF w
 
 from __future__ import annotations
 
+import ctypes
 import json
+import mmap
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +35,7 @@ from localjudge.weights.gguf import _parse_once, to_layout
 _DTYPES = {"float32": ("F32", 4, 2), "bfloat16": ("BF16", 2, 1), "float16": ("F16", 2, 0)}
 """torch dtype -> (safetensors code, bytes per value, rank in safetensors' order)."""
 _TORCH = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}
+_MADV_DONTNEED = 4  # Linux
 _WRITE = 1 << 26  # bytes per `pwrite`: a large tensor in slices the kernel takes whole
 
 
@@ -179,9 +183,22 @@ def _gguf_tensors(path: Path, model) -> Iterator[tuple[str, Any]]:
         )
         if parsed["tensors"]:
             raise Unstreamable(f"{architecture}'s tensor processor builds tensors of its own")
-        if result.name not in mapping:
-            continue
-        yield mapping[result.name], torch.from_numpy(hf_gguf.np.copy(result.weights))
+        if result.name in mapping:
+            yield mapping[result.name], torch.from_numpy(hf_gguf.np.copy(result.weights))
+        _forget(tensor.data)
+
+
+def _forget(data: Any) -> None:
+    """Drops the whole pages of a tensor's bytes in the GGUF's map from the resident set (`madvise`):
+    each is read once, and the map is shared and read-only, so the page cache keeps them and a later
+    read faults them in again. Without this the first load held every page of the GGUF to its end."""
+    if not sys.platform.startswith("linux"):
+        return
+    page = mmap.PAGESIZE
+    start = data.ctypes.data
+    first, last = -(-start // page) * page, (start + data.nbytes) // page * page
+    if last > first:
+        ctypes.CDLL(None).madvise(ctypes.c_void_p(first), ctypes.c_size_t(last - first), _MADV_DONTNEED)
 
 
 def _newer_loader(architecture: str) -> bool:
