@@ -23,7 +23,8 @@ NOTES = "## Notes (hand-written)"
 def machine(*extras: str) -> dict:
     """The CPU model and core count (lscpu), then each of `extras` in the order given.
 
-    Extras: `torch_threads`, `torch`, `transformers`, `python`, `gpu` (None without CUDA), `simd`. Each
+    Extras: `torch_threads`, `torch`, `transformers`, `python`, `gpu` (None without CUDA), `simd`,
+    `bf16` ("native" or "not native": whether oneDNN packs bf16 weights here). Each
     script names the ones its results files have always recorded, so those files keep their keys;
     torch and transformers are imported only when asked for.
 
@@ -72,6 +73,15 @@ def _simd() -> str:
     return ", ".join(label for flag, label in names if flag in flags) or "none of AVX2/AVX-512/AMX"
 
 
+def _bf16() -> str:
+    """Whether this CPU runs bf16 natively, as the engine sees it: "native" where oneDNN packs bf16
+    weights (AVX-512 BF16, AMX, AVX-NE-CONVERT), else "not native" (bf16 GEMMs read unpacked weights)."""
+    torch = _torch()
+    from localjudge.engine.invariant import can_prepack
+
+    return "native" if can_prepack(torch.zeros(8, 8, dtype=torch.bfloat16)) else "not native"
+
+
 def _transformers_version() -> str:
     import transformers
 
@@ -85,6 +95,7 @@ _EXTRAS = {
     "python": platform.python_version,
     "gpu": _gpu,
     "simd": _simd,
+    "bf16": _bf16,
 }
 
 

@@ -1,33 +1,33 @@
-"""A run's peak resident memory against the judge's weights, per embedded judge and dtype.
+"""A run's peak resident memory against the judge's weights, per embedded judge and dtype, first run and later.
 
 Each measurement is a fresh Python process, as a CLI call is: it imports localjudge, loads the
-judge (`load_judge`, a prepared copy in a cache folder of this study's own), runs a short fixed
-workload on the bundled RAG demo (`localjudge/examples/rag_demo.jsonl`: G-Eval `correctness` and
-the likelihood metric `faithfulness_pmi` on its first `--cases` cases), and reports its peak
-resident set (`VmHWM` of /proc/self/status, which counts the file pages a memory map touched too)
-after the imports, after the load and at the end. The weights are the judge's parameters in the
-dtype it runs (4 bytes each in fp32, 2 in bf16); the target is a peak of at most twice that.
+judge (`load_judge`, with a cache folder of this study's own), runs a short fixed workload on the
+bundled RAG demo (`localjudge/examples/rag_demo.jsonl`: G-Eval `correctness` and the likelihood
+metric `faithfulness_pmi` on its first `--cases` cases, and the log-likelihood of each answer), and
+reports its peak resident set (`VmHWM` of /proc/self/status, which counts the file pages a memory
+map touched too) after the imports, after the load and at the end. The weights are the judge's
+parameters in the dtype it runs (4 bytes each in fp32, 2 in bf16); the target: the peak less the
+imports' at most twice that.
 
-Per judge and dtype, a `cold` run comes first, the load alone (a dtype whose prepared copy is not
-in the study's cache folder yet parses the GGUF and writes it: the row is kept only then), then a
-`warm` run, the load (from the copy) and the workload. The copies' bytes on disk are listed beside.
+Per judge, the cache folder starts empty (as `LOCALJUDGE_CACHE=$(mktemp -d)`); per dtype a `cold`
+run comes first, the judge's first run: its load writes the prepared copy from the GGUF (the
+judge's first dtype also joins a chunked GGUF into the folder), then the workload; then a `warm`
+run, the load from the copy and the same workload. The copies' bytes on disk are listed beside.
 
 dtypes: `float32`; `bf16-mixed` (bf16 linear layers, the rest in fp32: the CPU default for bf16);
-`bf16-full` (every op in bf16, `mixed_precision=False`).
+`bf16-full` (every op in bf16, `mixed_precision=False`). Each label records its host's bf16 support
+(`bf16`: `native` where oneDNN packs bf16 weights, AVX-512 BF16 or AMX; else `not native`, where
+bf16 GEMMs read their weights unpacked); a kind of host no label measured is listed as not measured.
 
 `--dump FILE` also writes the workload's scores and likelihoods (every record's distribution, raw
-score and token log-probabilities, as JSON) from the warm run, so that two versions of the code
-can be compared byte for byte (`cmp`).
-
-`--cases 0` measures the load alone (rows `warm-load`); `--seed DIR` starts each cache folder from
-the copies in DIR (hard links), e.g. one `_seed.py` made from fp32 copies, so no row waits on a parse.
+score and token log-probabilities, as JSON) from each run, so that two versions of the code can be
+compared byte for byte (`cmp`). `--cases 0` measures the load alone.
 Rows are saved as they are measured: a run cut short keeps what it has.
 
-Usage: `python -m benchmarks.memory.memory --label before [--judges smollm2-135m] [--dtypes float32]`
+Usage: `python -m benchmarks.memory.memory --label NAME [--judges smollm2-135m] [--dtypes float32]`
 writes `memory_results.json` (the runs under the label) and rewrites `memory_results.md`;
-`--report` rewrites the markdown alone; `--publish LABEL [LABEL...]` writes the labels' warm peaks
-(each from the first label that has it) to `localjudge/judges/peak_memory.json`, which `localjudge
-models` shows.
+`--report` rewrites the markdown alone; `--publish LABEL...` writes the labels' cold and warm peaks to
+`localjudge/judges/peak_memory.json`, which `localjudge models` shows.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -50,10 +49,15 @@ RESULTS_JSON = HERE / "memory_results.json"
 RESULTS_MD = HERE / "memory_results.md"
 PUBLISHED = REPO / "localjudge" / "judges" / "peak_memory.json"
 DEMO = REPO / "localjudge" / "examples" / "rag_demo.jsonl"
-JUDGES = ("smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b")
+JUDGES = ("smollm2-135m", "gemma3-270m", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 DTYPES = ("float32", "bf16-mixed", "bf16-full")
 METRICS = ("correctness", "faithfulness_pmi")
-MACHINE = ("torch_threads", "torch", "transformers", "python", "simd")
+MACHINE = ("torch_threads", "torch", "transformers", "python", "simd", "bf16")
+PHASES = ("cold", "warm")
+HOSTS = {
+    "not native": "AVX2 or AVX-512 without BF16: bf16 GEMMs read unpacked weights",
+    "native": "AVX-512 BF16 or AMX: oneDNN packs bf16 weights",
+}
 
 
 def _vm(field: str) -> int:
@@ -120,27 +124,17 @@ def child(judge_name: str, dtype: str, cache: str, cases: int, dump: str | None)
     imported = _vm("VmHWM")
     judge = load_judge(judge_name, options=_options(dtype), cache=cache, progress=False)
     loaded, t_load = _vm("VmHWM"), time.perf_counter() - t0
+    from localjudge.engine.hf import HFBackend
+
+    assert isinstance(judge.backend, HFBackend)
     model = judge.backend.model
-    if cases == 0:
-        print(
-            json.dumps(
-                {
-                    "imported": imported,
-                    "loaded": loaded,
-                    "peak": loaded,
-                    "weights": _weights_bytes(model, dtype),
-                    "held": _held_bytes(model),
-                    "seconds": round(t_load, 1),
-                    "load_seconds": round(t_load, 1),
-                }
-            )
-        )
-        return
-    chosen = load_cases(DEMO)[:cases]
-    result = evaluate(chosen, [builtin_metric(m) for m in METRICS], judge, progress=False)
-    logprobs = judge.loglikelihood([f"Question: {c.input}\nAnswer:" for c in chosen], [c.actual_output for c in chosen])
+    if cases:
+        chosen = load_cases(DEMO)[:cases]
+        result = evaluate(chosen, [builtin_metric(m) for m in METRICS], judge, progress=False)
+        prompts = [f"Question: {c.input}\nAnswer:" for c in chosen]
+        logprobs = judge.loglikelihood(prompts, [c.actual_output or "" for c in chosen])
     peak = _vm("VmHWM")
-    if dump:
+    if dump and cases:
         Path(dump).write_text(
             json.dumps(_dump(result, logprobs, model), indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )
@@ -180,36 +174,36 @@ def _run_child(judge: str, dtype: str, cache: Path, cases: int, dump: str | None
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def measure(judges, dtypes, cases: int, dump_dir: Path | None, seed: Path | None, save) -> list[dict]:
+def measure(judges, dtypes, cases: int, dump_dir: Path | None, save) -> list[dict]:
     """Every row (`save(rows)` after each, so a run cut short keeps what it measured)."""
     rows: list[dict] = []
     for judge in judges:
         with tempfile.TemporaryDirectory(prefix="lj-memory-") as tmp:
-            cache = Path(tmp)
-            if seed is not None:  # hard links of a seed folder's copies (`_seed.py`): no parse where they serve
-                for part in ("weights", "hashes", "gguf"):
-                    if (seed / part).is_dir():
-                        shutil.copytree(seed / part, cache / part, copy_function=os.link)
+            cache = Path(tmp)  # empty: the judge's first run writes its copies here
             for dtype in dtypes:
-                before = set(_copies(cache))
-                cold = _run_child(judge, dtype, cache, 0, None)
-                built = sorted(set(_copies(cache)) - before)
-                if built:  # this dtype's copy was written by that run: it was a cold one
-                    rows.append({"judge": judge, "dtype": dtype, "phase": "cold", **cold})
+                for phase in PHASES:
+                    before = set(_copies(cache))
+                    dump = str(dump_dir / f"{judge}-{dtype}-{phase}.json") if dump_dir else None
+                    run = _run_child(judge, dtype, cache, cases, dump)
+                    copies = _copies(cache)
+                    if (phase == "cold") != bool(set(copies) - before):
+                        did = "did not write" if phase == "cold" else "wrote"
+                        raise SystemExit(f"{judge} {dtype}: a {phase} run that {did} a prepared copy")
+                    run["copies"] = copies
+                    rows.append({"judge": judge, "dtype": dtype, "phase": phase, **run})
                     save(rows)
-                    print(f"{judge} {dtype} cold: peak {cold['peak'] / 2**30:.2f} GiB", flush=True)
-                dump = str(dump_dir / f"{judge}-{dtype}.json") if dump_dir else None
-                warm = _run_child(judge, dtype, cache, cases, dump)
-                copies = _copies(cache)
-                warm["copies"] = copies
-                rows.append({"judge": judge, "dtype": dtype, "phase": "warm" if cases else "warm-load", **warm})
-                save(rows)
-                print(
-                    f"{judge} {dtype} warm: peak {warm['peak'] / 2**30:.2f} GiB, weights "
-                    f"{warm['weights'] / 2**30:.2f} GiB, ratio {warm['peak'] / warm['weights']:.2f}",
-                    flush=True,
-                )
+                    print(
+                        f"{judge} {dtype} {phase}: peak {run['peak'] / 2**30:.2f} GiB, imports "
+                        f"{run['imported'] / 2**30:.2f}, weights {run['weights'] / 2**30:.2f}, "
+                        f"ratio {_ratio(run):.2f}, {run['seconds']} s",
+                        flush=True,
+                    )
     return rows
+
+
+def _ratio(row: dict) -> float:
+    """(peak - the imports' peak) / the weights in the dtype run: the target is at most 2."""
+    return (row["peak"] - row["imported"]) / row["weights"]
 
 
 def _gib(n: int | None) -> str:
@@ -222,76 +216,75 @@ def report(data: dict) -> str:
         "# Peak resident memory of a run, against the judge's weights",
         "",
         "Written by `python -m benchmarks.memory.memory` (see its docstring). Each row is a fresh process: "
-        "import, `load_judge`, then (warm rows) G-Eval `correctness`, `faithfulness_pmi` and the "
-        "log-likelihood of the answer on the first case of the bundled RAG demo; cold rows: the load alone, "
-        "parsing the GGUF and writing the prepared copy. *peak*: VmHWM of the process (GiB); *weights*: the judge's "
-        "parameters at the bytes of the dtype it runs; *ratio*: peak / weights (target: at most 2); "
-        "*imports*: the peak after importing torch, transformers and localjudge, before the load; "
-        "*copies*: the prepared copies on disk (GiB). Times depend on how busy the host was when each "
-        "label ran (the notes say; `before` shared its 2 cores with a training job): compare memory, not times.",
+        "import, `load_judge`, then G-Eval `correctness`, `faithfulness_pmi` and the log-likelihood of the "
+        "answer on the first cases of the bundled RAG demo. *cold*: the judge's first run, from an empty cache "
+        "folder (its load writes the prepared copy from the GGUF); *warm*: a later run, the load from the copy. "
+        "*peak*: VmHWM of the process (GiB); *imports*: the peak after importing torch, transformers and "
+        "localjudge, before the load; *weights*: the judge's parameters at the bytes of the dtype it runs; "
+        "*held*: the bytes its parameters take as loaded (mixed precision keeps the embeddings and the output "
+        "layer in fp32); *ratio*: (peak - imports) / weights, the target at most 2; *copies*: the prepared "
+        "copies on disk (GiB). Times depend on how busy the host was: compare memory, not times. Older labels "
+        "measured a cold row as the load alone (their notes say).",
         "",
+        "## Hosts",
+        "",
+        "| bf16 support | what it means | measured in |",
+        "|---|---|---|",
     ]
+    for kind, meaning in HOSTS.items():
+        which = [label for label in labels if data["labels"][label]["machine"].get("bf16") == kind]
+        lines.append(f"| {kind} | {meaning} | {', '.join(which) or 'not measured'} |")
+    lines.append("")
     for label in labels:
         run = data["labels"][label]
-        lines += [f"## {label}", "", f"{run['note']}", "", f"Machine: {json.dumps(run['machine'])}", ""]
+        bf16 = run["machine"].get("bf16", "not recorded")
+        cases = run.get("cases")
+        workload = "the load alone" if cases == 0 else f"{cases} RAG demo case(s)" if cases else "see the note"
         lines += [
-            "| judge | dtype | phase | weights | imports | after load | peak | ratio | copies on disk | seconds |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            f"## {label}",
+            "",
+            f"{run['note']}",
+            "",
+            f"Workload: {workload}. Machine: {json.dumps(run['machine'])}",
+            "",
+        ]
+        lines += [
+            "| judge | dtype | host bf16 | phase | weights | held | imports | after load | peak | ratio "
+            "| copies on disk | seconds |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for r in run["rows"]:
             copies = sum(r.get("copies", {}).values()) or None
+            held = r.get("held")
             lines.append(
-                f"| {r['judge']} | {r['dtype']} | {r['phase']} | {_gib(r['weights'])} | {_gib(r['imported'])} | "
-                f"{_gib(r['loaded'])} | {_gib(r['peak'])} | {r['peak'] / r['weights']:.2f} | {_gib(copies)} | "
-                f"{r['seconds']} |"
-            )
-        lines.append("")
-    if len(labels) >= 2:
-        last = labels[-1]
-        lines += [
-            f"## Side by side: warm peaks, {last} against the latest earlier run of each row",
-            "",
-            "*warm*: load and workload; *warm-load*: the load alone (a fresh process, the copy in place).",
-            "",
-            f"| judge | dtype | phase | weights | earlier run | peak | ratio | peak {last} | ratio |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
-        for r in data["labels"][last]["rows"]:
-            key = (r["judge"], r["dtype"], r["phase"])
-            earlier = [
-                (label, o)
-                for label in labels[:-1]
-                for o in data["labels"][label]["rows"]
-                if (o["judge"], o["dtype"], o["phase"]) == key
-            ]
-            if r["phase"] == "cold" or not earlier:
-                continue
-            label, o = earlier[-1]
-            lines.append(
-                f"| {r['judge']} | {r['dtype']} | {r['phase']} | {_gib(r['weights'])} | {label} | {_gib(o['peak'])} | "
-                f"{o['peak'] / o['weights']:.2f} | {_gib(r['peak'])} | {r['peak'] / r['weights']:.2f} |"
+                f"| {r['judge']} | {r['dtype']} | {bf16} | {r['phase']} | {_gib(r['weights'])} | {_gib(held)} | "
+                f"{_gib(r['imported'])} | {_gib(r['loaded'])} | {_gib(r['peak'])} | {_ratio(r):.2f} | "
+                f"{_gib(copies)} | {r['seconds']} |"
             )
         lines.append("")
     return "\n".join(lines) + "\n" + kept_section(RESULTS_MD)
 
 
 def publish(data: dict, labels: list[str]) -> None:
-    """The labels' warm peaks per judge and dtype, for `localjudge models`: each from the first label
-    that measured it (e.g. `released after`: the newest runs, and an older one's rows that the change
-    measured by the newer could not have changed)."""
+    """The labels' cold and warm peaks per judge and dtype, for `localjudge models`: each from the first
+    label that measured it (e.g. a rerun of some rows after a change, then the full run before it)."""
     runs = [data["labels"][label] for label in labels]
-    machines = {f"{run['machine']['cpu']}, {run['machine']['cores']} cores" for run in runs}
-    if len(machines) != 1:
-        raise SystemExit(f"the labels {labels} were measured on different machines: {sorted(machines)}")
-    peaks: dict[str, dict[str, int]] = {}
+    hosts = {(r["machine"]["cpu"], r["machine"]["cores"], r["machine"]["simd"], r["machine"]["bf16"]) for r in runs}
+    workloads = {r["cases"] for r in runs}
+    if len(hosts) != 1 or len(workloads) != 1:
+        raise SystemExit(f"the labels {labels} were measured on different hosts or workloads: {hosts}, {workloads}")
+    peaks: dict[str, dict[str, dict[str, int]]] = {}
     for run in runs:
         for r in run["rows"]:
-            if r["phase"] == "warm":
-                peaks.setdefault(r["judge"], {}).setdefault(r["dtype"], r["peak"])
+            if r["phase"] in PHASES:
+                peaks.setdefault(r["judge"], {}).setdefault(r["dtype"], {}).setdefault(r["phase"], r["peak"])
+    cpu, cores, simd, bf16 = hosts.pop()
+    cases = workloads.pop()
     doc = {
         "source": "benchmarks/memory/memory_results.md",
         "labels": labels,
-        "machine": machines.pop(),
+        "machine": f"{cpu}, {cores} cores, {simd}, bf16 {bf16}",
+        "workload": "loading the judge" if cases == 0 else f"loading the judge and scoring {cases} RAG demo case(s)",
         "dtypes": list(DTYPES),
         "peak_rss_bytes": peaks,
     }
@@ -307,12 +300,9 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=1, help="RAG demo cases in the workload")
     parser.add_argument("--label", help="name of this set of runs in the results (e.g. before, after)")
     parser.add_argument("--note", default="", help="what the code measured was (a commit, a change)")
-    parser.add_argument("--dump", type=Path, help="folder for each warm run's scores and likelihoods (JSON)")
-    parser.add_argument("--seed", type=Path, help="start each cache folder from this one's copies (`_seed.py`)")
+    parser.add_argument("--dump", type=Path, help="folder for each run's scores and likelihoods (JSON)")
     parser.add_argument("--report", action="store_true", help="rewrite the markdown from the JSON")
-    parser.add_argument(
-        "--publish", nargs="+", metavar="LABEL", help="write the labels' warm peaks for `localjudge models`"
-    )
+    parser.add_argument("--publish", nargs="+", metavar="LABEL", help="write the labels' peaks for `localjudge models`")
     args = parser.parse_args()
     if args.child:
         judge, dtype, cache, cases = args.child
@@ -336,7 +326,7 @@ def main() -> None:
             entry["rows"] = [r for r in earlier if (r["judge"], r["dtype"], r["phase"]) not in new] + rows
             RESULTS_JSON.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
-        measure(args.judges, args.dtypes, args.cases, args.dump, args.seed, save)
+        measure(args.judges, args.dtypes, args.cases, args.dump, save)
     RESULTS_MD.write_text(report(data), encoding="utf-8")
 
 

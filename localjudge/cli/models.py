@@ -55,12 +55,14 @@ def models_cmd(names: tuple[str, ...], registry: str | None) -> None:
         )
         for j in reg.judges
     ]
-    print_table(["judge", "family", "size", "peak memory fp32 / bf16", "licence", "source", "installed here"], rows)
+    header = "peak GiB fp32 | bf16, first/later run"
+    print_table(["judge", "family", "size", header, "licence", "source", "installed here"], rows)
     click.echo(
         "\n* default judge. size: a packaged judge's GGUF; a hub judge's weights in bf16, 2 bytes per parameter\n"
-        "(computed from its parameter count, not measured). peak memory: resident, measured loading the judge and\n"
-        f"scoring the RAG demo on {peaks.machine} ({peaks.source}); bf16 is mixed precision,\n"
-        "the CPU default; - not measured. Install one: localjudge models --install NAME"
+        f"(computed from its parameter count, not measured). peak: resident memory of {peaks.workload},\n"
+        "on its first run (the load writes its prepared copy) and a later one, measured on\n"
+        f"{peaks.machine} ({peaks.source});\n"
+        "bf16 is mixed precision, the CPU default; - not measured. Install one: localjudge models --install NAME"
     )
 
 
@@ -115,11 +117,12 @@ def _size(entry, registry_path: Path) -> str:
 
 
 def _peaks(peaks, name: str) -> str:
-    """The measured peaks in fp32 and bf16 (mixed precision), e.g. "1.5 / 1.1 GiB"; - where not measured."""
-    fp32, bf16 = peaks.peak(name, "float32"), peaks.peak(name, "bf16-mixed")
-    if fp32 is None and bf16 is None:
+    """The measured peaks in fp32 and bf16 (mixed precision), each on the first run and a later one,
+    e.g. "1.0/1.2 | 0.8/1.0"; - where not measured."""
+    cells = [[peaks.peak(name, dtype, phase) for phase in ("cold", "warm")] for dtype in ("float32", "bf16-mixed")]
+    if all(b is None for pair in cells for b in pair):
         return "-"
-    return " / ".join("-" if b is None else f"{b / 2**30:.1f}" for b in (fp32, bf16)) + " GiB"
+    return " | ".join("/".join("-" if b is None else f"{b / 2**30:.1f}" for b in pair) for pair in cells)
 
 
 def _where(entry, registry_path: Path) -> tuple[str, str]:

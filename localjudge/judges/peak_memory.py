@@ -2,8 +2,9 @@
 
 The figures live in `peak_memory.json` beside this module, written by the benchmark that measures
 them (`python -m benchmarks.memory.memory --publish LABEL`, results in
-`benchmarks/memory/memory_results.md`): a fresh process that loads the judge from its prepared
-copy and scores a few cases of the bundled RAG demo. Nothing here measures.
+`benchmarks/memory/memory_results.md`): a fresh process that loads the judge and scores a case of
+the bundled RAG demo, on its first run (`cold`: the load writes the prepared copy from the GGUF)
+and on a later one (`warm`: the load reads the copy). Nothing here measures.
 
 Examples:
     >>> peaks = measured_peaks()
@@ -15,9 +16,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+Phase = Literal["cold", "warm"]
 PEAKS_PATH = Path(__file__).resolve().parent / "peak_memory.json"
 
 
@@ -30,13 +33,17 @@ class MeasuredPeaks(BaseModel):
     labels: tuple[str, ...] = Field(
         description="The names of the benchmark runs in that file; a figure comes from the first that measured it."
     )
-    machine: str = Field(description="The machine they were measured on.")
+    machine: str = Field(description="The machine they were measured on, with its bf16 support.")
+    workload: str = Field(description="What each measured process did, e.g. loading the judge alone.")
     dtypes: tuple[str, ...] = Field(description="The dtypes measured: float32, bf16-mixed, bf16-full.")
-    peak_rss_bytes: dict[str, dict[str, int]] = Field(description="Judge name -> dtype -> peak resident bytes.")
+    peak_rss_bytes: dict[str, dict[str, dict[Phase, int]]] = Field(
+        description="Judge name -> dtype -> phase (cold: the first run; warm: a later one) -> peak resident bytes."
+    )
 
-    def peak(self, judge: str, dtype: str) -> int | None:
-        """The measured peak of `judge` run in `dtype` (bytes), or None when not measured."""
-        return self.peak_rss_bytes.get(judge, {}).get(dtype)
+    def peak(self, judge: str, dtype: str, phase: Phase = "warm") -> int | None:
+        """The measured peak of `judge` run in `dtype` (bytes) on its first run (`cold`) or a later one
+        (`warm`), or None when not measured."""
+        return self.peak_rss_bytes.get(judge, {}).get(dtype, {}).get(phase)
 
 
 @lru_cache(maxsize=1)

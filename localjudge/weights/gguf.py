@@ -1,15 +1,17 @@
-"""A GGUF judge's model and tokenizer: from its prepared copy in the cache, else parsed once and prepared.
+"""A GGUF judge's model and tokenizer: from its prepared copy in the cache, else prepared once from the GGUF.
 
-transformers reads a GGUF three times per load (the tokenizer's config, the model's config, the
-weights), and each read parses every metadata field again, the vocabulary included: 3 x 5-40 s
-for the embedded judges. `_parse_once` lets the three reads share one parse of the file, and the
-two metadata-only reads share one result (1.4 s of the 0.5B Qwen judge's cold load). The parsed model
-(fp32, the dtype transformers dequantises to) is then cast, tensor by tensor and in place, to the
-layout the run reads (`cache.LAYOUTS`: fp32, bf16, or bf16 linear layers beside fp32 for mixed
-precision) and saved as safetensors with its config and tokenizer (`cache.store_prepared`); later
-loads read that copy instead (about a second), after verifying it. A load reads every tensor in the
-dtype it is stored in: a bf16 judge never holds an fp32 model, and a run's peak memory stays near
-its weights in the dtype it runs (`benchmarks/memory/memory_results.md`).
+A first load writes the copy in the layout the run reads (`cache.LAYOUTS`: fp32, bf16, or bf16
+linear layers beside fp32 for mixed precision) one tensor at a time (`gguf_stream`: the model on
+the meta device, each GGUF tensor dequantised, cast and written at its place), then loads the copy
+as every later load does (about a second, after verifying it): no load holds the model twice
+(`benchmarks/memory/memory_results.md`). A load reads every tensor in the dtype it is stored in: a
+bf16 judge never holds an fp32 model.
+
+Without a cache, or for a GGUF the stream cannot write exactly, the GGUF is parsed whole by
+transformers (fp32, the dtype it dequantises to), which reads it three times per load (the
+tokenizer's config, the model's config, the weights), each read parsing every metadata field
+again, the vocabulary included: `_parse_once` lets the reads share one parse of the file, and the
+two metadata-only reads share one result (1.4 s of the 0.5B Qwen judge's cold load).
 
 The cache is an optimisation: when its folder cannot hold the copy (disk full, read-only, or a
 copy larger than its size limit), the load goes on from the GGUF with a one-line warning rather
@@ -122,8 +124,40 @@ def _from_copy(key: CacheKey, root: Path, gguf_file: str) -> tuple[Any, Any] | N
 
 
 def _prepare(path: Path, key: CacheKey, root: Path, limit: CacheLimit) -> tuple[Any, Any]:
+    """Writes the copy for the key's layout from the GGUF, one tensor at a time (`gguf_stream`), and
+    returns the judge as the copy loads it: the load never holds the model twice. A GGUF that cannot
+    be streamed is parsed whole (`_prepare_parsed`)."""
+    from localjudge.weights.gguf_stream import Unstreamable
+
+    try:
+        where = _write_streamed(path, key, root, limit)
+    except Unstreamable as exc:
+        log.info("%s is parsed whole to prepare its copy (%s)", path.name, exc)
+        return _prepare_parsed(path, key, root, limit)
+    except CacheError as exc:
+        log.warning("%s (loaded from the GGUF this time)", exc)
+        return parse_gguf(path, _parse_dtype(key.layout))
+    log.info("prepared copy of %s written to %s", path.name, where)
+    gc.collect()  # the GGUF's tokenizer and metadata, which the copy's load does not need
+    with held(where):
+        return load_prepared(where, key.layout)
+
+
+def _write_streamed(path: Path, key: CacheKey, root: Path, limit: CacheLimit) -> Path:
+    """The copy for `key` written from the GGUF (`gguf_stream`); the folder it is in."""
+    from localjudge.weights.gguf_stream import streamed_copy
+
+    with streamed_copy(path, key.layout) as copy:
+        error = too_big(copy.size, limit)
+        if error is not None:
+            raise error
+        evict(root, limit.bytes, incoming=copy.size)
+        return store_prepared(key, path.name, copy.write, root, copy.size)
+
+
+def _prepare_parsed(path: Path, key: CacheKey, root: Path, limit: CacheLimit) -> tuple[Any, Any]:
     """Parses the GGUF in fp32, casts it in place to the key's layout, writes the copy, and returns
-    the judge as the copy loads it."""
+    the judge as the copy loads it (for a GGUF `gguf_stream` cannot write tensor by tensor)."""
     import torch
 
     layout = key.layout

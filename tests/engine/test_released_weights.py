@@ -155,3 +155,38 @@ def test_pages_are_dropped_only_from_a_file_map_no_one_else_reads():
     assert drop_pages(anonymous) == 0 and anonymous[-1] == (1 << 16) - 1
     view = anonymous[1:]
     assert drop_pages(anonymous) == 0 and view[0] == 1  # a view shares its storage: kept
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_a_weight_kept_whole_is_read_as_it_is_with_the_packed_copys_bits(bias):
+    """A weight another module reads (a tied embedding as the output layer) is not packed beside
+    itself where oneDNN gives the packed copy's bits reading it unpacked (`same_bits_unpacked`)."""
+    from localjudge.engine.invariant import GemmPlan, chunked, pack, packed_gemm, same_bits_unpacked
+
+    layer = torch.nn.Linear(96, 3000, bias=bias)
+    plan = GemmPlan(16, 8, packed=True)
+    if not can_prepack(layer.weight):
+        pytest.skip("oneDNN cannot pack fp32 weights here")
+    assert same_bits_unpacked(layer.weight, layer.bias, plan)  # measured so on the CPUs this runs on
+    kept = InvariantLinear(layer, plan)  # release=False: the weight stays whole
+    x = torch.randn(37, 96, generator=torch.Generator().manual_seed(0))
+    with torch.inference_mode():
+        out = kept(x)
+        packed = chunked(packed_gemm(pack(layer.weight, 16), layer.bias), x, 16, 8, 3000)
+    assert kept._unpack is None and not kept.released  # no packed copy to unpack: the plain weight is read
+    assert kept._held() is layer.weight
+    assert torch.equal(out, packed)
+
+
+def test_a_judges_tied_output_layer_holds_no_copy_of_the_embedding(tiny_tokenizer):
+    from localjudge.engine.invariant import read_layer
+
+    model = tiny_llama(tiny_tokenizer)
+    model.lm_head.weight = model.model.embed_tokens.weight  # tied, as SmolLM2's and Gemma's are
+    judge = _judge(model, tiny_tokenizer)
+    first = _scores(judge)
+    head = read_layer(model.lm_head, True, True)
+    if not (isinstance(head, InvariantLinear) and head.plan.packed):
+        pytest.skip("no packed plan here")
+    assert head._held() is model.model.embed_tokens.weight and head._unpack is None
+    assert np.array_equal(_scores(judge), first)
