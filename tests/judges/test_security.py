@@ -27,7 +27,8 @@ from localjudge.errors import ModelUnavailableError, UnsafeModelError
 from localjudge.judges.loading import load_judge
 from localjudge.judges.registry import availability, load_registry
 from localjudge.testing.tiny_models import tiny_llama
-from localjudge.weights.sources import PackageGGUFSource, package_gguf_path
+from localjudge.weights.chunks import locate_parts
+from localjudge.weights.sources import PackageChunksSource, PackageGGUFSource, package_gguf_path
 
 GOOD = json.dumps({"id": "a", "input": "q", "actual_output": "x", "expected_output": "y"}) + "\n"
 
@@ -305,18 +306,21 @@ def test_offline_python_api_names_the_fix(monkeypatch):
 
 # -- embedded judges ------------------------------------------------------------------------------------
 
-EMBEDDED = [j for j in load_registry().judges if isinstance(j.source, PackageGGUFSource)]
+EMBEDDED = [j for j in load_registry().judges if j.name in ("smollm2-135m", "gemma3-270m")]
 
 
 def test_both_families_are_embedded():
     assert {j.family for j in EMBEDDED} >= {"smollm", "gemma"}
+    assert all(isinstance(j.source, (PackageGGUFSource, PackageChunksSource)) for j in EMBEDDED)
 
 
 @pytest.mark.parametrize("entry", EMBEDDED, ids=lambda j: j.name)
 def test_embedded_weights_come_from_installed_packages(entry, no_network):
     assert availability(entry) == "yes"
-    path = package_gguf_path(entry.source)
-    assert path.is_file() and path.suffix == ".gguf" and path.stat().st_size > 50 * 2**20
+    src = entry.source
+    # found by their packages' folders, never imported: a GGUF in one package, or the chunks of one
+    files = locate_parts(src, entry.name) if isinstance(src, PackageChunksSource) else [package_gguf_path(src)]
+    assert all(f.is_file() for f in files) and sum(f.stat().st_size for f in files) > 50 * 2**20
     assert no_network == []
 
 
