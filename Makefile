@@ -129,10 +129,14 @@ $(LINT_STAMP): $(STAMP) requirements/lint.txt
 demo: $(STAMP)
 	$(VENV)/bin/localjudge demo --out out/demo_results.jsonl
 
-# the bundled RAG answers with the G-Eval correctness and faithfulness metrics
+# the bundled RAG answers with the G-Eval correctness and faithfulness metrics, by the judge measured to get them
+# right (the default 135M answers G-Eval at chance): qwen2.5-coder-1.5b, which `make judges-qwen` installs
+RAG_JUDGE ?= qwen2.5-coder-1.5b
 demo-rag: $(STAMP)
-	$(VENV)/bin/localjudge eval localjudge/examples/rag_demo.jsonl \
-		--metric correctness --metric faithfulness --out out/demo_rag_results.jsonl --overwrite
+	@$(VENV)/bin/localjudge models | grep -Eq '^[ *]$(RAG_JUDGE) .* yes$$' \
+		|| { echo "make demo-rag judges with $(RAG_JUDGE): install it first with make judges-qwen"; exit 2; }
+	$(VENV)/bin/localjudge eval localjudge/examples/rag_demo.jsonl --judge $(RAG_JUDGE) \
+		--metric correctness --metric faithfulness --out out/demo_rag_results.jsonl --overwrite --report out/demo_rag.html
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
