@@ -285,8 +285,6 @@ def eval_cmd(
     for r in result.records:
         if r.truncated:
             click.echo(f"truncated: case {r.case_id!r} ({r.metric}): {r.truncated}", err=True)
-    if report_out:
-        _write_report(report_out, out, cases, records=result.records, quiet=as_json)
     if as_json:
         click.echo(
             json.dumps(
@@ -299,10 +297,12 @@ def eval_cmd(
                 indent=1,
             )
         )
-        return
-    print_run(result, judge.info.name)
-    if out:
-        click.echo(f"\nresults: {out}")
+    else:
+        print_run(result, judge.info.name)
+        if out:
+            click.echo(f"\nresults: {out}")
+    if report_out:
+        _write_report(report_out, out, cases, records=result.records, quiet=as_json)
 
 
 def _check_report(report_out: str, out: str | None, panel: bool, replace: bool) -> None:
