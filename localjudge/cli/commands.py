@@ -178,6 +178,13 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @click.option(
+    "--report",
+    "report_out",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write an HTML page of the run here, as `localjudge report` does (a panel's needs --out).",
+)
+@click.option(
     "--distributed",
     is_flag=True,
     help="Split the cases over the processes of `torchrun --nproc-per-node N -m localjudge eval ...` (or "
@@ -198,6 +205,7 @@ def eval_cmd(
     limit,
     chunk_size,
     as_json,
+    report_out,
     distributed,
     panel,
     quorum,
@@ -222,9 +230,11 @@ def eval_cmd(
     settings = panel_settings(panel, quorum) if len(judge_names) > 1 else None
     if settings is not None and settings.quorum is not None and settings.quorum > len(judge_names):
         raise ConfigError(f"--quorum {quorum} needs as many judges; the panel has {len(judge_names)}")
-    if out:
+    if report_out:
+        _check_report(report_out, out, settings is not None, run.overwrite or run.resume)
+    if out or report_out:
         refuse_overwriting(
-            [out],
+            [o for o in (out, report_out) if o],
             [
                 ("data file", data),
                 ("style guide", style_guide),
@@ -252,6 +262,8 @@ def eval_cmd(
     if settings is not None:
         judge_kw.pop("judge_name")
         run_panel(cases, metrics, judge_names, settings, run, scoring, judge_kw, as_json, out)
+        if report_out:
+            _write_report(report_out, out, cases, members=judge_names, quiet=as_json)
         return
     judge_kw = {**judge_kw, "judge_name": _judge_for(metrics, judge_kw["judge_name"], judge_kw["registry"])}
     if distributed:
@@ -285,10 +297,40 @@ def eval_cmd(
                 indent=1,
             )
         )
-        return
-    print_run(result, judge.info.name)
-    if out:
-        click.echo(f"\nresults: {out}")
+    else:
+        print_run(result, judge.info.name)
+        if out:
+            click.echo(f"\nresults: {out}")
+    if report_out:
+        _write_report(report_out, out, cases, records=result.records, quiet=as_json)
+
+
+def _check_report(report_out: str, out: str | None, panel: bool, replace: bool) -> None:
+    """Refuses a --report that would end the run in an error, before the run."""
+    from localjudge.cli.report import refuse_existing
+    from localjudge.errors import ConfigError
+
+    if panel and not out:
+        raise ConfigError("--report of a panel reads the panel's results files: give --out too")
+    if out and Path(out).resolve() == Path(report_out).resolve():
+        raise ConfigError(f"--report {report_out} is the --out file; give the page another path")
+    refuse_existing(report_out, replace)
+
+
+def _write_report(report_out: str, out: str | None, cases, records=None, members=(), quiet=False) -> None:
+    """The page of this run: its own records, or (a panel) the panel's file and each member's beside it."""
+    from localjudge.cli.report import echo_report
+    from localjudge.report import ReportSettings, eval_run, write_report, write_runs
+
+    if records is not None:
+        report = write_runs([eval_run(records, out or "eval")], report_out, ReportSettings(), cases)
+    else:
+        assert out is not None  # _check_report refused a panel's report without --out
+        from localjudge.panel.run import member_path
+
+        paths: list[str | Path] = [out, *(p for n in members if (p := member_path(out, n)).is_file())]
+        report = write_report(paths, report_out, ReportSettings(), cases)
+    echo_report(report, err=quiet)  # --json keeps stdout for its JSON
 
 
 def _judge_for(metrics, named: str | None, registry: str | None) -> str | None:

@@ -44,7 +44,7 @@ from localjudge.weights.sources import HubSource, PackageChunksSource, PackageGG
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 # the README and the pages its lab notebook moved to (issue 47): their figures are checked alike
-FIGURE_PAGES = ["README.md", "docs/quality.md", "docs/bias_study.md", "docs/cpu.md"]
+FIGURE_PAGES = ["README.md", "docs/quality.md", "docs/bias_study.md", "docs/cpu.md", "docs/gpu.md"]
 
 SOURCE = re.compile(
     r"`((?:benchmarks|tests|localjudge|docs|examples|requirements)/[\w./-]+\.\w+|models\.yaml|pyproject\.toml|Makefile)`"
@@ -354,8 +354,10 @@ def _unbound_names(code: str) -> set[str]:
 
 
 def test_every_python_block_is_copy_pasteable():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
-    assert len(blocks) >= 4
+    # the README's, and those of the integrations page its DeepEval and inspect_ai sections moved to
+    pages = [README, ROOT / "docs" / "integrations.md"]
+    blocks = [b for page in pages for b in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)]
+    assert len(blocks) >= 5
     for code in blocks:
         assert not _unbound_names(code), f"a README python block uses {_unbound_names(code)} without importing it"
 

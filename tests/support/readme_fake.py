@@ -2,7 +2,8 @@
 
 The README test (tests/project/test_readme_runs.py) runs the blocks marked `<!-- readme-test: fake -->`
 through this module, where a real judge would take minutes: `python -m readme_fake ARGS...` is the
-`localjudge` command, `python -m readme_fake --python FILE` runs a block's code. A load of any name
+`localjudge` command, `python -m readme_fake --python FILE` runs a block's code, and
+`python -m readme_fake --pytest ARGS...` runs pytest on a block of test functions. A load of any name
 gives a fake judge of that name (marked as fake), with the registry entry's family, so the commands,
 files and Python names of the block are exercised as a user runs them; only the judgments are scripted.
 """
@@ -39,6 +40,10 @@ def main(argv: list[str]) -> None:
             sys.argv = argv[1:]
             runpy.run_path(argv[1], run_name="__main__")
             return
+        if argv[:1] == ["--pytest"]:
+            import pytest
+
+            sys.exit(pytest.main(argv[1:]))
         from localjudge.cli import main as cli
 
         cli(argv, prog_name="localjudge")
