@@ -38,6 +38,7 @@ from pathlib import Path
 import pytest
 
 from localjudge.judges.adapters import ADAPTER, read_manifest
+from localjudge.judges.heads import HEAD_WEIGHTS, is_head_folder, read_head_manifest
 from localjudge.judges.registry import Registry, TunedSource, load_registry
 from localjudge.weights.sources import HubSource, PackageChunksSource, PackageGGUFSource
 
@@ -307,7 +308,11 @@ def judges_table(registry: Registry) -> str:
     for j in registry.judges:
         src = j.source
         name = f"`{j.name}`" + (" (default)" if j.name == registry.default else "")
-        if isinstance(src, TunedSource):
+        if isinstance(src, TunedSource) and is_head_folder(src.folder()):
+            folder = src.folder()
+            where = f"heads in localjudge, over `{read_head_manifest(folder).base}`"
+            size = f"{(folder / HEAD_WEIGHTS).stat().st_size / 2**10:.0f} KiB heads"
+        elif isinstance(src, TunedSource):
             folder = src.folder()
             where = f"adapter in localjudge, over `{read_manifest(folder).base}`"
             size = f"{(folder / ADAPTER).stat().st_size / 2**20:.1f} MiB adapter"
