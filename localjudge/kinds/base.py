@@ -246,8 +246,17 @@ class KindSummary(NamedTuple):
     """Notes after the ones `MetricKind.notes` gives."""
 
 
+_KIND_CLASSES: dict[str, type[MetricKind[Any]]] = {}
+"""Each kind class by its name, as defined (the registry holds their objects; this module cannot import it)."""
+
+
 class MetricKind(ABC, Generic[S]):
     """What one kind of metric does differently from the others (see the module docstring)."""
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.name:
+            _KIND_CLASSES[cls.name] = cls
 
     name: ClassVar[str] = ""
     """The kind's name: its specs' `kind` field, its records' `kind`, its registry key."""
@@ -324,9 +333,7 @@ class MetricKind(ABC, Generic[S]):
 
     def check_trainable(self, metric: S) -> None:
         """Raises `ConfigError` unless the metric's reading can be trained where it is read."""
-        from localjudge.kinds.registry import KINDS
-
-        trainable = ", ".join(name for name, kind in KINDS.items() if kind.trainable)
+        trainable = ", ".join(sorted(n for n, k in _KIND_CLASSES.items() if k.trainable))
         raise ConfigError(
             f"metric {clip(metric.name)} is a {self.name} metric; tuning trains a judge's reading of a score or "
             f"label distribution: use a {trainable} metric"

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from localjudge.weights.gguf import _parse_once, to_layout
+from localjudge.weights.gguf_parse import UNLOADABLE, _parse_once, cannot_load, to_layout
 
 # safetensors orders a file's tensors by dtype (its enum, the widest first), then by name
 _DTYPES = {"float32": ("F32", 4, 2), "bfloat16": ("BF16", 2, 1), "float16": ("F16", 2, 0)}
@@ -104,8 +104,11 @@ def streamed_copy(path: Path, layout: str) -> Iterator[StreamedCopy]:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     with _parse_once():
-        tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
-        config = AutoConfig.from_pretrained(path.parent, gguf_file=path.name)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+            config = AutoConfig.from_pretrained(path.parent, gguf_file=path.name)
+        except UNLOADABLE as exc:
+            raise cannot_load(path, exc) from None
         if hasattr(config, "quantization_config"):  # dequantised as it is written: as `parse_gguf` leaves it
             del config.quantization_config
         with torch.device("meta"):

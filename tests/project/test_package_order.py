@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
     {"runs"},  # evaluate, generation, inspection, distributed runs
     # what is built on runs and records
     {"calibration", "bias", "integrations", "testing", "serve", "tune", "rank", "panel"},
+    {"heads", "report"},  # heads fit through tune's job; the report reads every feature's outputs
     {"cli"},  # the command line
     {"localjudge", "__main__"},  # the package root (the public API) and `python -m localjudge`
 ]
