@@ -6,7 +6,10 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from localjudge.kinds.fields import FieldName
 from localjudge.options import Options
+
+_INPUT: list[FieldName] = ["input"]
 
 
 class HeadOptions(Options):
@@ -33,8 +36,8 @@ class HeadOptions(Options):
         "standardised mean token log-probability, which it cannot shrink away, so it reads data unlike its "
         "labels no worse than the likelihood by much; none: the head alone. Preferences read no anchor.",
     )
-    source_fields: list[str] = Field(
-        default_factory=lambda: ["input"], min_length=1, description="Case fields shown before the output."
+    source_fields: list[FieldName] = Field(
+        default_factory=lambda: _INPUT.copy(), min_length=1, description="Case fields shown before the output."
     )
     field_labels: dict[str, str] = Field(
         default_factory=dict, description="Label of each source field in the prompt (default its name)."
