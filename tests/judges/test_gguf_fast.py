@@ -18,7 +18,7 @@ from gguf.quants import dequantize as gguf_dequantize
 from transformers.integrations.ggml import _gguf_parse_value
 
 from localjudge.weights import gguf_fast
-from localjudge.weights.gguf import _NoCopyOfOwnArrays
+from localjudge.weights.gguf_parse import _NoCopyOfOwnArrays
 from localjudge.weights.gguf_fast import (
     BLOCKS,
     dequantize_blocks,
