@@ -18,7 +18,6 @@ from gguf.quants import dequantize as gguf_dequantize
 from transformers.integrations.ggml import _gguf_parse_value
 
 from localjudge.weights import gguf_fast
-from localjudge.weights.gguf_parse import _NoCopyOfOwnArrays
 from localjudge.weights.gguf_fast import (
     BLOCKS,
     dequantize_blocks,
@@ -27,6 +26,7 @@ from localjudge.weights.gguf_fast import (
     fast_reader,
     fresh_values,
 )
+from localjudge.weights.gguf_parse import _NoCopyOfOwnArrays
 
 # where each format keeps its fp16 scalars (byte offsets in a block): they are set to finite values, since
 # random bytes spell NaNs whose payloads no format promises to keep
