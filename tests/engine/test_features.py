@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pooled_states import pooled_stock
 
 from localjudge.engine.options import EngineOptions
 from localjudge.io.cases import TestCase
@@ -11,19 +12,6 @@ from localjudge.judges.loading import load_judge
 from localjudge.testing.tiny_models import tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
-
-
-def _pooled_stock(model, judge, prompt: str, output: str, layer: int) -> np.ndarray:
-    """The state after `layer` averaged over the output's tokens, by transformers' own forward (no engine)."""
-    import torch
-
-    from localjudge.scoring.likelihood import split_boundary
-
-    p, c = split_boundary(prompt, " " + output)
-    ids_p, ids_c = judge.backend.encode(p), judge.backend.encode_continuation(c)
-    with torch.no_grad():
-        out = model(input_ids=torch.tensor([ids_p + ids_c]), output_hidden_states=True)
-    return out.hidden_states[layer][0, len(ids_p) :].double().mean(0).numpy()
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +34,8 @@ def test_engine_features_are_the_models_own_states(files, tiny_tokenizer):
     feats = judge.features([prompt] * 2, [" " + o for o in outputs], [1, 2])
     for f, o in zip(feats, outputs):
         assert f.pooled.shape == (2, 64)
-        np.testing.assert_allclose(f.pooled[0], _pooled_stock(model, judge, prompt, o, 1), atol=2e-5)
-        np.testing.assert_allclose(f.pooled[1], _pooled_stock(model, judge, prompt, o, 2), atol=2e-5)
+        np.testing.assert_allclose(f.pooled[0], pooled_stock(model, judge, prompt, o, 1), atol=2e-5)
+        np.testing.assert_allclose(f.pooled[1], pooled_stock(model, judge, prompt, o, 2), atol=2e-5)
         ll = judge.loglikelihood([prompt], [" " + o])[0]
         assert np.array_equal(f.logprobs, np.array(ll.logprobs))
 

@@ -12,6 +12,7 @@ import shutil
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from pooled_states import pooled_stock
 
 from localjudge.cli import main
 from localjudge.engine.options import EngineOptions
@@ -41,19 +42,6 @@ WORDS = ["apple", "river", "stone", "cloud", "green", "quiet", "paper", "light",
 PLANT_LAYER = 1
 
 
-def _pooled_stock(model, judge, prompt: str, output: str, layer: int) -> np.ndarray:
-    """The state after `layer` averaged over the output's tokens, by transformers' own forward (no engine)."""
-    import torch
-
-    from localjudge.scoring.likelihood import split_boundary
-
-    p, c = split_boundary(prompt, " " + output)
-    ids_p, ids_c = judge.backend.encode(p), judge.backend.encode_continuation(c)
-    with torch.no_grad():
-        out = model(input_ids=torch.tensor([ids_p + ids_c]), output_hidden_states=True)
-    return out.hidden_states[layer][0, len(ids_p) :].double().mean(0).numpy()
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory, tiny_tokenizer):
     """A tiny model, and 16 documents × 6 outputs rated by a planted linear read of the model's layer-1 states."""
@@ -75,7 +63,7 @@ def files(tmp_path_factory, tiny_tokenizer):
                 }
             )
     prompts = [f"Input:\n{r['input']}\n\nOutput:" for r in rows]
-    pooled = np.stack([_pooled_stock(model, judge, p, r["actual_output"], PLANT_LAYER) for p, r in zip(prompts, rows)])
+    pooled = np.stack([pooled_stock(model, judge, p, r["actual_output"], PLANT_LAYER) for p, r in zip(prompts, rows)])
     direction = np.random.default_rng(1).normal(size=pooled.shape[1])
     z = pooled @ direction
     z = (z - z.mean()) / z.std()
