@@ -26,6 +26,7 @@ from localjudge.bias.study import BiasStudy, StoredJudgments
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError, clip
 from localjudge.io.files import model_path_input
+from localjudge.kinds import kind_of
 from localjudge.kinds.pairwise import PairwiseMetric
 from localjudge.runs.options import RunOptions, ScoringOptions
 
@@ -55,12 +56,13 @@ def study_metrics(
     metric = resolve_metric(name) if name else None
     pair_name = pairwise_metric or ("pairwise" if pairwise else None)
     pair_metric = resolve_metric(pair_name) if pair_name else None
-    if isinstance(metric, PairwiseMetric):
+    if metric is not None and kind_of(metric).reads_both_orders:
         if pair_metric is not None and not default:
             raise ConfigError("--metric names a pairwise metric and --pairwise-metric another; give one")
         metric, pair_metric = None, metric
-    if pair_metric is not None and not isinstance(pair_metric, PairwiseMetric):
+    if pair_metric is not None and not kind_of(pair_metric).reads_both_orders:
         raise ConfigError(f"--pairwise-metric {clip(pair_name)} is not a pairwise metric")
+    assert pair_metric is None or isinstance(pair_metric, PairwiseMetric)  # for the type checker
     return metric, pair_metric
 
 

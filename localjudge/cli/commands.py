@@ -119,6 +119,7 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     """Generate (once, cached) the evaluation steps of a metric and write them for review and pinning."""
     from localjudge.errors import ConfigError
     from localjudge.io.files import read_text, refuse_overwriting
+    from localjudge.kinds import kind_of
     from localjudge.kinds.geval.spec import GEvalMetric
     from localjudge.kinds.geval.steps import resolve_steps
     from localjudge.metrics import resolve_metric
@@ -136,8 +137,9 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     run.check_output(resumable=False)
     guide = read_text(style_guide, "style guide", ConfigError) if style_guide else None
     metric = resolve_metric(metric_name, style_guide=guide)
-    if not isinstance(metric, GEvalMetric):  # the command writes G-Eval's steps: no other kind has any
+    if not kind_of(metric).has_steps:
         raise click.UsageError("only G-Eval metrics have evaluation steps")
+    assert isinstance(metric, GEvalMetric)  # for the type checker: the G-Eval kind is the one with steps
     if regenerate:
         metric = metric.model_copy(update={"steps": None})
     judge = load_from_options(**judge_kw, progress=run.progress)

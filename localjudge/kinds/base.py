@@ -268,6 +268,10 @@ class MetricKind(ABC, Generic[S]):
     """Whether its score is read from a score (label) distribution: `min_valid_mass` applies."""
     compares_outputs: bool = False
     """Whether it compares two outputs of a case: summarised by output 1's win rate."""
+    reads_both_orders: ClassVar[bool] = False
+    """Whether its records read a comparison in both presentation orders (a `PairwiseDetail`)."""
+    has_steps: ClassVar[bool] = False
+    """Whether its metrics carry evaluation steps a judge can write (`localjudge steps`)."""
     default_pass_mark: float | None = None
     """The pass mark `assert_passes` uses for a metric without a threshold (None: it needs one)."""
     detail: ClassVar[type[BaseModel] | None] = None

@@ -121,6 +121,7 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
     """Both presentation orders judged and combined (see the module docstring)."""
 
     name = "pairwise"
+    reads_both_orders = True
     spec = PairwiseMetric
     detail = PairwiseDetail
     summary_detail = ComparisonSummary

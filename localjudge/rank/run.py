@@ -21,9 +21,7 @@ from localjudge.errors import ConfigError, DataError, clip, repeated
 from localjudge.io.cases import TestCase
 from localjudge.io.jsonl import check_output_mode
 from localjudge.judges.judge import Judge
-from localjudge.kinds import Metric
-from localjudge.kinds.pairwise import PairwiseMetric
-from localjudge.kinds.pairwise_likelihood import PairwiseLikelihoodMetric
+from localjudge.kinds import Metric, kind_of
 from localjudge.kinds.records import ResultRecord
 from localjudge.rank.adaptive import Pair, group_seed, next_round, pair_budget
 from localjudge.rank.bradley_terry import fit_strengths, ranks, win_scores
@@ -86,7 +84,7 @@ def rank_outputs(
         >>> result.summary.systems[0].system  # doctest: +SKIP
     """
     run, scoring = settings_of(run, scoring, keywords, "rank_outputs")
-    if not isinstance(metric, PairwiseMetric | PairwiseLikelihoodMetric):
+    if len(kind_of(metric).outputs_read(metric)) != 2:
         raise ConfigError(
             f"metric {clip(metric.name)} ({metric.kind}) does not compare two outputs; give a pairwise one"
         )
@@ -95,7 +93,7 @@ def rank_outputs(
     cmp_path = comparisons_path(run.out) if run.out is not None else None
     if cmp_path is not None:
         check_output_mode(cmp_path, run.mode)
-    f1, f2 = metric.output_fields
+    f1, f2 = kind_of(metric).outputs_read(metric)
     asked: dict[str, list[Pair]] = {g: [] for g in groups}
     read: dict[tuple[str, Pair], ResultRecord] = {}
     made: list[ResultRecord] = []

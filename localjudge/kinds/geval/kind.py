@@ -54,6 +54,7 @@ class GEvalKind(MetricKind[GEvalMetric]):
     """Scores read from the judge's probabilities of every valid score (see the module docstring)."""
 
     name = "geval"
+    has_steps = True
     spec = GEvalMetric
     reads_distribution = True
 
