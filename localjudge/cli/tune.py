@@ -68,6 +68,11 @@ from localjudge.errors import ConfigError
 )
 @click.option("--folds", type=int, default=5, show_default=True, help="head: grouped cross-validation folds.")
 @click.option(
+    "--sentences",
+    is_flag=True,
+    help="head: also read each sentence of the output alone after the source (its mean and least likelihood).",
+)
+@click.option(
     "--loss",
     type=click.Choice(["ce", "mse", "ce+mse", "rank", "ce+rank"]),
     default="ce+rank",
@@ -104,6 +109,7 @@ def tune_cmd(
     field_labels,
     output_label,
     anchor,
+    sentences,
     folds,
     **tuning,
 ) -> None:
@@ -154,6 +160,7 @@ def tune_cmd(
             output_label=output_label,
             anchor=anchor,
             folds=folds,
+            sentences=sentences,
             seed=tuning["seed"],
         )
         _report_heads(fit_heads(load_cases(cases), chosen, job, options), out, metrics[0])

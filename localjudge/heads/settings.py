@@ -43,3 +43,8 @@ class HeadOptions(Options):
         default_factory=dict, description="Label of each source field in the prompt (default its name)."
     )
     output_label: str = Field(default="Output", description="Label shown before the output.")
+    sentences: bool = Field(
+        default=False,
+        description="Also read each sentence of the output alone after the source (its mean and least mean token "
+        "log-probability become features): about one more pass over the outputs.",
+    )

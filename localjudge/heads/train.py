@@ -22,7 +22,7 @@ from localjudge.heads.store import load_features
 from localjudge.io.cases import TestCase
 from localjudge.judges.heads import HEAD_MANIFEST, HEAD_WEIGHTS, HeadFit, HeadManifest, is_head_folder
 from localjudge.kinds import Metric, kind_of
-from localjudge.kinds.head.features import matrix, prompt_of
+from localjudge.kinds.head.features import continuations, matrix, prompt_of
 from localjudge.kinds.head.spec import FeatureSpec, HeadMetric
 from localjudge.labels import Labels, agreement, read_labels
 from localjudge.tune.job import TuneJob
@@ -70,13 +70,15 @@ def fit_heads(
         field_labels=options.field_labels,
         output_label=options.output_label,
         layers=layers,
+        sentences=options.sentences,
     )
     outputs = {m.name: _output_fields(m, labels[m.name]) for m in metrics}
     _check_fields(cases, spec, outputs)
     prompts = [prompt_of(spec, c) for c in cases]
     items = sorted({(prompts[i], str(c.get(f))) for m in metrics for i, c in enumerate(cases) for f in outputs[m.name]})
     t0 = time.perf_counter()
-    with job.bar(len(items), "features") as bar:
+    reads = continuations(spec, [p for p, _ in items], [o for _, o in items])  # with sentences, more than items
+    with job.bar(len(reads), "features") as bar:
         feats, computed = load_features(judge, spec, items, job.features_folder, bar.update)
     feature_seconds = time.perf_counter() - t0
     by_item = dict(zip(items, feats))

@@ -26,7 +26,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
 from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
@@ -68,6 +75,10 @@ class EntailmentMetric(BaseModel):
         default="response",
         description="Ask about the whole target, or about each of its sentences (score: the least supported one).",
     )
+    sentences: Literal["min", "mean"] = Field(
+        default="min",
+        description="With unit sentence: score the least supported sentence, or the mean P(yes) over sentences.",
+    )
     threshold: float | None = Field(
         default=None, ge=0, le=1, description="Pass threshold on P(yes); none: no pass/fail."
     )
@@ -75,10 +86,20 @@ class EntailmentMetric(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> EntailmentMetric:
         check_fields(self.fields, self.target)
+        if self.sentences != "min" and self.unit != "sentence":
+            raise ValueError("sentences: mean reads sentences; give it with unit: sentence")
         yes, no = (x.strip() for x in self.labels)
         if not yes or not no or yes.lower() == no.lower():
             raise ValueError(f"labels {list(self.labels)} must be two different non-empty answers")
         return self
+
+    @model_serializer(mode="wrap")
+    def _omit_default(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # metrics defined before `sentences` keep byte-identical specs in their records
+        out = handler(self)
+        if out.get("sentences") == "min":
+            del out["sentences"]
+        return out
 
     @property
     def required_fields(self) -> list[str]:
@@ -148,9 +169,14 @@ class EntailmentKind(MetricKind[EntailmentMetric]):
                 reason = f"{ds[bad].unscored_reason}{where}"
                 out.append(ctx.unscored(judge, it.case, reason, valid_mass=mass, detail=detail, **fields))
                 continue
-            worst = min(range(len(us)), key=lambda k: ds[k].probs[yes])
-            p = ds[worst].probs[yes]
-            dist, mode = dict(ds[worst].probs), ds[worst].mode
+            mode: str | None
+            if m.sentences == "mean":  # the sentences' distributions averaged
+                dist = {k: float(np.mean([d.probs[k] for d in ds])) for k in ds[0].probs}
+                p, mode = dist[yes], max(dist, key=lambda k: dist[k])
+            else:
+                worst = min(range(len(us)), key=lambda k: ds[k].probs[yes])
+                p = ds[worst].probs[yes]
+                dist, mode = dict(ds[worst].probs), ds[worst].mode
             scored = ctx.record(
                 judge, it.case, p, raw_score=p, distribution=dist, valid_mass=mass, mode=mode, detail=detail, **fields
             )
@@ -158,7 +184,8 @@ class EntailmentKind(MetricKind[EntailmentMetric]):
         return out
 
     def describe(self, metric: EntailmentMetric) -> Listing:
-        return Listing(f"P({metric.labels[0]}) per {metric.unit}", f"{', '.join(metric.fields)} -> {metric.target}")
+        how = f"per {metric.unit}" + (", their mean" if metric.sentences == "mean" else "")
+        return Listing(f"P({metric.labels[0]}) {how}", f"{', '.join(metric.fields)} -> {metric.target}")
 
     # -- learning from yes/no labels: taught P(yes) of the whole response, read back as P(yes)
 

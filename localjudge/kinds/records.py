@@ -94,6 +94,19 @@ class TokenReading(BaseModel):
     worst_sentence: TokenSpan | None = Field(description="The sentence with the lowest mean token value.")
 
 
+class SentenceValue(BaseModel):
+    """One sentence of the target read alone after the prompt, and its value."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str = Field(description="The sentence.")
+    value: float | None = Field(
+        description="Its mean (or summed) token log-probability, less the same without the source under PMI; "
+        "null when not finite."
+    )
+    tokens: int = Field(description="Number of its tokens.")
+
+
 class LikelihoodDetail(BaseModel):
     """How a likelihood score came about; the token counts say what the judge read."""
 
@@ -129,13 +142,19 @@ class LikelihoodDetail(BaseModel):
     tokens: TokenReading | None = Field(
         default=None, description="Token-level aggregations only: what was read and the lowest units."
     )
+    sentences: list[SentenceValue] | None = Field(
+        default=None,
+        description="Metrics with `sentences` only: each sentence read alone, in order (given_source then covers "
+        "their tokens together).",
+    )
 
     @model_serializer(mode="wrap")
     def _omit_tokens(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # records of mean/sum metrics stay byte for byte as they were before token-level readings
+        # records of mean/sum metrics stay byte for byte as they were before token-level and sentence readings
         out = handler(self)
-        if out.get("tokens", 0) is None:
-            del out["tokens"]
+        for key in ("tokens", "sentences"):
+            if out.get(key, 0) is None:
+                del out[key]
         return out
 
 

@@ -75,7 +75,7 @@ def data_set(name: str) -> tuple[list[TestCase], HeadOptions, list[str]]:
     raise SystemExit(f"unknown data set {name}")
 
 
-def feature_spec(judge, options: HeadOptions):
+def feature_spec(judge, options: HeadOptions, sentences: bool = False):
     """The `FeatureSpec` a fit with `options` reads on `judge` (as `fit_heads` builds it)."""
     from localjudge.kinds.head.spec import FeatureSpec
 
@@ -86,22 +86,25 @@ def feature_spec(judge, options: HeadOptions):
         field_labels=options.field_labels,
         output_label=options.output_label,
         layers=layers,
+        sentences=sentences,
     )
 
 
-def features(judge, name: str, work: Path = WORK, progress: bool = True):
-    """The data set's cases, spec, and each case's features per output field (computed once, then cached)."""
+def features(judge, name: str, work: Path = WORK, progress: bool = True, sentences: bool = False):
+    """The data set's cases, spec, and each case's features per output field (computed once, then cached);
+    with `sentences`, each output's sentences read alone too (`FeatureSpec.sentences`)."""
     from tqdm import tqdm
 
     from localjudge.heads.store import load_features
-    from localjudge.kinds.head.features import prompt_of
+    from localjudge.kinds.head.features import continuations, prompt_of
 
     cases, options, fields = data_set(name)
-    spec = feature_spec(judge, options)
+    spec = feature_spec(judge, options, sentences)
     prompts = [prompt_of(spec, c) for c in cases]
     items = [(p, str(c.get(f))) for f in fields for p, c in zip(prompts, cases)]
     t0 = time.perf_counter()
-    with tqdm(total=len(items), desc=f"{name} features", disable=not progress) as bar:
+    total = len(continuations(spec, [p for p, _ in items], [o for _, o in items]))
+    with tqdm(total=total, desc=f"{name} features", disable=not progress) as bar:
         got, computed = load_features(judge, spec, items, work / "features", bar.update)
     seconds = time.perf_counter() - t0
     per_field = {f: got[k * len(cases) : (k + 1) * len(cases)] for k, f in enumerate(fields)}
@@ -114,13 +117,14 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=["summeval", "mtbench", "llmbar", "summedits"])
     ap.add_argument("--work", type=Path, default=WORK)
     ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--sentences", action="store_true", help="Read each output's sentences alone too.")
     args = ap.parse_args()
     from localjudge.engine.options import EngineOptions
     from localjudge.judges.loading import load_judge
 
     judge = load_judge(args.judge, options=EngineOptions(dtype=args.dtype), progress=False)
     for name in args.sets:
-        cases, _, _, cost = features(judge, name, args.work)
+        cases, _, _, cost = features(judge, name, args.work, sentences=args.sentences)
         print(
             f"{args.judge} {name}: {len(cases)} cases, {cost['computed']} outputs computed in {cost['seconds']:.0f} s",
             flush=True,

@@ -30,7 +30,6 @@ from benchmarks.lib.common import machine
 from benchmarks.lib.tuning import alternate_groups
 from benchmarks.quality.heads import data
 from benchmarks.quality.heads.study import bootstrap_mean, ci, fit_read, per_group_rho
-from localjudge.engine.backend import ContinuationFeatures
 from localjudge.metrics import builtin_metric
 
 HERE = Path(__file__).resolve().parent
@@ -44,7 +43,7 @@ def centred(cases, feats):
     for field, fs in feats.items():
         docs = np.array([c.extra["doc_id"] for c in cases])
         means = {d: np.mean([fs[i].pooled for i in np.flatnonzero(docs == d)], axis=0) for d in set(docs)}
-        out[field] = [ContinuationFeatures(f.pooled - means[d], f.logprobs) for f, d in zip(fs, docs)]
+        out[field] = [f._replace(pooled=f.pooled - means[d]) for f, d in zip(fs, docs)]
     return out
 
 
@@ -86,6 +85,7 @@ def main() -> None:
     started, load0 = time.perf_counter(), os.getloadavg()[0]
     judge = load_judge(args.judge, options=EngineOptions(dtype="float32"), progress=False)
     cases, spec, feats, cost = data.features(judge, "summeval", args.work)
+    _, sspec, sfeats, scost = data.features(judge, "summeval", args.work, sentences=True)
     docs = np.array([c.extra["doc_id"] for c in cases])
     first, second = alternate_groups(list(range(len(cases))), lambda i: docs[i])
     halves = (np.array(first), np.array(second))
@@ -100,12 +100,18 @@ def main() -> None:
         head, fit_s, chosen = halves_reading(metric, cases, dim, spec, feats, halves, plain)
         alone, _, _ = halves_reading(metric, cases, dim, spec, feats, halves, unanchored)
         cent, _, _ = halves_reading(metric, cases, dim, spec, flat, halves, unanchored)
+        sent, _, _ = halves_reading(metric, cases, dim, sspec, sfeats, halves, plain)
         lik = np.array([f.logprobs.mean() for f in feats["actual_output"]])
+        least = np.array([f.sentences.min() for f in sfeats["actual_output"]])
+        each = np.array([f.sentences.mean() for f in sfeats["actual_output"]])
         row = {
             "head (anchored)": agreement(head, human, docs),
             "head alone": agreement(alone, human, docs),
             "head alone, centred per article": agreement(cent, human, docs),
             "likelihood under the head's prompt": agreement(lik, human, docs),
+            "head with sentence readings (anchored)": agreement(sent, human, docs),
+            "sentences read alone: least likely sentence": agreement(least, human, docs),
+            "sentences read alone: mean over sentences": agreement(each, human, docs),
             "fit_seconds": fit_s,
             "chosen": chosen,
         }
@@ -131,6 +137,7 @@ def main() -> None:
         results["dimensions"][dim] = row
         print(dim, ci(row["head (anchored)"]["summary_rho"]), flush=True)
     results["cost"] = cost_of(judge, cases, spec, cost)
+    results["cost"]["sentence_pass_this_run"] = scost
     results["machine"], results["host"] = (
         machine(),
         f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end",
@@ -207,7 +214,13 @@ def render(res: dict) -> str:
         f"summaries (a fresh feature pass over 2 articles, load average {c['load_average']:.1f}); one head fit "
         f"(CV and final fit) {min(fits):.1f}-{max(fits):.1f} s; four dimensions' heads "
         f"{c['head_bytes_four_dimensions_all_layers'] / 2**10:.0f} KiB at most; peak resident "
-        f"{c['peak_rss_gib']:.2f} GiB; whole run {res['total_seconds']:.0f} s.",
+        f"{c['peak_rss_gib']:.2f} GiB; whole run {res['total_seconds']:.0f} s."
+        + (
+            f" Sentence readings: {c['sentence_pass_this_run']['computed']} sentences read alone in "
+            f"{c['sentence_pass_this_run']['seconds']:.0f} s this run."
+            if "sentence_pass_this_run" in c
+            else ""
+        ),
         "",
         "Chosen per half (layers, alpha, out-of-fold agreement inside the half):",
         "",

@@ -46,6 +46,9 @@ class HeadKind(MetricKind[HeadMetric]):
         src = metric.features.source_fields
         return Needs(required=[*src, *metric.output_fields], sort_by=list(src))
 
+    def outputs_read(self, metric: HeadMetric) -> list[str]:
+        return list(metric.output_fields)
+
     def measure(self, judge: Judge, ctx: MetricContext[HeadMetric], case: TestCase) -> Measure:
         m = ctx.metric
         prompt = prompt_of(m.features, case)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from localjudge.kinds.fields import FieldName
 
@@ -38,6 +38,19 @@ class FeatureSpec(BaseModel):
     layers: list[int] = Field(
         min_length=1, description="Decoder layers read (1: the first layer's output; the last: the final state)."
     )
+    sentences: bool = Field(
+        default=False,
+        description="Also read each sentence of the output alone after the prompt: the mean and the least of the "
+        "sentences' mean token log-probabilities join the features (one more continuation per sentence).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_default(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # specs without sentence readings dump as before: heads, manifests and cached features keep their bytes
+        out = handler(self)
+        if out.get("sentences") is False:
+            del out["sentences"]
+        return out
 
     def prompt(self, values: dict[str, str]) -> str:
         """The prompt the output follows, from each source field's text."""

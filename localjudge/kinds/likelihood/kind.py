@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,10 +21,18 @@ from localjudge.judges.judge import Judge
 from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.likelihood import prompts as L
 from localjudge.kinds.likelihood.spec import LikelihoodMetric
-from localjudge.kinds.records import LikelihoodDetail, ResultRecord, TokenReading, TokenSpan, TokenStats
+from localjudge.kinds.records import (
+    LikelihoodDetail,
+    ResultRecord,
+    SentenceValue,
+    TokenReading,
+    TokenSpan,
+    TokenStats,
+)
 from localjudge.scoring.aggregate import TokenReading as Aggregated
 from localjudge.scoring.aggregate import UnitValue, read_tokens
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
+from localjudge.scoring.spans import split_sentences
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,8 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         reads: list[_Read] = [it.payload for it in items]
+        if m.sentences is not None:
+            return _score_sentences(batch, reads)
         blank = [not r.continuation.strip() for r in reads]
         live = [r for r, b in zip(reads, blank) if not b]
         prompts = [r.prompt for r in live] + [r.contrast for r in live if r.contrast is not None]
@@ -92,6 +103,7 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
 
     def describe(self, metric: LikelihoodMetric) -> Listing:
         words = "" if metric.unit == "token" else ", words"
+        words += f", {metric.sentences} of sentences" if metric.sentences else ""
         scale = f"{'PMI' if metric.pmi else 'log-prob'} ({metric.aggregation}{words})"
         return Listing(scale, f"{', '.join(metric.fields) or '-'} -> {metric.target}")
 
@@ -101,6 +113,13 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
             return super().explain(record)
         if d.tokens is not None:
             return Explanation(_tokens(d.tokens, raw, score))
+        if d.sentences:
+            least = min(d.sentences, key=lambda x: math.inf if x.value is None else x.value)
+            how = record.metric_spec.get("sentences", "mean")
+            return Explanation(
+                f"{how} over {len(d.sentences)} sentences, each read alone after the prompt: {raw:.3f}, score "
+                f"{score:.3f}; least likely sentence {least.text[:80]!r} ({least.value})"
+            )
         what = "mean log-probability per token" if d.aggregation == "mean" else "log-probability"
         target = record.metric_spec.get("target", "actual_output")
         if d.without_source is not None:
@@ -236,6 +255,56 @@ def _record(
     if not math.isfinite(raw):
         return ctx.unscored(judge, case, "a log-probability of the target is not finite", detail=detail, **fields)
     return ctx.record(judge, case, _to_score(m, raw, contrast is not None), raw_score=raw, detail=detail, **fields)
+
+
+def _score_sentences(batch: Batch[LikelihoodMetric], reads: list[_Read]) -> list[ResultRecord]:
+    """Records of a metric with `sentences`: each sentence of the target read alone after the prompt (and the
+    contrast prompt), all of a batch's sentences in one engine call so a source's KV serves every one."""
+    judge, ctx, items = batch.judge, batch.ctx, batch.items
+    m = ctx.metric
+    split = [split_sentences(r.continuation.strip()) or [r.continuation.strip()] for r in reads]
+    prompts, conts = [], []
+    for r, sents in zip(reads, split):
+        for sent in sents:
+            if sent:
+                prompts.append(r.prompt)
+                conts.append(L.continuation(r.prompt, sent))
+    contrasts = [r.contrast for r, sents in zip(reads, split) for sent in sents if sent and r.contrast is not None]
+    lls = iter(judge.loglikelihood(prompts + contrasts, conts + (conts if contrasts else [])))
+    given = [[next(lls) for sent in sents if sent] for sents in split]
+    without = [[next(lls) for sent in sents if sent] for sents in split] if contrasts else [[] for _ in split]
+    out = []
+    for it, r, sents, g, w in zip(items, reads, split, given, without):
+        fields: dict[str, Any] = dict(prompt_tokens=r.counts.condition, truncated=it.cut)
+        if not g:  # nothing was read; the prompt's size still holds
+            detail = _detail(m, r.counts, None, None)
+            out.append(ctx.unscored(judge, it.case, f"the {m.target} is blank", detail=detail, **fields))
+            continue
+        values = [_value(m, a) - (_value(m, b) if w else 0.0) for a, b in zip(g, w or g)]
+        raw = float(np.mean(values)) if m.sentences == "mean" else min(values)
+        whole = ContinuationLogprobs(
+            token_ids=tuple(t for a in g for t in a.token_ids), logprobs=tuple(x for a in g for x in a.logprobs)
+        )
+        contrast = (
+            ContinuationLogprobs(
+                token_ids=tuple(t for a in w for t in a.token_ids), logprobs=tuple(x for a in w for x in a.logprobs)
+            )
+            if w
+            else None
+        )
+        read = [
+            SentenceValue(text=t, value=_finite(v), tokens=a.n_tokens)
+            for t, v, a in zip([x for x in sents if x], values, g)
+        ]
+        detail = _detail(m, r.counts, whole, contrast).model_copy(update={"sentences": read})
+        if not math.isfinite(raw):
+            out.append(
+                ctx.unscored(judge, it.case, "a log-probability of a sentence is not finite", detail=detail, **fields)
+            )
+            continue
+        score = _to_score(m, raw, contrast is not None)
+        out.append(ctx.record(judge, it.case, score, raw_score=raw, detail=detail, **fields))
+    return out
 
 
 @dataclass(frozen=True)

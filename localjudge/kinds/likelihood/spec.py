@@ -92,6 +92,12 @@ class LikelihoodMetric(BaseModel):
     below: float | None = Field(
         default=None, lt=0, description="Threshold of `aggregation: count_below`, in nats per unit (e.g. -5)."
     )
+    sentences: Literal["mean", "min"] | None = Field(
+        default=None,
+        description="Read each sentence of the target alone after the prompt (not after the sentences before it) "
+        "and score the mean or the least of their values (each aggregated as `aggregation`: mean or sum); "
+        "none: the target whole.",
+    )
     pmi: PMIContrast | None = Field(
         default=None, description="Subtract the log-likelihood without the source fields (PMI), token by token."
     )
@@ -110,6 +116,8 @@ class LikelihoodMetric(BaseModel):
             raise ValueError("quantile: give it with aggregation: quantile, and only then")
         if (self.below is None) == (self.aggregation == "count_below"):
             raise ValueError("below: give it with aggregation: count_below, and only then")
+        if self.sentences is not None and (self.aggregation not in ("mean", "sum") or self.token_level):
+            raise ValueError("sentences: each sentence is read by its mean or sum; give aggregation mean or sum")
         if self.aggregation == "sentence_min" and (self.unit, self.focus) != ("token", "all"):
             raise ValueError("aggregation: sentence_min averages every token of a sentence; leave unit and focus out")
         return self
@@ -119,7 +127,13 @@ class LikelihoodMetric(BaseModel):
         # the token-level settings appear only when set, so metrics defined before them keep
         # byte-identical specs in their records (and resume against older files)
         out = handler(self)
-        for key, default in (("unit", "token"), ("focus", "all"), ("quantile", None), ("below", None)):
+        for key, default in (
+            ("unit", "token"),
+            ("focus", "all"),
+            ("quantile", None),
+            ("below", None),
+            ("sentences", None),
+        ):
             if key in out and out[key] == default:
                 del out[key]
         return out
