@@ -36,3 +36,24 @@ def likelihood_metric(dim: str, pmi: bool = False):
     """The builtin likelihood metric of a dimension, optionally with the article as PMI contrast."""
     metric = builtin_metric(f"{dim}_likelihood")
     return metric.model_copy(update={"pmi": PMIContrast(without=["input"])}) if pmi else metric
+
+
+# The pairwise criteria `quality/rank` and `quality/heads` compare summaries by: SummEval's definitions of the
+# dimensions, written before any run and not tuned.
+TASK = "You will be given a news article and two summaries of it. Decide which summary is better."
+CRITERIA = {
+    "coherence": "The better summary is well-structured and well-organized: it builds from sentence to sentence "
+    "to a coherent body of information about the article, not a heap of related facts.",
+    "consistency": "The better summary is factually consistent with the article: it states only facts the "
+    "article supports and contains no hallucinated facts.",
+    "fluency": "The better summary has fewer problems of grammar, spelling, punctuation, word choice and sentence "
+    "structure.",
+    "relevance": "The better summary selects the important content of the article and leaves out redundancies "
+    "and excess information.",
+}
+
+
+def pairwise_metric(dim: str):
+    from localjudge.kinds.pairwise import PairwiseMetric
+
+    return PairwiseMetric(name=f"{dim}_pairwise", task=TASK, criteria=CRITERIA[dim])

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.lib.common import SUMMEVAL_DATA, cell, host_load, kept_section, load_summeval, machine
-from benchmarks.lib.summeval import agreement
+from benchmarks.lib.summeval import CRITERIA, agreement, pairwise_metric
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,25 +44,6 @@ HERE = Path(__file__).resolve().parent
 def out_paths(judge: str) -> tuple[Path, Path]:
     """The results files of one judge's run: `rank_summeval_<judge>.{md,json}` beside this script."""
     return HERE / f"rank_summeval_{judge}.md", HERE / f"rank_summeval_{judge}.json"
-
-
-TASK = "You will be given a news article and two summaries of it. Decide which summary is better."
-CRITERIA = {
-    "coherence": "The better summary is well-structured and well-organized: it builds from sentence to sentence "
-    "to a coherent body of information about the article, not a heap of related facts.",
-    "consistency": "The better summary is factually consistent with the article: it states only facts the "
-    "article supports and contains no hallucinated facts.",
-    "fluency": "The better summary has fewer problems of grammar, spelling, punctuation, word choice and sentence "
-    "structure.",
-    "relevance": "The better summary selects the important content of the article and leaves out redundancies "
-    "and excess information.",
-}
-
-
-def pairwise_metric(dim: str):
-    from localjudge.kinds.pairwise import PairwiseMetric
-
-    return PairwiseMetric(name=f"{dim}_pairwise", task=TASK, criteria=CRITERIA[dim])
 
 
 def system_tau(scores, human, systems, docs, n_boot: int = 1000, seed: int = 0) -> dict:
