@@ -10,7 +10,9 @@ read on each SummEdits domain (AUC; balanced accuracy at the threshold fitted on
 domains' readings), and the SummEdits head (fit on all five domains) read on SummEval consistency
 (summary-level ρ), each beside the likelihood.
 
-    python -m benchmarks.quality.heads.heads_summedits --judge smollm2-135m
+    python -m benchmarks.quality.heads.heads_summedits --judge smollm2-135m --sentences
+
+With --sentences, also the head with sentence readings and the least likely sentence read alone.
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ def best_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(max(cuts, key=lambda t: balanced_accuracy(scores, labels, t)))
 
 
-def lodo(judge, work: Path) -> dict:
+def lodo(judge, work: Path, sentences: bool = False) -> dict:
     metric = builtin_metric("consistency_entailment")
     cases, spec, feats, cost = data.features(judge, "summedits", work)
+    if sentences:
+        _, sspec, sfeats, scost = data.features(judge, "summedits", work, sentences=True)
+        least = np.array([f.sentences.min() for f in sfeats["actual_output"]])
     domains = np.array([c.extra["domain"] for c in cases])
     labels = np.array([c.extra["label"] for c in cases])
     lik = np.array([f.logprobs.mean() for f in feats["actual_output"]])
@@ -67,8 +72,18 @@ def lodo(judge, work: Path) -> dict:
             "chosen": {"layers": chosen.chosen.layers, "alpha": chosen.chosen.alpha, "cv_auc": chosen.oof_agreement},
             "fit_seconds": secs,
         }
+        if sentences:
+            r, chosen, _ = fit_read(metric, cases, "label", sspec, sfeats, fit_rows, read_rows, data.SUMMARY)
+            t_head = best_threshold(chosen.oof, labels[fit_rows])
+            t_least = best_threshold(least[fit_rows], labels[fit_rows])
+            rows[d] |= {
+                "sentence_head_balanced_accuracy": balanced_accuracy(r, labels[read_rows], t_head),
+                "sentence_head_auc": roc_auc(r, labels[read_rows]),
+                "least_sentence_balanced_accuracy": balanced_accuracy(least[read_rows], labels[read_rows], t_least),
+                "least_sentence_auc": roc_auc(least[read_rows], labels[read_rows]),
+            }
         print(d, rows[d]["head_balanced_accuracy"], rows[d]["likelihood_balanced_accuracy"], flush=True)
-    return {"domains": rows, "features": cost}
+    return {"domains": rows, "features": cost} | ({"sentence_features": scost} if sentences else {})
 
 
 def transfer(judge, work: Path) -> dict:
@@ -112,13 +127,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--judge", default="smollm2-135m")
     ap.add_argument("--work", type=Path, default=data.WORK)
+    ap.add_argument(
+        "--sentences", action="store_true", help="Also read each summary's sentences alone (one more pass)."
+    )
     args = ap.parse_args()
     from localjudge.engine.options import EngineOptions
     from localjudge.judges.loading import load_judge
 
     started, load0 = time.perf_counter(), os.getloadavg()[0]
     judge = load_judge(args.judge, options=EngineOptions(dtype="float32"), progress=False)
-    res = {"judge": args.judge, "lodo": lodo(judge, args.work), "transfer": transfer(judge, args.work)}
+    res = {"judge": args.judge, "lodo": lodo(judge, args.work, args.sentences), "transfer": transfer(judge, args.work)}
     res["machine"], res["host"] = (
         machine(),
         f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end",
@@ -153,6 +171,21 @@ def render(res: dict) -> str:
         f"| **mean of five** | | **{mean['head_balanced_accuracy']:.3f}** | {mean['head_auc']:.3f} | "
         f"{mean['likelihood_balanced_accuracy']:.3f} | {mean['likelihood_auc']:.3f} |"
     )
+    if "sentence_head_auc" in mean:
+        lines += [
+            "",
+            "Sentences read alone (`FeatureSpec.sentences`: each summary sentence read after the document on its own), "
+            "the same protocol:",
+            "",
+            "| domain | head with sentence readings: balanced acc. | its AUC | least likely sentence: balanced acc. | "
+            "its AUC |",
+            "|---|---|---|---|---|",
+        ]
+        for d, r in [*rows.items(), ("**mean of five**", mean)]:
+            lines.append(
+                f"| {d} | {r['sentence_head_balanced_accuracy']:.3f} | {r['sentence_head_auc']:.3f} | "
+                f"{r['least_sentence_balanced_accuracy']:.3f} | {r['least_sentence_auc']:.3f} |"
+            )
     t = res["transfer"]
     on = t["summeval consistency head on summedits"]
     m = {k: np.mean([r[k] for r in on.values()]) for k in next(iter(on.values()))}

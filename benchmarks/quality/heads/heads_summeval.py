@@ -11,7 +11,10 @@ features centred within an article (a measured option: a reading that needs the 
 summaries), and the judge's G-Eval and builtin `<dim>_likelihood` readings from
 `quality/summeval/summeval_scores` where that file has the judge. Then a learning curve and the cost.
 
-    python -m benchmarks.quality.heads.heads_summeval --judge smollm2-135m
+    python -m benchmarks.quality.heads.heads_summeval --judge smollm2-135m --sentences
+
+With --sentences, also: each summary's sentences read alone after the article (`FeatureSpec.sentences`),
+as two more head features and as readings of their own (the least likely sentence, the mean).
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ def main() -> None:
     ap.add_argument("--dims", nargs="+", default=list(data.DIMENSIONS))
     ap.add_argument("--work", type=Path, default=data.WORK)
     ap.add_argument("--render", action="store_true", help="Rewrite the Markdown from the JSON results file.")
+    ap.add_argument(
+        "--sentences", action="store_true", help="Also read each summary's sentences alone (one more pass)."
+    )
     args = ap.parse_args()
     if args.render:
         res = json.loads((HERE / f"heads_summeval_{args.judge}.json").read_text())
@@ -85,7 +91,8 @@ def main() -> None:
     started, load0 = time.perf_counter(), os.getloadavg()[0]
     judge = load_judge(args.judge, options=EngineOptions(dtype="float32"), progress=False)
     cases, spec, feats, cost = data.features(judge, "summeval", args.work)
-    _, sspec, sfeats, scost = data.features(judge, "summeval", args.work, sentences=True)
+    if args.sentences:
+        _, sspec, sfeats, scost = data.features(judge, "summeval", args.work, sentences=True)
     docs = np.array([c.extra["doc_id"] for c in cases])
     first, second = alternate_groups(list(range(len(cases))), lambda i: docs[i])
     halves = (np.array(first), np.array(second))
@@ -100,26 +107,32 @@ def main() -> None:
         head, fit_s, chosen = halves_reading(metric, cases, dim, spec, feats, halves, plain)
         alone, _, _ = halves_reading(metric, cases, dim, spec, feats, halves, unanchored)
         cent, _, _ = halves_reading(metric, cases, dim, spec, flat, halves, unanchored)
-        sent, _, _ = halves_reading(metric, cases, dim, sspec, sfeats, halves, plain)
         lik = np.array([f.logprobs.mean() for f in feats["actual_output"]])
-        least = np.array([f.sentences.min() for f in sfeats["actual_output"]])
-        each = np.array([f.sentences.mean() for f in sfeats["actual_output"]])
         row = {
             "head (anchored)": agreement(head, human, docs),
             "head alone": agreement(alone, human, docs),
             "head alone, centred per article": agreement(cent, human, docs),
             "likelihood under the head's prompt": agreement(lik, human, docs),
-            "head with sentence readings (anchored)": agreement(sent, human, docs),
-            "sentences read alone: least likely sentence": agreement(least, human, docs),
-            "sentences read alone: mean over sentences": agreement(each, human, docs),
             "fit_seconds": fit_s,
             "chosen": chosen,
         }
+        if args.sentences:
+            sent, _, _ = halves_reading(metric, cases, dim, sspec, sfeats, halves, plain)
+            row["head with sentence readings (anchored)"] = agreement(sent, human, docs)
+            for how, f in (("least likely sentence", np.min), ("mean over sentences", np.mean)):
+                read = np.array([f(x.sentences) for x in sfeats["actual_output"]])
+                row[f"sentences read alone: {how}"] = agreement(read, human, docs)
         if prior is not None:
             order = {cid: i for i, cid in enumerate(prior["case_ids"])}
             idx = [order[c.id] for c in cases]
             row["builtin <dim>_likelihood"] = agreement(np.array(prior["items"]["ll-mean"][dim])[idx], human, docs)
             row["G-Eval"] = agreement(np.array(prior["items"]["expected"][dim])[idx], human, docs)
+            own = np.column_stack([np.array(prior["items"][k][dim])[idx] for k in ("expected", "ll-mean", "ll-pmi")])
+            mixed = np.full(len(cases), np.nan)
+            for fit_rows, read_rows in (halves, halves[::-1]):
+                got = fit_read(metric, cases, f"human_{dim}", spec, feats, fit_rows, read_rows, plain, (1, 5), own)
+                mixed[read_rows] = got[0]
+            row["head with the metric's own readings (G-Eval, likelihood, PMI)"] = agreement(mixed, human, docs)
         curve = {}
         for n in CURVE:
             k = -(-n // 16)  # articles of each half fit on
@@ -137,7 +150,8 @@ def main() -> None:
         results["dimensions"][dim] = row
         print(dim, ci(row["head (anchored)"]["summary_rho"]), flush=True)
     results["cost"] = cost_of(judge, cases, spec, cost)
-    results["cost"]["sentence_pass_this_run"] = scost
+    if args.sentences:
+        results["cost"]["sentence_pass_this_run"] = scost
     results["machine"], results["host"] = (
         machine(),
         f"load average {load0:.1f} at the start, {os.getloadavg()[0]:.1f} at the end",

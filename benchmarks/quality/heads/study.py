@@ -16,18 +16,27 @@ from localjudge.kinds.head.linear import read
 from localjudge.labels import agreement, read_labels
 
 
-def sets(spec, feats: dict[str, list], rows: Sequence[int]) -> list[Features]:
-    """Each layer set `fit_heads` tries (each layer alone, then all) over the cases `rows`."""
+def with_extra(x: np.ndarray, extra: np.ndarray | None) -> np.ndarray:
+    """(n, d + e) `x` with the columns of (n, e) `extra` before its last three (`features.EXTRAS`, which the
+    anchor reads from the end): other readings of the same outputs tried as features."""
+    return x if extra is None else np.hstack([x[:, :-3], extra, x[:, -3:]])
+
+
+def sets(spec, feats: dict[str, list], rows: Sequence[int], extra: np.ndarray | None = None) -> list[Features]:
+    """Each layer set `fit_heads` tries (each layer alone, then all) over the cases `rows`; `extra` (cases, e)
+    columns join every set (a rating's features only)."""
     fields = list(feats)
+    add = None if extra is None else extra[np.asarray(rows)]
     out = []
     for layers in [(layer,) for layer in spec.layers] + [tuple(spec.layers)]:
-        per = [matrix([feats[f][i] for i in rows], spec, layers) for f in fields]
+        per = [with_extra(matrix([feats[f][i] for i in rows], spec, layers), add) for f in fields]
         out.append(Features(layers, per[0], per[1] if len(per) == 2 else None))
     return out
 
 
-def fit_read(metric, cases, field, spec, feats, fit_rows, read_rows, options: HeadOptions, scale=None):
-    """A head fit on `fit_rows` (grouped CV inside them, as `fit_heads` does) and read on `read_rows`.
+def fit_read(metric, cases, field, spec, feats, fit_rows, read_rows, options: HeadOptions, scale=None, extra=None):
+    """A head fit on `fit_rows` (grouped CV inside them, as `fit_heads` does) and read on `read_rows`; `extra`:
+    (cases, e) more columns of each case (`with_extra`).
 
     Returns:
         (readings of read_rows on the label's terms, the `Chosen` fit, fit seconds).
@@ -38,7 +47,7 @@ def fit_read(metric, cases, field, spec, feats, fit_rows, read_rows, options: He
     chosen = choose(
         labels.kind,
         labels.scale,
-        sets(spec, feats, fit_rows),
+        sets(spec, feats, fit_rows, extra),
         labels.values,
         np.array(labels.groups),
         lambda s: agreement(metric, s, labels).value,
@@ -50,7 +59,8 @@ def fit_read(metric, cases, field, spec, feats, fit_rows, read_rows, options: He
     seconds = time.perf_counter() - t0
     layers = tuple(chosen.reading.layers)
     fields = list(feats)
-    first = matrix([feats[fields[0]][i] for i in read_rows], spec, layers)
+    add = None if extra is None else extra[np.asarray(read_rows)]
+    first = with_extra(matrix([feats[fields[0]][i] for i in read_rows], spec, layers), add)
     second = matrix([feats[fields[1]][i] for i in read_rows], spec, layers) if len(fields) == 2 else None
     return read(chosen.reading, chosen.weights, first, second), chosen, seconds
 
