@@ -55,3 +55,33 @@ def test_the_heads_read_the_same_bits_in_any_batch(judge):
     alone = evaluate(cases[5:7][::-1], [metric], judge.with_options(token_budget=512), progress=False, chunk_size=1)
     a = {r.case_id: r.raw_score for r in together.records}
     assert all(a[r.case_id] == r.raw_score for r in alone.records)
+
+
+def _pairs(cases):
+    """Pairs of the demo's summaries of one article, as the pairwise metric reads them."""
+    return [
+        a.model_copy(update={"id": f"{a.id}|{b.id}", "extra": {**a.extra, "output_1": a.actual_output,
+                                                               "output_2": b.actual_output}})
+        for a, b in zip(cases[::2], cases[1::2])
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["qwen2.5-coder-0.5b-summeval", "smollm2-135m-summedits", "smollm2-135m-mtbench"])
+def test_every_other_shipped_head_judge_loads_by_name_and_reads_through_its_heads(name):
+    """The 0.5B's heads read after `make judges-qwen` (`make test` installs that judge); the others over the 135M."""
+    manifest = read_head_manifest(FOLDER.parent / name)
+    judge = load_judge(name, progress=False)
+    assert judge.info.name == name and judge.info.provenance == manifest.base_provenance
+    cases = load_cases(DEMO)[:4]
+    metrics = [builtin_metric(h.metric) for h in manifest.heads]
+    if name.endswith("mtbench"):
+        cases = _pairs(cases)
+    records = evaluate(cases, metrics, judge, progress=False).records
+    assert len(records) == len(cases) * len(metrics)
+    for r in records:
+        assert r.kind == "head" and r.detail.head_sha256 == manifest.head_sha256 and 0 <= r.score <= 1
+    if name.endswith("mtbench"):  # no position: the swapped pair reads 1 - P
+        swapped = [c.model_copy(update={"extra": {**c.extra, "output_1": c.extra["output_2"],
+                                                  "output_2": c.extra["output_1"]}}) for c in cases]  # fmt: skip
+        back = evaluate(swapped, metrics, judge, progress=False).records
+        assert all(abs(r.raw_score + s.raw_score - 1) < 1e-12 for r, s in zip(records, back))
