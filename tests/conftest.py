@@ -154,3 +154,14 @@ def tiny_tokenizer():
     from localjudge.testing.tiny_tokenizer import build_tiny_tokenizer
 
     return build_tiny_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def tiny_model_dir(tmp_path_factory, tiny_tokenizer):
+    """A folder holding a tiny random Llama and its tokenizer, as a user's model directory (one per module)."""
+    from localjudge.testing.tiny_models import tiny_llama
+
+    folder = tmp_path_factory.mktemp("tiny-model")
+    tiny_llama(tiny_tokenizer).save_pretrained(folder)
+    tiny_tokenizer.save_pretrained(folder)
+    return folder

@@ -9,17 +9,14 @@ from pooled_states import pooled_stock
 from localjudge.engine.options import EngineOptions
 from localjudge.io.cases import TestCase
 from localjudge.judges.loading import load_judge
-from localjudge.testing.tiny_models import tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory, tiny_tokenizer):
+def files(tmp_path_factory, tiny_model_dir):
     root = tmp_path_factory.mktemp("features")
-    model = tiny_llama(tiny_tokenizer)
-    model.save_pretrained(root / "model")
-    tiny_tokenizer.save_pretrained(root / "model")
+    (root / "model").symlink_to(tiny_model_dir)
     return root
 
 

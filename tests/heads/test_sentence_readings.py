@@ -24,7 +24,6 @@ from localjudge.kinds.head.spec import FeatureSpec
 from localjudge.kinds.likelihood import prompts as L
 from localjudge.metrics.spec import metric_from_dict
 from localjudge.runs.evaluate import evaluate
-from localjudge.testing.tiny_models import tiny_llama
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 
@@ -38,12 +37,10 @@ def _sentences(rng: random.Random, n: int) -> str:
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory, tiny_tokenizer):
-    """A tiny model and 12 documents × 4 outputs of 1-3 sentences, rated by their least likely sentence."""
+def files(tmp_path_factory, tiny_model_dir):
+    """A tiny model and 12 documents × 4 outputs of 1-3 sentences, with random ratings."""
     root = tmp_path_factory.mktemp("sentences")
-    model = tiny_llama(tiny_tokenizer)
-    model.save_pretrained(root / "model")
-    tiny_tokenizer.save_pretrained(root / "model")
+    (root / "model").symlink_to(tiny_model_dir)
     rng = random.Random(0)
     rows = [
         {
