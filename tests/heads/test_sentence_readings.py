@@ -19,6 +19,7 @@ from localjudge.heads.store import load_features
 from localjudge.io.cases import TestCase, load_cases
 from localjudge.judges.heads import HEAD_MANIFEST, HeadManifest
 from localjudge.judges.loading import load_judge
+from localjudge.kinds import kind_of
 from localjudge.kinds.head.features import matrix, prompt_of, sentences_of
 from localjudge.kinds.head.spec import FeatureSpec
 from localjudge.kinds.likelihood import prompts as L
@@ -129,6 +130,8 @@ def test_a_likelihood_metric_reads_each_sentence_alone_and_scores_their_mean_or_
             assert r.raw_score == pytest.approx(np.mean(means) if how == "mean" else min(means), abs=1e-9)
             assert [s.text for s in r.detail.sentences] == sents
             assert r.score == pytest.approx(np.exp(r.raw_score))
+            said = kind_of(metric).explain(r).how
+            assert f"{how} over {len(sents)} sentences" in said and "least likely sentence" in said
     plain = evaluate(cases, [whole], judge, progress=False).records
     assert all("sentences" not in r.detail.model_dump(mode="json") for r in plain)
     with pytest.raises(ConfigError, match="sentences"):
