@@ -15,6 +15,8 @@ summaries), and the judge's G-Eval and builtin `<dim>_likelihood` readings from
 
 With --sentences, also: each summary's sentences read alone after the article (`FeatureSpec.sentences`),
 as two more head features and as readings of their own (the least likely sentence, the mean).
+With --panel-with J, judge J's heads (fit the same way on its own features) and the mean of both
+judges' readings, as `localjudge eval --judge A --judge B --panel mean` pools them.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ def main() -> None:
     ap.add_argument("--dims", nargs="+", default=list(data.DIMENSIONS))
     ap.add_argument("--work", type=Path, default=data.WORK)
     ap.add_argument("--render", action="store_true", help="Rewrite the Markdown from the JSON results file.")
+    ap.add_argument("--panel-with", help="Another judge whose heads are read beside these and pooled (mean).")
     ap.add_argument(
         "--sentences", action="store_true", help="Also read each summary's sentences alone (one more pass)."
     )
@@ -93,6 +96,9 @@ def main() -> None:
     cases, spec, feats, cost = data.features(judge, "summeval", args.work)
     if args.sentences:
         _, sspec, sfeats, scost = data.features(judge, "summeval", args.work, sentences=True)
+    if args.panel_with:  # another judge's heads beside these, pooled as `eval --panel mean` pools them
+        other = load_judge(args.panel_with, options=EngineOptions(dtype="float32"), progress=False)
+        _, ospec, ofeats, _ = data.features(other, "summeval", args.work)
     docs = np.array([c.extra["doc_id"] for c in cases])
     first, second = alternate_groups(list(range(len(cases))), lambda i: docs[i])
     halves = (np.array(first), np.array(second))
@@ -116,6 +122,13 @@ def main() -> None:
             "fit_seconds": fit_s,
             "chosen": chosen,
         }
+        if args.panel_with:
+            theirs, _, _ = halves_reading(metric, cases, dim, ospec, ofeats, halves, plain)
+            row[f"{args.panel_with} head (anchored)"] = agreement(theirs, human, docs)
+            # both on the metric's scale: the mean rating orders cases as the mean 0-1 score does
+            row[f"panel mean of both judges' heads (with {args.panel_with})"] = agreement(
+                (head + theirs) / 2, human, docs
+            )
         if args.sentences:
             sent, _, _ = halves_reading(metric, cases, dim, sspec, sfeats, halves, plain)
             row["head with sentence readings (anchored)"] = agreement(sent, human, docs)
