@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from localjudge.runs.distributed import deal, merge
-from localjudge.testing.tiny_models import tiny_llama
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "localjudge" / "examples" / "rag_demo.jsonl"
@@ -53,11 +52,8 @@ def test_merge_rejects_a_short_rank():
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, tiny_tokenizer):
-    where = tmp_path_factory.mktemp("tiny_llama")
-    tiny_llama(tiny_tokenizer).save_pretrained(where)
-    tiny_tokenizer.save_pretrained(where)
-    return where
+def model_dir(tiny_model_dir):
+    return tiny_model_dir
 
 
 def _free_port() -> int:
