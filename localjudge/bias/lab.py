@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from localjudge.bias.judging import Judgments
 from localjudge.bias.panels import BiasPanel, check_panels
@@ -62,8 +62,7 @@ def study_metrics(
         metric, pair_metric = None, metric
     if pair_metric is not None and not kind_of(pair_metric).reads_both_orders:
         raise ConfigError(f"--pairwise-metric {clip(pair_name)} is not a pairwise metric")
-    assert pair_metric is None or isinstance(pair_metric, PairwiseMetric)  # for the type checker
-    return metric, pair_metric
+    return metric, cast("PairwiseMetric | None", pair_metric)  # a kind that reads both orders: pairwise
 
 
 def judge_and_analyse(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -139,7 +140,7 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     metric = resolve_metric(metric_name, style_guide=guide)
     if not kind_of(metric).has_steps:
         raise click.UsageError("only G-Eval metrics have evaluation steps")
-    assert isinstance(metric, GEvalMetric)  # for the type checker: the G-Eval kind is the one with steps
+    metric = cast("GEvalMetric", metric)  # the kind with steps is G-Eval's
     if regenerate:
         metric = metric.model_copy(update={"steps": None})
     judge = load_from_options(**judge_kw, progress=run.progress)
