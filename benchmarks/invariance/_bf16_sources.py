@@ -15,7 +15,8 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from localjudge.engine.invariant import InvariantLinear, can_prepack, gemm_for
+from localjudge.engine.gemm import gemm_for
+from localjudge.engine.invariant import InvariantLinear, can_prepack
 
 Kernel = Callable[[torch.Tensor], torch.Tensor]
 

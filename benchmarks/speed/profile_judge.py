@@ -107,7 +107,8 @@ def peak(judge) -> dict:
     """GFLOP/s of the engine's kernel on the judge's largest linear weight, at the plan's big-chunk rows."""
     import torch
 
-    from localjudge.engine.invariant import InvariantLinear, can_prepack, gemm_for
+    from localjudge.engine.gemm import gemm_for
+    from localjudge.engine.invariant import InvariantLinear, can_prepack
 
     layers = [m for m in judge.backend.model.modules() if isinstance(m, InvariantLinear)]
     layer = max(layers, key=lambda m: m.in_features * m.out_features)

@@ -28,14 +28,12 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
+from localjudge.engine.gemm import Gemm, chunked, gemm_for, pack, packed_gemm
 from localjudge.engine.mixed import MixedLinear, low_linear
 from localjudge.engine.pages import SafetensorsMaps, drop_pages
 
 CANDIDATES = ((256, 16), (128, 16), (64, 16), (32, 8), (16, 16), (8, 8))
 """(big, small) chunk shapes tried, fastest first; a plan is the first whose probe passes."""
-
-Gemm = Callable[[torch.Tensor], torch.Tensor]
-"""(C, in) rows -> (C, out) outputs, C a chunk size."""
 
 
 @dataclass(frozen=True)
@@ -92,24 +90,6 @@ def slow_dtype(model: nn.Module) -> str | None:
     return SLOW_DTYPE % str(weight.dtype).removeprefix("torch.")
 
 
-def gemm_for(weight: torch.Tensor, bias: torch.Tensor | None, packed: bool, big: int) -> Gemm:
-    """The kernel one chunk runs: oneDNN on prepacked weights, or `F.linear`."""
-    if not packed:
-        return lambda x: nn.functional.linear(x, weight, bias)
-    return packed_gemm(pack(weight, big), bias)
-
-
-def pack(weight: torch.Tensor, big: int) -> torch.Tensor:
-    """The weight reordered for oneDNN's GEMM on chunks of `big` rows (an opaque mkldnn tensor;
-    `.to_dense()` gives the weight back, bit for bit)."""
-    return torch.ops.mkldnn._reorder_linear_weight(weight.contiguous(), big)
-
-
-def packed_gemm(packed: torch.Tensor, bias: torch.Tensor | None) -> Gemm:
-    """oneDNN's GEMM on a weight `pack` made (or on a plain weight: `same_bits_unpacked`)."""
-    return lambda x: torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
-
-
 def same_bits_unpacked(weight: torch.Tensor, bias: torch.Tensor | None, plan: GemmPlan) -> bool:
     """Whether oneDNN's GEMM reading the plain weight gives, on the plan's two chunk shapes, the bits
     it gives on the packed copy (probed on the first `PROBE_ROWS` output rows).
@@ -130,23 +110,6 @@ def same_bits_unpacked(weight: torch.Tensor, bias: torch.Tensor | None, plan: Ge
             if not torch.equal(packed(x), plain(x)):
                 return False
     return True
-
-
-def chunked(gemm: Gemm, x: torch.Tensor, big: int, small: int, width: int) -> torch.Tensor:
-    """`gemm` over the rows of x (..., in) in chunks of `big` rows, the rest in chunks of `small`."""
-    lead = x.shape[:-1]
-    rows = x.reshape(-1, x.shape[-1])  # (M, in)
-    m = rows.shape[0]
-    full = m - m % big
-    outs = [gemm(rows[s : s + big]) for s in range(0, full, big)]
-    if full < m:
-        rest = rows[full:]
-        pad = -len(rest) % small
-        if pad:
-            rest = torch.cat([rest, rest.new_zeros(pad, rest.shape[1])])
-        outs += [gemm(rest[s : s + small]) for s in range(0, len(rest), small)]
-    out = torch.cat(outs)[:m] if len(outs) > 1 else outs[0][:m]
-    return out.reshape(*lead, width)
 
 
 def probe(gemm: Gemm, n_in: int, dtype: torch.dtype, device: torch.device, big: int, small: int) -> bool:
