@@ -1,9 +1,9 @@
 """Pooling the members' records of each case into one panel record, metric by metric.
 
 The weights of a metric are chosen over all its cases at once (`weights`), then every case's
-reading is the weighted mean of its members': the score (for a comparison, P(output 1 better),
-pooled before any decision), the raw score, and the distribution when the members share their
-outcomes. A case some member left unscored is pooled from the members that scored it when they
+reading is the weighted mean of its members' (`weights.pool`): the score (for a comparison,
+P(output 1 better), pooled before any decision), the raw score, and the distribution when the
+members share their outcomes. A case some member left unscored is pooled from the members that scored it when they
 are at least the quorum (default: every member), their weights renormalised (`case_weights`);
 else it gets no pooled score and the reason names the member. Every reading is kept either way.
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 from localjudge.kinds.records import ResultRecord
 from localjudge.panel.records import MemberReading, Method, PanelRecord, PanelWeights
-from localjudge.panel.weights import Weights, agreement_weights, case_weights, mean_weights
+from localjudge.panel.weights import Weights, agreement_weights, case_weights, mean_weights, none_where_nan, pool
 from localjudge.version import __version__
 
 
@@ -25,6 +25,14 @@ def score_matrix(columns: Sequence[Sequence[ResultRecord]]) -> np.ndarray:
     return np.array([[np.nan if r.score is None else r.score for r in col] for col in columns], dtype=float).T.reshape(
         len(columns[0]) if columns else 0, len(columns)
     )
+
+
+def member_raw_scores(columns: Sequence[Sequence[ResultRecord]]) -> np.ndarray:
+    """(n, M) member raw scores of n cases, NaN where a member left a case unscored or gave no raw score."""
+    return np.array(
+        [[np.nan if r.score is None or r.raw_score is None else r.raw_score for r in col] for col in columns],
+        dtype=float,
+    ).T.reshape(len(columns[0]) if columns else 0, len(columns))
 
 
 def score_matrix_of(records: Sequence[PanelRecord]) -> np.ndarray:
@@ -67,16 +75,27 @@ def pool_metric(
     scores = score_matrix(columns)  # (n, M)
     chosen = choose_weights(scores, method, fitted if method == "fitted" else None) if ids else mean_weights(scores)
     w = chosen.weights
+    pooled = pool(scores, w, quorum)  # (n,) NaN where fewer than the quorum scored
+    raws = member_raw_scores(columns)  # (n, M)
+    raw = pool(raws, w, quorum)  # (n,) pooled as the scores where every pooled member has a raw score
+    raw[np.any(np.isnan(raws) != np.isnan(scores), axis=1)] = np.nan
     out = []
-    for k, case_id in enumerate(ids):
-        recs = [col[k] for col in columns]
-        out.append(_pooled(case_id, recs, names, w, method, quorum))
+    for k, (case_id, s, r) in enumerate(zip(ids, none_where_nan(pooled), none_where_nan(raw), strict=True)):
+        out.append(_pooled(case_id, [col[k] for col in columns], names, w, method, quorum, s, r))
     return out, chosen
 
 
 def _pooled(
-    case_id: str, recs: list[ResultRecord], names: list[str], panel_w: np.ndarray, method: Method, quorum: int | None
+    case_id: str,
+    recs: list[ResultRecord],
+    names: list[str],
+    panel_w: np.ndarray,
+    method: Method,
+    quorum: int | None,
+    score: float | None,
+    raw: float | None,
 ) -> PanelRecord:
+    """The panel record of one case, its pooled score and raw score given (`pool`)."""
     first = recs[0]
     scored = np.array([r.score is not None for r in recs])  # (M,)
     w = case_weights(scored, panel_w, quorum)
@@ -87,9 +106,10 @@ def _pooled(
         )
         for n, r, wi in zip(names, recs, panel_w if w is None else w, strict=True)
     ]  # fmt: skip
-    score = raw = spread = None
+    spread = None
     dist = mode = None
     reason = None
+    assert (w is None) == (score is None), "pooled where the quorum was met"
     if w is None:
         missing = [n for n, r in zip(names, recs, strict=True) if r.score is None]
         why = next(r.unscored_reason for r in recs if r.score is None)
@@ -100,10 +120,7 @@ def _pooled(
         pooled = [(r, wi) for r, wi in zip(recs, w, strict=True) if r.score is not None]
         pw = np.array([wi for _, wi in pooled], dtype=float)  # (k,) summing to 1
         s = np.array([r.score for r, _ in pooled], dtype=float)  # (k,)
-        score = float(s @ pw)
         spread = float(s.max() - s.min())
-        if all(r.raw_score is not None for r, _ in pooled):
-            raw = float(np.array([r.raw_score for r, _ in pooled], dtype=float) @ pw)
         dists = [r.distribution for r, _ in pooled]
         if all(d is not None for d in dists) and len({tuple(sorted(d)) for d in dists if d is not None}) == 1:
             keys = list(dists[0] or {})

@@ -65,25 +65,41 @@ def case_weights(scored: np.ndarray, weights: np.ndarray, quorum: int | None = N
     return w / w.sum() if w.sum() > 0 else scored / k
 
 
-def pool(scores: np.ndarray, weights: np.ndarray, quorum: int | None = None) -> np.ndarray:
-    """(n,) weighted mean of each case's member scores; NaN where fewer than `quorum` (default all) have one.
+def pool(scores: np.ndarray, weights: np.ndarray | None = None, quorum: int | None = None) -> np.ndarray:
+    """(n,) each case's pooled reading: the mean of its members' scores; NaN where fewer than `quorum` have one.
+
+    The one pooling of judges: `panel.pool` pools a metric's records with it, the bias lab its
+    panels' judgments. A case is pooled from the members that scored it when they are at least
+    the quorum, with the weights of `case_weights`.
 
     Args:
         scores: (n, M) member scores (or probabilities), NaN where a member left a case unscored.
-        weights: (M,) summing to 1.
+        weights: (M,) summing to 1: the weighted mean, the pooled scores times their weights summed.
+            None: every member alike, their plain mean (the sum divided by their number). The two
+            can differ in the last bit from three members on; each caller keeps the one its
+            results were made with (the bias lab's panels the plain mean, `panel` the weighted).
         quorum: members that must have scored a case (see `case_weights`); None: every member.
 
     Examples:
         >>> pool(np.array([[0.2, np.nan, 0.6]]), np.full(3, 1 / 3), quorum=2).round(6).tolist()
         [0.4]
+        >>> pool(np.array([[0.2, np.nan, 0.6], [0.1, 0.2, 0.4]])).round(6).tolist()
+        [nan, 0.233333]
     """
-    out = np.full(scores.shape[0], np.nan)
+    n, m = scores.shape
+    out = np.full(n, np.nan)
     for i, row in enumerate(scores):
-        scored = np.isfinite(row)
-        w = case_weights(scored, weights, quorum)
+        scored = ~np.isnan(row)  # (M,)
+        w = case_weights(scored, np.full(m, 1.0 / m) if weights is None else weights, quorum)
         if w is not None:
-            out[i] = float(np.where(scored, row, 0.0) @ w)
+            s = row[scored]  # (k,) the pooled members' scores
+            out[i] = np.mean(s) if weights is None else s @ w[scored]
     return out
+
+
+def none_where_nan(values: np.ndarray) -> list[float | None]:
+    """(n,) pooled values as a record's fields: None where not pooled (NaN)."""
+    return [None if np.isnan(x) else float(x) for x in values]
 
 
 def leave_one_out_agreement(scores: np.ndarray) -> np.ndarray:

@@ -14,6 +14,18 @@ def test_pool_is_the_weighted_mean_and_nan_when_a_member_is_missing():
     assert np.isnan(pool(scores, np.full(3, 1 / 3))[1])
 
 
+def test_pool_without_weights_is_the_plain_mean_bit_for_bit_and_differs_from_equal_weights_in_the_last_bit():
+    # the bias lab's panels pool with no weights (the members' np.mean), panel records with weights
+    # (their weighted sum); each keeps the arithmetic its results were made with
+    scores = np.array([[0.64, 0.27, 0.04], [0.64, np.nan, 0.04], [0.3, 0.3, np.nan]])
+    plain, weighted = pool(scores), pool(scores, np.full(3, 1 / 3))
+    assert plain[0] == np.mean(scores[0]) and weighted[0] == scores[0] @ np.full(3, 1 / 3)
+    assert plain[0] != weighted[0]
+    assert np.isnan(plain[1:]).all()
+    assert pool(scores, quorum=2).tolist()[1:] == [np.mean([0.64, 0.04]), 0.3]
+    assert pool(scores, np.array([0.5, 0.25, 0.25]), quorum=2).tolist()[1] == 0.64 * (2 / 3) + 0.04 * (1 / 3)
+
+
 def test_agreement_weights_follow_the_leave_one_out_correlation():
     rng = np.random.default_rng(0)
     truth = rng.normal(size=200)
