@@ -3,7 +3,9 @@
 A panel (PoLL, Verga et al. 2024) judges a pair by the mean of its members' probabilities, each
 presentation order on its own (P(A | A shown first) is the members' mean of that probability, so
 position bias is pooled too, before any decision), and a response by the mean of its members'
-scores. A judgment some member left unscored is unscored for the panel.
+scores. A judgment some member left unscored is unscored for the panel. The pooling is
+`panel.weights.pool`, every member alike and every member needed; what is the bias lab's own is
+orienting each member's pair as the panel's and relabelling the pooled judgments as the panel's.
 
 A panel has no family of its own, so its preference for a family F is measured as a judge of F's
 would be: over the pairs of one of F's generators against another family's, the panel's
@@ -30,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.bias.results import BiasSettings, PanelTarget
 from localjudge.errors import ConfigError, clip
+from localjudge.panel.weights import none_where_nan, pool
 
 PANEL_FAMILY = "panel"
 """The family a panel's pooled records carry outside `panel_targets` (no generator has it)."""
@@ -98,28 +101,23 @@ def panel_pairwise(records: Sequence[PairwiseRecord], panel: BiasPanel) -> list[
             if r.judge in by_key[key]:
                 raise ConfigError(f"judge {clip(r.judge)} has two judgments on item {clip(r.item_id)}'s pair")
             by_key[key][r.judge] = r
-    out = []
-    for held in by_key.values():
-        if len(held) < len(panel.members):
-            continue
-        head = held[panel.members[0]]
-        first, second = [], []
-        for m in panel.members:
-            r = held[m]
-            same = r.generator_a == head.generator_a
-            first.append(r.p_a_first if same else None if r.p_a_second is None else 1.0 - r.p_a_second)
-            second.append(r.p_a_second if same else None if r.p_a_first is None else 1.0 - r.p_a_first)
-        out.append(
-            head.model_copy(
-                update={
-                    "judge": panel.name,
-                    "judge_family": PANEL_FAMILY,
-                    "p_a_first": _mean(first),
-                    "p_a_second": _mean(second),
-                }
-            )
-        )
-    return out
+    full = [held for held in by_key.values() if len(held) == len(panel.members)]
+    heads = [held[panel.members[0]] for held in full]
+    oriented = np.array(
+        [[_oriented(held[m], head.generator_a) for m in panel.members] for held, head in zip(full, heads, strict=True)],
+        dtype=float,
+    ).reshape(len(full), len(panel.members), 2)  # (n, M, 2) P(A | A first), P(A | A second); NaN: unscored
+    first, second = pool(oriented[:, :, 0]), pool(oriented[:, :, 1])  # (n,) the members' mean; NaN: one unscored
+    return [
+        head.model_copy(update={"judge": panel.name, "judge_family": PANEL_FAMILY, "p_a_first": p1, "p_a_second": p2})
+        for head, p1, p2 in zip(heads, none_where_nan(first), none_where_nan(second), strict=True)
+    ]
+
+
+def _oriented(r: PairwiseRecord, generator_a: str) -> tuple[float, float]:
+    """A member's P(A | A first), P(A | A second) with A `generator_a`: 1 − its own of the swapped orders."""
+    first, second = (np.nan if p is None else p for p in (r.p_a_first, r.p_a_second))
+    return (first, second) if r.generator_a == generator_a else (1.0 - second, 1.0 - first)
 
 
 def panel_pointwise(records: Sequence[PointwiseRecord], panel: BiasPanel) -> list[PointwiseRecord]:
@@ -128,19 +126,16 @@ def panel_pointwise(records: Sequence[PointwiseRecord], panel: BiasPanel) -> lis
     for r in records:
         if r.judge in panel.members:
             by_key[(r.item_id, r.generator)][r.judge] = r
-    out = []
-    for held in by_key.values():
-        if len(held) < len(panel.members):
-            continue
-        head = held[panel.members[0]]
-        score = _mean([held[m].score for m in panel.members])
-        update = {"judge": panel.name, "judge_family": PANEL_FAMILY, "score": score, "judge_logppl": None}
-        out.append(head.model_copy(update=update))
-    return out
-
-
-def _mean(values: Sequence[float | None]) -> float | None:
-    return None if any(v is None for v in values) else float(np.mean(np.asarray(values, dtype=float)))
+    full = [held for held in by_key.values() if len(held) == len(panel.members)]
+    scores = np.array(
+        [[np.nan if held[m].score is None else held[m].score for m in panel.members] for held in full], dtype=float
+    ).reshape(len(full), len(panel.members))  # (n, M) NaN: unscored
+    pooled = pool(scores)  # (n,) the members' mean; NaN: one unscored
+    update = {"judge": panel.name, "judge_family": PANEL_FAMILY, "judge_logppl": None}
+    return [
+        held[panel.members[0]].model_copy(update=update | {"score": s})
+        for held, s in zip(full, none_where_nan(pooled), strict=True)
+    ]
 
 
 def panel_targets(

@@ -64,6 +64,8 @@ def test_a_panels_pair_is_its_members_probabilities_averaged_order_by_order():
     assert (pooled.judge, pooled.generator_a, pooled.generator_b) == ("p", "x", "y")
     assert pooled.p_a_first == pytest.approx((0.9 + 0.4 + 0.5) / 3)
     assert pooled.p_a_second == pytest.approx((0.7 + 0.8 + 0.1) / 3)
+    # pooled by panel's `pool` with no weights: the members' plain mean, bit for bit
+    assert pooled.p_a_first == np.mean([0.9, 1 - 0.6, 0.5]) and pooled.p_a_second == np.mean([0.7, 1 - 0.2, 0.1])
     records[2] = _record("j3", "f3", "x", "y", None, 0.1)
     (unscored,) = panel_pairwise(records, BiasPanel(name="p", members=("j1", "j2", "j3")))
     assert unscored.p_a_first is None and unscored.p_a_second == pytest.approx((0.7 + 0.8 + 0.1) / 3)

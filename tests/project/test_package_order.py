@@ -25,8 +25,9 @@ LAYERS: list[set[str]] = [
     {"labels"},  # human labels: one reader, one grouped split, agreement figures
     {"metrics"},  # metric definitions as users write them
     {"runs"},  # evaluate, generation, inspection, distributed runs
+    {"panel"},  # judging as a panel: the one pooling of judges, which the bias lab's panels use too
     # what is built on runs and records
-    {"calibration", "bias", "integrations", "testing", "serve", "tune", "rank", "panel"},
+    {"calibration", "bias", "integrations", "testing", "serve", "tune", "rank"},
     {"heads", "report"},  # heads fit through tune's job; the report reads every feature's outputs
     {"cli"},  # the command line
     {"localjudge", "__main__"},  # the package root (the public API) and `python -m localjudge`
