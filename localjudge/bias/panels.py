@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.bias.results import BiasSettings, PanelTarget
 from localjudge.errors import ConfigError, clip
+from localjudge.panel.members import members_problem
 from localjudge.panel.weights import none_where_nan, pool
 
 PANEL_FAMILY = "panel"
@@ -49,8 +50,9 @@ class BiasPanel(BaseModel):
     @field_validator("members")
     @classmethod
     def _two_distinct(cls, members: tuple[str, ...]) -> tuple[str, ...]:
-        if len(members) < 2 or len(set(members)) < len(members):
-            raise ValueError(f"a panel has two or more distinct judges, not {list(members)}")
+        why = members_problem(members)
+        if why is not None:
+            raise ValueError(f"{why}: {list(members)}")
         return members
 
 

@@ -3,6 +3,7 @@
 - `weights`: the pure maths: equal weights, weights learned from how the members agree, weights
   fitted on labels, and the pooled reading (`pool`, the one pooling of judges: the bias lab's
   panels pool through it too).
+- `members`: who may sit on a panel (two judges or more, each once).
 - `pool`: members' records of a case -> one `PanelRecord` keeping every member's reading.
 - `run`: `evaluate_panel`, each member's resumable `evaluate` run, then the pooling.
 - `options`: `PanelOptions`; `records`: panel records and the saved fitted weights;

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from localjudge.panel.members import members_problem
 from localjudge.panel.weights import agreement_weights, fitted_weights, leave_one_out_agreement, mean_weights, pool
 
 
@@ -24,6 +25,12 @@ def test_pool_without_weights_is_the_plain_mean_bit_for_bit_and_differs_from_equ
     assert np.isnan(plain[1:]).all()
     assert pool(scores, quorum=2).tolist()[1:] == [np.mean([0.64, 0.04]), 0.3]
     assert pool(scores, np.array([0.5, 0.25, 0.25]), quorum=2).tolist()[1] == 0.64 * (2 / 3) + 0.04 * (1 / 3)
+
+
+def test_a_panel_is_two_judges_or_more_each_named_once():
+    assert members_problem(["a", "b"]) is None
+    assert members_problem(["a"]) == "a panel needs two judges or more"
+    assert members_problem(["a", "b", "a"]) == "judge 'a' given twice"
 
 
 def test_agreement_weights_follow_the_leave_one_out_correlation():
