@@ -20,7 +20,7 @@ from localjudge.panel.weights import Weights, agreement_weights, case_weights, m
 from localjudge.version import __version__
 
 
-def score_matrix(columns: Sequence[Sequence[ResultRecord]]) -> np.ndarray:
+def member_scores(columns: Sequence[Sequence[ResultRecord]]) -> np.ndarray:
     """(n, M) member scores of n cases, NaN where a member left a case unscored."""
     return np.array([[np.nan if r.score is None else r.score for r in col] for col in columns], dtype=float).T.reshape(
         len(columns[0]) if columns else 0, len(columns)
@@ -72,7 +72,7 @@ def pool_metric(
     assert all([r.case_id for r in col] == ids for col in columns), "members' records in the same case order"
     metric = columns[0][0].metric if ids else ""
     fitted = weights_file.for_metric(metric, names) if method == "fitted" and weights_file and ids else None
-    scores = score_matrix(columns)  # (n, M)
+    scores = member_scores(columns)  # (n, M)
     chosen = choose_weights(scores, method, fitted if method == "fitted" else None) if ids else mean_weights(scores)
     w = chosen.weights
     pooled = pool(scores, w, quorum)  # (n,) NaN where fewer than the quorum scored
