@@ -17,15 +17,13 @@ from localjudge.kinds.context_length import within_context
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import components
 from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 from localjudge.runs.results_file import open_results, read_results, replace_results
 from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-"""The `RunOptions` fields `evaluate` takes as keywords."""
+log = logging.getLogger(__name__)
 
 
 class EvaluationResult(BaseModel):
