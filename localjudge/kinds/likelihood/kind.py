@@ -33,6 +33,7 @@ from localjudge.scoring.aggregate import TokenReading as Aggregated
 from localjudge.scoring.aggregate import UnitValue, read_tokens
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 from localjudge.scoring.spans import split_sentences
+from localjudge.stats.numbers import finite
 
 
 @dataclass(frozen=True)
@@ -149,11 +150,7 @@ def _value(m: LikelihoodMetric, ll: ContinuationLogprobs) -> float:
 
 
 def _stats(ll: ContinuationLogprobs) -> TokenStats:
-    return TokenStats(sum=_finite(ll.sum), mean=_finite(ll.mean), min=_finite(ll.min))
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+    return TokenStats(sum=finite(ll.sum), mean=finite(ll.mean), min=finite(ll.min))
 
 
 def _detail(
@@ -172,7 +169,7 @@ def _detail(
         given_source=_stats(given) if given is not None else None,
         without_source=_stats(contrast) if contrast is not None else None,
         pmi_min=(
-            _finite(min(a - b for a, b in zip(given.logprobs, contrast.logprobs)))
+            finite(min(a - b for a, b in zip(given.logprobs, contrast.logprobs)))
             if given is not None and contrast is not None
             else None
         ),
@@ -293,7 +290,7 @@ def _score_sentences(batch: Batch[LikelihoodMetric], reads: list[_Read]) -> list
             else None
         )
         read = [
-            SentenceValue(text=t, value=_finite(v), tokens=a.n_tokens)
+            SentenceValue(text=t, value=finite(v), tokens=a.n_tokens)
             for t, v, a in zip([x for x in sents if x], values, g)
         ]
         detail = _detail(m, r.counts, whole, contrast).model_copy(update={"sentences": read})
