@@ -116,9 +116,9 @@ class HeadKind(MetricKind[HeadMetric]):
 def _load(path: str, sha256: str) -> dict[str, np.ndarray]:
     from safetensors.numpy import load_file
 
-    from localjudge.judges.adapters import file_sha256
+    from localjudge.weights.hashes import sha256_file
 
-    digest = file_sha256(Path(path))
+    digest = sha256_file(Path(path))
     if digest != sha256:
         raise ConfigError(f"{path} does not match its manifest's sha256; the head folder was changed: fit it again")
     return load_file(path)
