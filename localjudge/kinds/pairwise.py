@@ -21,7 +21,7 @@ from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import (
-    Batch,
+    CaseBatch,
     KindSummary,
     Listing,
     Measure,
@@ -31,7 +31,7 @@ from localjudge.kinds.base import (
     Prepared,
     narrow_spread,
 )
-from localjudge.kinds.comparison import ComparisonSummary, win_rates
+from localjudge.kinds.comparison import ComparisonSummary, comparison_summary
 from localjudge.kinds.records import PairwiseDetail, ResultRecord
 from localjudge.kinds.text import SYSTEM, fence, template_version
 from localjudge.kinds.training import LabelKind, Outcomes, TrainingExample, yes_no
@@ -152,7 +152,7 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
         tokens = max(judge.count_tokens(t) for t in orders)
         return Measure(tokens, f"the {ctx.metric.name} prompt has", cuttable, orders)
 
-    def score(self, batch: Batch[PairwiseMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[PairwiseMetric]) -> list[ResultRecord]:
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         labels = ["A", "B", "Tie"] if m.allow_tie else ["A", "B"]
@@ -180,7 +180,7 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
         return out
 
     def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
-        return KindSummary(win_rates(records))
+        return KindSummary(comparison_summary(records))
 
     def notes(
         self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int

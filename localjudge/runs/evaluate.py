@@ -12,7 +12,7 @@ from localjudge.errors import ConfigError, clip, repeated
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric, kind_of
-from localjudge.kinds.base import Batch, MetricContext, missing
+from localjudge.kinds.base import CaseBatch, MetricContext, missing
 from localjudge.kinds.context_length import within_context
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import components
@@ -128,7 +128,7 @@ def evaluate(
             ready.sort(key=lambda c: tuple(str(c.get(f) or "") for f in needs.sort_by))
             for start in range(0, len(ready), chunk):
                 items = [within_context(judge, ctx, c) for c in ready[start : start + chunk]]
-                for rec in ctx.kind.score(Batch(judge, ctx, items, {**done, **fresh})):
+                for rec in ctx.kind.score(CaseBatch(judge, ctx, items, {**done, **fresh})):
                     emit(rec)
                 bar.update(len(items))
             if writer:

@@ -21,7 +21,7 @@ from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import (
-    Batch,
+    CaseBatch,
     Explanation,
     Listing,
     Measure,
@@ -80,7 +80,7 @@ class GEvalKind(MetricKind[GEvalMetric]):
         cuttable = ["input", "actual_output", "expected_output"]
         return Measure(judge.count_tokens(prompt), f"the {m.name} prompt has", cuttable, prompt)
 
-    def score(self, batch: Batch[GEvalMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[GEvalMetric]) -> list[ResultRecord]:
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         prompts: list[str] = [it.payload for it in items]

@@ -18,7 +18,7 @@ import numpy as np
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import CaseBatch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.likelihood import prompts as L
 from localjudge.kinds.likelihood.spec import LikelihoodMetric
 from localjudge.kinds.records import (
@@ -68,7 +68,7 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
         cuttable = [f for f in m.fields if case.get(f) is not None] or [m.target]
         return Measure(read.counts.window, f"the {m.name} prompt and {m.target} have", cuttable, read)
 
-    def score(self, batch: Batch[LikelihoodMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[LikelihoodMetric]) -> list[ResultRecord]:
         """Records of cases that have every field the metric needs, in input order."""
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
@@ -254,7 +254,7 @@ def _record(
     return ctx.record(judge, case, _to_score(m, raw, contrast is not None), raw_score=raw, detail=detail, **fields)
 
 
-def _score_sentences(batch: Batch[LikelihoodMetric], reads: list[_Read]) -> list[ResultRecord]:
+def _score_sentences(batch: CaseBatch[LikelihoodMetric], reads: list[_Read]) -> list[ResultRecord]:
     """Records of a metric with `sentences`: each sentence of the target read alone after the prompt (and the
     contrast prompt), all of a batch's sentences in one engine call so a source's KV serves every one."""
     judge, ctx, items = batch.judge, batch.ctx, batch.items
