@@ -67,11 +67,10 @@ def evaluate(
             (`EvaluateKeywords`), instead of the objects.
 
     Examples:
-        >>> from localjudge import load_judge
-        >>> from localjudge.io.cases import load_cases
-        >>> from localjudge.metrics import builtin_metric
-        >>> result = evaluate(load_cases("cases.jsonl"), [builtin_metric("correctness")],
-        ...                   load_judge(), out="r.jsonl", min_valid_mass=0.2)  # doctest: +SKIP
+        >>> from localjudge import RunOptions, builtin_metric, load_cases, load_judge
+        >>> cases, metrics = load_cases("cases.jsonl"), [builtin_metric("correctness")]  # doctest: +SKIP
+        >>> result = evaluate(cases, metrics, load_judge(), run=RunOptions(out="r.jsonl"))  # doctest: +SKIP
+        >>> result = evaluate(cases, metrics, load_judge(), out="r.jsonl", resume=True)  # doctest: +SKIP
         >>> result.summaries[0].mean_score  # doctest: +SKIP
     """
     run, scoring = settings_of(run, scoring, keywords, "evaluate")
