@@ -30,6 +30,7 @@ __all__ = [
     "PanelOptions",
     "RankOptions",
     "ResultRecord",
+    "RunOptions",
     "ScoreDistribution",
     "ScoringOptions",
     "TestCase",
@@ -69,6 +70,7 @@ if TYPE_CHECKING:
     from localjudge.rank.options import RankOptions
     from localjudge.rank.run import rank_outputs
     from localjudge.runs.evaluate import EvaluationResult, evaluate
+    from localjudge.runs.options import RunOptions
     from localjudge.testing.assertions import assert_fails, assert_passes
 
 # name -> the module that defines it, imported on first access
@@ -87,6 +89,7 @@ _LAZY = {
     "RankOptions": "localjudge.rank.options",
     "rank_outputs": "localjudge.rank.run",
     "EvaluationResult": "localjudge.runs.evaluate",
+    "RunOptions": "localjudge.runs.options",
     "Metric": "localjudge.kinds",
     "ResultRecord": "localjudge.kinds.records",
     "ScoringOptions": "localjudge.kinds.settings",

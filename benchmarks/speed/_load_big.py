@@ -79,8 +79,8 @@ def parts(judge: str, dtype: str, cache: str) -> dict:
 
 def hashing(judge: str, cache: str) -> dict:
     """Seconds of each hash over the cache's files: what a warm load does now and what it did before."""
-    from localjudge.weights.cache import sha256_file, weights_dir, xxh3_file
-    from localjudge.weights.hashes import fresh_sha256
+    from localjudge.weights.cache import weights_dir
+    from localjudge.weights.hashes import fresh_sha256, sha256_file, xxh3_file
 
     (copy,) = [p for p in weights_dir(Path(cache)).iterdir() if p.is_dir()]
     files = [p for p in copy.iterdir() if p.name != "manifest.json"]

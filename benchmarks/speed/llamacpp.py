@@ -186,7 +186,7 @@ def run_judge(name: str, args) -> dict:
     from benchmarks.speed._llamacpp import LlamaCpp
     from localjudge import load_judge
     from localjudge.engine.options import EngineOptions
-    from localjudge.judges.loading import file_sha256
+    from localjudge.weights.hashes import fresh_sha256
 
     path = gguf_path(name)
     # only the judges the chosen methods run: four copies of the 1.5B judge would not fit in memory
@@ -228,7 +228,7 @@ def run_judge(name: str, args) -> dict:
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
     body = sum(p.numel() for n, p in model.named_parameters() if "embed" not in n and "lm_head" not in n)
     tokens = sum(len(r) for r in rows) * args.reps
-    out: dict = {"judge": name, "gguf": path.name, "gguf_sha256": file_sha256(path), "threads": args.threads}
+    out: dict = {"judge": name, "gguf": path.name, "gguf_sha256": fresh_sha256(path), "threads": args.threads}
     out |= {"items": len(rows), "articles": len(articles), "per_article": args.per_article, "reps": args.reps}
     out |= {"tokens": tokens, "continuation_tokens": sum(map(len, conts))}
     out |= {"started": started.isoformat(timespec="seconds"), "finished": finished.isoformat(timespec="seconds")}

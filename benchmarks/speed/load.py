@@ -86,12 +86,12 @@ def child(mode: str, judge: str, dtype: str, cache: str) -> None:
         return
     elif mode == "verify":
         from localjudge.weights.cache import CacheKey, find_prepared
-        from localjudge.weights.gguf import file_sha256
+        from localjudge.weights.hashes import fresh_sha256
 
         path = gguf_path(judge, cache)
         t1, c1 = time.perf_counter(), time.process_time()  # the package lookup is not verification
         layout = {"bfloat16": "bfloat16-mixed", "bfloat16-full": "bfloat16"}.get(dtype, dtype)  # the copy it reads
-        key = CacheKey(file_sha256(path), transformers.__version__, layout)
+        key = CacheKey(fresh_sha256(path), transformers.__version__, layout)
         assert find_prepared(key, Path(cache)) is not None, "verify runs after a warm load"
     t2, c2 = time.perf_counter(), time.process_time()
     print(

@@ -9,9 +9,9 @@ is `judge_responses` (`judging`), `analyze_judgments` and `write_study` (`study`
 `localjudge bias`; these names load on first use, since they import the run loop and the judges.
 
 Examples:
-    >>> from localjudge.bias import analyze_pointwise, format_report, write_heatmap  # doctest: +SKIP
+    >>> from localjudge.bias import analyze_pointwise, format_bias_report, write_heatmap  # doctest: +SKIP
     >>> report = analyze_pointwise(records)  # doctest: +SKIP
-    >>> print(format_report(report))  # doctest: +SKIP
+    >>> print(format_bias_report(report))  # doctest: +SKIP
     >>> write_heatmap(report, "bias_heatmap.png")  # doctest: +SKIP
     >>> models = analyze_models(pointwise_records, pairwise_records)  # doctest: +SKIP
     >>> [(p.judge, p.target, p.rate.value) for p in models.targets]  # doctest: +SKIP
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from localjudge.bias.analysis import analyze_models, analyze_pairwise, analyze_pointwise
-from localjudge.bias.markdown import format_report
+from localjudge.bias.markdown import format_bias_report
 from localjudge.bias.pairwise import (
     equal_opportunity_pairwise,
     pairwise_length_bias,
@@ -101,7 +101,7 @@ __all__ = [
     "analyze_pointwise",
     "equal_opportunity_pairwise",
     "equal_opportunity_pointwise",
-    "format_report",
+    "format_bias_report",
     "judge_responses",
     "length_bias",
     "pairwise_length_bias",

@@ -22,7 +22,6 @@ Examples:
 from __future__ import annotations
 
 import gc
-import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -60,6 +59,7 @@ from localjudge.kinds.records import PairwiseDetail, ResultRecord
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.generation import ResponseRecord, generation_prompt, response_continuation
 from localjudge.runs.options import RunOptions, ScoringOptions
+from localjudge.stats.numbers import finite
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def judge_logppl(judge: Judge, responses: Sequence[ResponseRecord]) -> list[floa
     conts = [response_continuation(judge, r.response) for r in responses]
     # one batched pass: the output layer only at response positions, shared prompt heads once
     lls = judge.loglikelihood(prefixes, conts)
-    return [None if not math.isfinite(ll.mean) else -ll.mean for ll in lls]
+    return [finite(-ll.mean) for ll in lls]
 
 
 def records_path(records_dir: Path, judge_name: str, metric_name: str) -> Path:

@@ -61,14 +61,14 @@ def _header(report: BiasReport) -> list[str]:
     ]
 
 
-def format_report(report: BiasReport) -> str:
+def format_bias_report(report: BiasReport) -> str:
     """Renders a report of any kind as markdown: summary bullets, then one table per analysis it holds.
 
     Intervals are shown as `estimate [low, high]`; p-values in the tables are unadjusted, the
     Holm-adjusted ones are in the Findings table.
 
     Examples:
-        >>> print(format_report(analyze_pointwise(records)))  # doctest: +SKIP
+        >>> print(format_bias_report(analyze_pointwise(records)))  # doctest: +SKIP
     """
     s = report.settings
     out = [*_header(report), "", "## Summary", "", *[f"- {line}" for line in report.summary], ""]

@@ -14,7 +14,6 @@ Examples:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from localjudge.bias.records import RECOGNITION, RecognitionRecord
 from localjudge.judges.judge import Judge
 from localjudge.kinds.text import fence
 from localjudge.runs.generation import ResponseRecord
+from localjudge.stats.numbers import finite
 
 RECOGNITION_VERSION = "recognition-v1"
 """Version of the self-recognition prompt (`Recognition.message`); recorded with every answer."""
@@ -96,8 +96,8 @@ def recognise(
                     item_id=item_id,
                     generator_a=a.generator,
                     generator_b=b.generator,
-                    p_a_first=_finite(d1.probs["A"]) if scored else None,
-                    p_a_second=_finite(d2.probs["B"]) if scored else None,
+                    p_a_first=finite(d1.probs["A"]) if scored else None,
+                    p_a_second=finite(d2.probs["B"]) if scored else None,
                     valid_mass_first=d1.valid_mass,
                     valid_mass_second=d2.valid_mass,
                     unscored_reason=None if scored else (d1.unscored_reason or d2.unscored_reason),
@@ -123,7 +123,3 @@ def recognise(
         log=log,
     )
     return [have[(a.id, a.generator, b.generator)] for a, b in own]
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.bias.analysis import analyze_models, analyze_pairwise, analyze_pointwise
 from localjudge.bias.judging import Judgments
-from localjudge.bias.markdown import format_report
+from localjudge.bias.markdown import format_bias_report
 from localjudge.bias.panels import BiasPanel
 from localjudge.bias.plots import write_heatmap, write_position_panel, write_win_rates
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
@@ -204,7 +204,7 @@ def format_study(study: BiasStudy) -> str:
     for report in (study.pointwise, study.pairwise, study.models):
         if report is not None:
             # one heading level down: each report is a section of this document
-            out += ["#" + line if line.startswith("#") else line for line in format_report(report).splitlines()]
+            out += ["#" + line if line.startswith("#") else line for line in format_bias_report(report).splitlines()]
             out.append("")
     return "\n".join(out).rstrip() + "\n"
 

@@ -19,7 +19,7 @@ from localjudge.calibration.results import (
     FitScoresModel,
     InputInfo,
     SummaryLevelEstimates,
-    settings_of,
+    calibration_settings_of,
 )
 from localjudge.errors import ConfigError, DataError
 from localjudge.stats import Estimate
@@ -95,7 +95,7 @@ def calibrate(
         >>> calibrate([1, 2, None, 4, 5], [1.5, 2, 3, 3.5, 5], settings=settings).settings == settings
         True
     """
-    settings = settings_of(settings, keywords, "calibrate")
+    settings = calibration_settings_of(settings, keywords, "calibrate")
     judge_all = np.array([np.nan if v is None else v for v in judge], dtype=float)
     human_all = np.asarray(human, dtype=float)
     if judge_all.shape != human_all.shape or judge_all.ndim != 1:

@@ -77,7 +77,9 @@ class CalibrationKeywords(TypedDict, total=False):
     split: float
 
 
-def settings_of(settings: CalibrationSettings | None, keywords: Mapping[str, Any], caller: str) -> CalibrationSettings:
+def calibration_settings_of(
+    settings: CalibrationSettings | None, keywords: Mapping[str, Any], caller: str
+) -> CalibrationSettings:
     """The settings of a call given `settings`, or its fields as keywords; never both.
 
     Raises:

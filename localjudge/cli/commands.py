@@ -18,7 +18,7 @@ from localjudge.cli.options import (
     read_scale,
     run_options,
 )
-from localjudge.cli.output import finite, print_table
+from localjudge.cli.output import print_table
 from localjudge.cli.panel import panel_option, panel_settings, quorum_option, run_panel
 from localjudge.cli.reading import (
     field_label_option,
@@ -64,6 +64,7 @@ def score_cmd(
 ) -> None:
     """Print exact score distributions at the end of already-rendered prompts, by one judge or a panel."""
     from localjudge.errors import ConfigError
+    from localjudge.stats.numbers import finite_json
 
     prompts = list(texts) + (_read_prompts(Path(file)) if file else [])
     if not prompts:
@@ -83,7 +84,7 @@ def score_cmd(
     judge = load_from_options(judge_names[0] if judge_names else None, **judge_kw, progress=not no_progress)
     for p, d in zip(prompts, read_distributions(judge, prompts, scale, threshold)):
         # an unscored item's NaN statistics become null (NaN is not JSON); unscored_reason says why
-        record = {"prompt": p[-60:], "min_valid_mass": threshold, **finite(d.model_dump(mode="json"))}
+        record = {"prompt": p[-60:], "min_valid_mass": threshold, **finite_json(d.model_dump(mode="json"))}
         click.echo(json.dumps(record, allow_nan=False))
 
 

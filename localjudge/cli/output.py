@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import click
@@ -16,12 +15,3 @@ def print_table(header: list[str], rows: Sequence[tuple]) -> None:
         click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
         if k == 0:
             click.echo("  ".join("-" * w for w in widths))
-
-
-def finite(value):
-    """`value` with every NaN or infinite number in it, at any depth, replaced by None."""
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite(v) for v in value]
-    return None if isinstance(value, float) and not math.isfinite(value) else value

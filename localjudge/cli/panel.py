@@ -109,11 +109,11 @@ def score_panel(
     import numpy as np
 
     from localjudge.cli.options import load_from_options
-    from localjudge.cli.output import finite
     from localjudge.cli.reading import read_distributions
     from localjudge.errors import ConfigError, repeated
     from localjudge.panel.pool import choose_weights
     from localjudge.panel.weights import case_weights, pool
+    from localjudge.stats.numbers import finite, finite_json
 
     if len(set(names)) != len(names):
         raise ConfigError(f"--judge {repeated(names)} given twice; give each panel member once")
@@ -141,8 +141,8 @@ def score_panel(
     for k, p in enumerate(prompts):
         w = case_weights(np.isfinite(scores[k]), chosen.weights, quorum)
         members = [
-            {"judge": n, "weight": float(wi), **finite(dists[k].model_dump(mode="json"))}
+            {"judge": n, "weight": float(wi), **finite_json(dists[k].model_dump(mode="json"))}
             for (n, dists), wi in zip(readings, chosen.weights if w is None else w, strict=True)
         ]
-        record = {"prompt": p[-60:], "min_valid_mass": threshold, "panel": method, "score": finite(float(pooled[k]))}
+        record = {"prompt": p[-60:], "min_valid_mass": threshold, "panel": method, "score": finite(pooled[k])}
         click.echo(json.dumps(record | {"members": members}, allow_nan=False))

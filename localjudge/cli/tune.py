@@ -127,9 +127,9 @@ def tune_cmd(
     """
     from localjudge.heads import HeadOptions, fit_heads
     from localjudge.io.cases import load_cases
-    from localjudge.judges.adapters import file_sha256
     from localjudge.metrics import resolve_metric
     from localjudge.tune import TuneJob, TuneSettings, tune
+    from localjudge.weights.hashes import sha256_file
 
     if resume and overwrite:
         raise ConfigError("--resume and --overwrite contradict each other; pass one")
@@ -145,7 +145,7 @@ def tune_cmd(
         overwrite=overwrite,
         device=device,
         features=features,
-        data_sha256=file_sha256(cases),
+        data_sha256=sha256_file(cases),
         data_name=cases.name,
         never_shown=never_shown,
     )

@@ -178,7 +178,7 @@ def _unexpanded(reader: _Reader, tree: TokenTree) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class Split:
+class DecoderAndHead:
     """A model's decoder and output layer, applied apart."""
 
     decoder: Any
@@ -208,7 +208,7 @@ class OutputHead:
         return torch.tanh(logits / cap) * cap if cap else logits
 
 
-def split_model(model: Any, probe: Sequence[int]) -> Split | None:
+def split_model(model: Any, probe: Sequence[int]) -> DecoderAndHead | None:
     """The model's decoder and output layer, when applying them apart reproduces its logits.
 
     The reader needs final hidden states and the output layer separately. Gemma's final logit
@@ -221,7 +221,7 @@ def split_model(model: Any, probe: Sequence[int]) -> Split | None:
     if decoder is None or decoder is model or layer is None:
         return None
     config = model.config.get_text_config() if hasattr(model.config, "get_text_config") else model.config
-    split = Split(decoder, layer, getattr(config, "final_logit_softcapping", None))
+    split = DecoderAndHead(decoder, layer, getattr(config, "final_logit_softcapping", None))
     head = split.head()
     ids = torch.tensor([list(probe)], device=next(model.parameters()).device)
     with torch.inference_mode():

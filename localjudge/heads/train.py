@@ -206,11 +206,11 @@ def _load(job: TuneJob) -> Any:
 def _write(job, judge, spec, fits, tensors, options, feature_seconds, computed, started) -> HeadManifest:
     from safetensors.numpy import save_file
 
-    from localjudge.judges.adapters import file_sha256
+    from localjudge.weights.hashes import sha256_file
 
     weights = job.out / HEAD_WEIGHTS
     save_file({k: np.ascontiguousarray(v, dtype=np.float64) for k, v in sorted(tensors.items())}, str(weights))
-    digest = file_sha256(weights)
+    digest = sha256_file(weights)
     for f in fits:
         f.reading["head_sha256"] = digest
     manifest = HeadManifest(

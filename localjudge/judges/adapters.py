@@ -8,13 +8,13 @@ the tuned judge runs through the same batch-invariant engine as every other judg
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.errors import ConfigError, ModelUnavailableError, clip
+from localjudge.weights.hashes import sha256_file
 
 MANIFEST = "tune.json"
 ADAPTER = "adapter.safetensors"
@@ -95,14 +95,6 @@ def read_manifest(folder: Path) -> TuneManifest:
         raise ModelUnavailableError(f"{path} is not a tune manifest: {clip(exc, 300)}") from None
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def merge_adapter(model: Any, folder: Path, manifest: TuneManifest, provenance: str) -> str:
     """Adds the adapter's updates to the base model's weights in place; returns the tuned judge's provenance.
 
@@ -120,7 +112,7 @@ def merge_adapter(model: Any, folder: Path, manifest: TuneManifest, provenance: 
             f"tuned judge {clip(manifest.name)} was tuned on {manifest.base} with weights {manifest.base_provenance}, "
             f"but those loaded are {provenance}; install the base it names (`localjudge models --install`)"
         )
-    digest = file_sha256(folder / ADAPTER)
+    digest = sha256_file(folder / ADAPTER)
     if digest != manifest.adapter_sha256:
         raise ConfigError(
             f"{folder / ADAPTER} does not match its manifest's sha256; the folder was changed: tune again"

@@ -29,11 +29,11 @@ from localjudge.judges.scripted import ScriptedLoad, active_table
 from localjudge.judges.versions import warn_untested_versions
 from localjudge.weights.cache import cache_root
 from localjudge.weights.chunks import joined_gguf, joined_if_present
-from localjudge.weights.gguf import file_sha256, load_gguf
+from localjudge.weights.gguf import load_gguf
 from localjudge.weights.install import package_weights
 from localjudge.weights.sources import GGUFFileSource, HubSource, LocalDirSource, PackageChunksSource, PackageGGUFSource
 
-__all__ = ["file_sha256", "load_judge"]
+__all__ = ["load_judge"]
 
 _PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 

@@ -208,7 +208,7 @@ class ReadyCase(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Batch(Generic[S]):
+class CaseBatch(Generic[S]):
     """One scoring call of a kind: the judge, the metric's context, the cases ready, the run's records so far."""
 
     judge: Judge
@@ -297,7 +297,7 @@ class MetricKind(ABC, Generic[S]):
         return None
 
     @abstractmethod
-    def score(self, batch: Batch[S]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[S]) -> list[ResultRecord]:
         """One record per item of `batch`, in order."""
 
     def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:

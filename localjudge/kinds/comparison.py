@@ -56,7 +56,7 @@ def preferred(record: ResultRecord) -> str:
     )
 
 
-def win_rates(records: Sequence[ResultRecord]) -> ComparisonSummary:
+def comparison_summary(records: Sequence[ResultRecord]) -> ComparisonSummary:
     """Win rate of output 1, mean order disagreement and flips over a comparison's scored records."""
     scored = [r for r in records if r.score is not None]
     details = [r.detail for r in scored if isinstance(r.detail, PairwiseDetail)]

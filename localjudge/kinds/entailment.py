@@ -38,7 +38,7 @@ from pydantic import (
 from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import CaseBatch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.fields import FieldName, check_fields
 from localjudge.kinds.records import EntailmentDetail, ResultRecord, SentenceSupport
 from localjudge.kinds.text import DEFAULT_LABELS, field_text
@@ -143,7 +143,7 @@ class EntailmentKind(MetricKind[EntailmentMetric]):
         cuttable = ["input", "actual_output", "expected_output"]
         return Measure(judge.count_tokens(prompt), f"the {m.name} prompt has", cuttable, prompt)
 
-    def score(self, batch: Batch[EntailmentMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[EntailmentMetric]) -> list[ResultRecord]:
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         units = [_units(m, _target(m, it.case)) for it in items]

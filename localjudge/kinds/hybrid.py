@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from localjudge.kinds.base import (
-    Batch,
+    CaseBatch,
     Explanation,
     Listing,
     MetricKind,
@@ -121,7 +121,7 @@ class FittedKind(MetricKind[F]):
     def scaled(self, metric: F, raw: float) -> float:
         """The 0-1 score of a case whose linear reading is `raw` (its raw_score)."""
 
-    def score(self, batch: Batch[F]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[F]) -> list[ResultRecord]:
         judge, ctx = batch.judge, batch.ctx
         metric = ctx.metric
         names = [c.metric["name"] for c in metric.components]

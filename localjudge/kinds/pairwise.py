@@ -21,7 +21,7 @@ from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import (
-    Batch,
+    CaseBatch,
     KindSummary,
     Listing,
     Measure,
@@ -31,11 +31,12 @@ from localjudge.kinds.base import (
     Prepared,
     narrow_spread,
 )
-from localjudge.kinds.comparison import ComparisonSummary, win_rates
-from localjudge.kinds.records import PairwiseDetail, ResultRecord, clean_float
+from localjudge.kinds.comparison import ComparisonSummary, comparison_summary
+from localjudge.kinds.records import PairwiseDetail, ResultRecord
 from localjudge.kinds.text import SYSTEM, fence, template_version
 from localjudge.kinds.training import LabelKind, Outcomes, TrainingExample, yes_no
 from localjudge.scoring.distribution import LabelDistribution
+from localjudge.stats.numbers import finite
 
 NARROW_SPREAD = 0.15
 """Preferences spanning less than this share of the 0-1 scale do not separate cases."""
@@ -151,7 +152,7 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
         tokens = max(judge.count_tokens(t) for t in orders)
         return Measure(tokens, f"the {ctx.metric.name} prompt has", cuttable, orders)
 
-    def score(self, batch: Batch[PairwiseMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[PairwiseMetric]) -> list[ResultRecord]:
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         labels = ["A", "B", "Tie"] if m.allow_tie else ["A", "B"]
@@ -179,7 +180,7 @@ class PairwiseKind(MetricKind[PairwiseMetric]):
         return out
 
     def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
-        return KindSummary(win_rates(records))
+        return KindSummary(comparison_summary(records))
 
     def notes(
         self, scores: Sequence[float], mean_valid_mass: float | None, has_threshold: bool, flipped: int
@@ -226,9 +227,9 @@ def _combine(
     d1: LabelDistribution, d2: LabelDistribution, f1: str, f2: str, allow_tie: bool, pool: str = "probability"
 ) -> _Reading:
     """The two orders' readings, pooled as `pool` says; an order with no probability on the labels reads as null."""
-    p1, p2 = clean_float(d1.probs["A"]), clean_float(d2.probs["B"])  # P(output 1 better) shown first / second
+    p1, p2 = finite(d1.probs["A"]), finite(d2.probs["B"])  # P(output 1 better) shown first / second
     q1, q2 = d1.probs["B"], d2.probs["A"]  # P(output 2 better), same orders
-    tie = clean_float((d1.probs["Tie"] + d2.probs["Tie"]) / 2) if allow_tie else None
+    tie = finite((d1.probs["Tie"] + d2.probs["Tie"]) / 2) if allow_tie else None
     orders = dict(
         p_first_better_shown_first=p1,
         p_first_better_shown_second=p2,

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import (
-    Batch,
+    CaseBatch,
     Explanation,
     KindSummary,
     Listing,
@@ -33,7 +33,7 @@ from localjudge.kinds.base import (
     MetricKind,
     Needs,
 )
-from localjudge.kinds.comparison import ComparisonSummary, win_rates
+from localjudge.kinds.comparison import ComparisonSummary, comparison_summary
 from localjudge.kinds.fields import FieldName
 from localjudge.kinds.likelihood import prompts as L
 from localjudge.kinds.likelihood.kind import read_target
@@ -153,7 +153,7 @@ class PairwiseLikelihoodKind(MetricKind[PairwiseLikelihoodMetric]):
         cuttable = [f for f in m.fields if case.get(f) is not None]
         return Measure(n, f"the {m.name} prompt and the longer output have", cuttable, read)
 
-    def score(self, batch: Batch[PairwiseLikelihoodMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[PairwiseLikelihoodMetric]) -> list[ResultRecord]:
         """Records of cases that have both outputs, in input order."""
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
@@ -198,7 +198,7 @@ class PairwiseLikelihoodKind(MetricKind[PairwiseLikelihoodMetric]):
         return out
 
     def summarise(self, records: Sequence[ResultRecord]) -> KindSummary:
-        return KindSummary(win_rates(records))
+        return KindSummary(comparison_summary(records))
 
     def describe(self, metric: PairwiseLikelihoodMetric) -> Listing:
         return Listing(

@@ -14,7 +14,6 @@ kinds' keys only in their own records; reading maps the kind's key back into `de
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal, NamedTuple
 
 from pydantic import (
@@ -291,8 +290,3 @@ class ResultRecord(BaseModel):
             if key is not None and key not in WRITTEN_IN_EVERY_RECORD and value is not None:
                 out[key] = value
         return out
-
-
-def clean_float(x: float | None) -> float | None:
-    """NaN and None both become None, so JSON stays valid."""
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from localjudge.kinds.base import Batch, Explanation, Listing, MetricKind, Needs
+from localjudge.kinds.base import CaseBatch, Explanation, Listing, MetricKind, Needs
 from localjudge.kinds.fields import FieldName
 from localjudge.kinds.records import ResultRecord
 from localjudge.lexical import rouge_l, tokens
@@ -67,7 +67,7 @@ class ReferenceKind(MetricKind[ReferenceMetric]):
     def needs(self, metric: ReferenceMetric) -> Needs:
         return Needs(required=metric.required_fields, sort_by=metric.required_fields)
 
-    def score(self, batch: Batch[ReferenceMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[ReferenceMetric]) -> list[ResultRecord]:
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         out = []

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.panel.records import Method, PanelRecord
 from localjudge.panel.weights import Weights
+from localjudge.stats.numbers import finite
 
 SPREAD = 0.3
 """Member scores spanning more than this share of the 0–1 scale on a case: the members disagree on it."""
@@ -74,7 +75,7 @@ def summarise_panel(records: Sequence[PanelRecord], chosen: Weights, method: Met
             MemberSummary(
                 judge=name,
                 weight=float(chosen.weights[j]),
-                agreement=float(r_j) if np.isfinite(r_j) else None,
+                agreement=finite(r_j),
                 mean_score=float(np.mean(own)) if own else None,
                 scored=len(own),
             )

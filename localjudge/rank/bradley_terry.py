@@ -32,6 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from localjudge.scoring.logistic import tanh_sigmoid
+
 PRIOR = 0.01
 """Precision λ of the Gaussian prior on each strength: N(0, 100), a standard deviation of 10 logits."""
 
@@ -45,11 +47,6 @@ class Strengths(NamedTuple):
     theta: np.ndarray  # (n,) log-strengths, centred (they sum to 0)
     information: np.ndarray  # (n, n) negative Hessian of the log-posterior at theta (Fisher information + λI)
     dispersion: float = 1.0  # φ̂: the covariance of theta is φ̂·information⁻¹ (1: too few readings to tell)
-
-
-def sigmoid(x: np.ndarray) -> np.ndarray:
-    """σ(x) = 1 / (1 + e^−x), without overflow for large |x|."""
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
 def _objective(theta: np.ndarray, pairs: np.ndarray, y: np.ndarray, w: np.ndarray, prior: float) -> float:
@@ -97,7 +94,7 @@ def fit_strengths(
     theta = np.zeros(n)
     current = _objective(theta, pairs, y, w, prior)
     for _ in range(max_iter):
-        p = sigmoid(a @ theta)  # (m,) the model's P(first better)
+        p = tanh_sigmoid(a @ theta)  # (m,) the model's P(first better)
         grad = a.T @ (w * (y - p)) - prior * theta  # (n,)
         info = (a.T * (w * p * (1.0 - p))) @ a + prior * np.eye(n)  # (n, n), positive definite
         step = np.linalg.solve(info, grad)
@@ -112,7 +109,7 @@ def fit_strengths(
         theta, current = candidate, value
         if moved < tol:
             break
-    p = sigmoid(a @ theta)
+    p = tanh_sigmoid(a @ theta)
     info = (a.T * (w * p * (1.0 - p))) @ a + prior * np.eye(n)
     return Strengths(theta, info, dispersion(y, p, w, n))
 
@@ -151,7 +148,7 @@ def win_scores(theta: np.ndarray) -> np.ndarray:
     n = theta.shape[-1]
     if n < 2:
         return np.full(theta.shape, 0.5)
-    p = sigmoid(theta[..., :, None] - theta[..., None, :])  # (..., n, n), P(row beats column)
+    p = tanh_sigmoid(theta[..., :, None] - theta[..., None, :])  # (..., n, n), P(row beats column)
     return (p.sum(axis=-1) - 0.5) / (n - 1)  # the diagonal's σ(0) = 0.5 taken out
 
 

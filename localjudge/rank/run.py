@@ -31,10 +31,10 @@ from localjudge.rank.records import RANKS, ComparisonReading, RankRecord
 from localjudge.rank.summary import RankSummary, summarise_ranks
 from localjudge.runs.evaluate import evaluate
 from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
+from localjudge.version import __version__
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
-from localjudge.version import __version__
 
 
 class RankResult(BaseModel):

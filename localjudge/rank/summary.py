@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.kinds.records import PairwiseDetail, ResultRecord
 from localjudge.rank.records import RankRecord
 from localjudge.rank.systems import system_ranking
+from localjudge.stats.numbers import finite
 
 
 class SystemRank(BaseModel):
@@ -93,8 +94,8 @@ def summarise_ranks(
                 SystemRank(
                     system=fit.systems[k],
                     mean_score=float(fit.score[k]),
-                    ci_low=_finite(fit.score_low[k]),
-                    ci_high=_finite(fit.score_high[k]),
+                    ci_low=finite(fit.score_low[k]),
+                    ci_high=finite(fit.score_high[k]),
                     rank=int(fit.rank[k]),
                     rank_low=int(fit.rank_low[k]),
                     rank_high=int(fit.rank_high[k]),
@@ -116,7 +117,3 @@ def summarise_ranks(
         system_field=system,
         systems=systems,
     )
-
-
-def _finite(x: float) -> float | None:
-    return float(x) if np.isfinite(x) else None

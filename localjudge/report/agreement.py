@@ -6,7 +6,6 @@ The agreement is the calibration package's own (`localjudge.calibration.calibrat
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +13,7 @@ from localjudge.calibration import CalibrationReport, CalibrationSettings, calib
 from localjudge.errors import LocalJudgeError
 from localjudge.report.options import ReportSettings
 from localjudge.report.rows import Row
+from localjudge.stats.numbers import finite
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def human_field(metric: str, extra: dict[str, Any], named: str | None) -> str | 
 def _number(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    return finite(value)
 
 
 def agreement(metric: str, judge: str, rows: list[Row], settings: ReportSettings) -> Agreement | None:

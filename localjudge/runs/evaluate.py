@@ -12,20 +12,18 @@ from localjudge.errors import ConfigError, clip, repeated
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric, kind_of
-from localjudge.kinds.base import Batch, MetricContext, missing
+from localjudge.kinds.base import CaseBatch, MetricContext, missing
 from localjudge.kinds.context_length import within_context
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import components
 from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
-
-if TYPE_CHECKING:
-    from typing_extensions import Unpack
 from localjudge.runs.results_file import open_results, read_results, replace_results
 from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
-"""The `RunOptions` fields `evaluate` takes as keywords."""
+log = logging.getLogger(__name__)
 
 
 class EvaluationResult(BaseModel):
@@ -69,11 +67,10 @@ def evaluate(
             (`EvaluateKeywords`), instead of the objects.
 
     Examples:
-        >>> from localjudge import load_judge
-        >>> from localjudge.io.cases import load_cases
-        >>> from localjudge.metrics import builtin_metric
-        >>> result = evaluate(load_cases("cases.jsonl"), [builtin_metric("correctness")],
-        ...                   load_judge(), out="r.jsonl", min_valid_mass=0.2)  # doctest: +SKIP
+        >>> from localjudge import RunOptions, builtin_metric, load_cases, load_judge
+        >>> cases, metrics = load_cases("cases.jsonl"), [builtin_metric("correctness")]  # doctest: +SKIP
+        >>> result = evaluate(cases, metrics, load_judge(), run=RunOptions(out="r.jsonl"))  # doctest: +SKIP
+        >>> result = evaluate(cases, metrics, load_judge(), out="r.jsonl", resume=True)  # doctest: +SKIP
         >>> result.summaries[0].mean_score  # doctest: +SKIP
     """
     run, scoring = settings_of(run, scoring, keywords, "evaluate")
@@ -130,7 +127,7 @@ def evaluate(
             ready.sort(key=lambda c: tuple(str(c.get(f) or "") for f in needs.sort_by))
             for start in range(0, len(ready), chunk):
                 items = [within_context(judge, ctx, c) for c in ready[start : start + chunk]]
-                for rec in ctx.kind.score(Batch(judge, ctx, items, {**done, **fresh})):
+                for rec in ctx.kind.score(CaseBatch(judge, ctx, items, {**done, **fresh})):
                     emit(rec)
                 bar.update(len(items))
             if writer:

@@ -32,8 +32,6 @@ from localjudge.judges.judge import Judge
 from localjudge.runs.options import RunOptions
 from localjudge.version import __version__
 
-"""The `RunOptions` fields `generate_responses` takes as keywords."""
-
 PLAIN_STOPS = ("\n\n", "\nQuestion:")
 """Where a base model's continuation is cut: it has answered and moves on to something else."""
 

@@ -7,7 +7,7 @@ Arrays in, arrays out: no model calls and no I/O.
   (too little mass on valid outcomes -> unscored, never a guess).
 - `likelihood`: log-likelihoods of a continuation, split at the prompt boundary.
 - `spans`: words and sentences on tokens; `aggregate`: token-level readings aggregated to a score.
-- `logistic`: the logistic function shared by the fits.
+- `logistic`: the logistic function shared by the fits and rankings (two numeric forms, see there).
 
 `import localjudge` loads `distribution` and `trie`; the other modules' names load on first use.
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import math
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, TypeVar
 
@@ -88,15 +87,6 @@ async def read_model(request: Request, model: type[M], max_bytes: int) -> M:
         if err["type"] == "extra_forbidden":
             message = "unknown field"
         raise RequestError(422, f"{where}: {message}", param=where) from None
-
-
-def finite(value: Any) -> Any:
-    """`value` with every NaN or infinite number in it, at any depth, replaced by None (JSON has no NaN)."""
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [finite(v) for v in value]
-    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 class Call:

@@ -28,10 +28,11 @@ from localjudge.metrics.builtin import builtin_metric, builtin_names
 from localjudge.metrics.spec import metric_from_dict
 from localjudge.runs.evaluate import with_components
 from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
-from localjudge.serve.http import Call, RequestError, finite, response_for, run
+from localjudge.serve.http import Call, RequestError, response_for, run
 from localjudge.serve.operations import Evaluate, Likelihood
 from localjudge.serve.shapes import ChatMessage, ScaleSpec, Strict, render_chat, score_reading
 from localjudge.serve.state import Served
+from localjudge.stats.numbers import finite_json
 
 
 class EvaluateRequest(Strict):
@@ -126,7 +127,9 @@ def native_routes(served: Served) -> APIRouter:
         _check_count(body.items, "items", opts.max_items)
         got = await run(served.worker, Likelihood(), [(i.prompt, i.continuation) for i in body.items], request)
         readings = [
-            finite({**r.model_dump(mode="json"), "n_tokens": r.n_tokens, "sum": r.sum, "mean": r.mean, "min": r.min})
+            finite_json(
+                {**r.model_dump(mode="json"), "n_tokens": r.n_tokens, "sum": r.sum, "mean": r.mean, "min": r.min}
+            )
             for r in got
         ]
         return JSONResponse({"readings": readings})

@@ -97,6 +97,6 @@ def render_chat(judge: Judge, messages: list[ChatMessage], where: str = "message
 
 def score_reading(prompt: str, dist: Any, min_valid_mass: float) -> dict[str, Any]:
     """One distribution as `localjudge score` prints it: prompt tail, threshold, then the distribution's fields."""
-    from localjudge.serve.http import finite
+    from localjudge.stats.numbers import finite_json
 
-    return {"prompt": prompt[-60:], "min_valid_mass": min_valid_mass, **finite(dist.model_dump(mode="json"))}
+    return {"prompt": prompt[-60:], "min_valid_mass": min_valid_mass, **finite_json(dist.model_dump(mode="json"))}

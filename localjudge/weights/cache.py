@@ -43,9 +43,7 @@ Listing, evicting and clearing them: `localjudge.weights.cache_list`.
 from __future__ import annotations
 
 import errno
-import hashlib
 import logging
-import mmap
 import os
 import re
 import shutil
@@ -56,13 +54,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from localjudge.errors import cut
 from localjudge.io.files import write_atomically
 from localjudge.weights.cache_fs import TMP_PREFIX, cache_error, discard, held, remove_stale
+from localjudge.weights.hashes import hash_file, xxh3_file
 from localjudge.weights.verified import (
     VerifiedFile,
     remember_verified,
@@ -81,7 +79,6 @@ precision lowers in that dtype, every other tensor in fp32."""
 FIRST_LAYOUT_DTYPE = "float32"
 """The one layout of copies of the first format (sha256 manifests) that this version reads."""
 MANIFEST = "manifest.json"
-_SLICE = 64 << 20  # bytes of a memory map hashed per call
 
 
 def cache_root(folder: str | Path | None = None) -> Path:
@@ -97,37 +94,6 @@ def cache_root(folder: str | Path | None = None) -> Path:
         return Path(os.environ["LOCALJUDGE_CACHE"]).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     return (Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache") / "localjudge"
-
-
-def hash_file(path: Path, *algorithms: str) -> list[str]:
-    """Hex digests of a file's bytes, "xxh3_128" or "sha256", in one pass over a memory map.
-
-    A map hands the page cache's pages to the hash functions without the copies `read` makes
-    (3.4 s of a 7.1 GB file's 10.6 s sha256 here).
-    """
-    import xxhash
-
-    digests: list[Any] = [xxhash.xxh3_128() if a == "xxh3_128" else hashlib.new(a) for a in algorithms]
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size:
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped, memoryview(mapped) as view:
-                for start in range(0, size, _SLICE):
-                    block = view[start : start + _SLICE]
-                    for d in digests:
-                        d.update(block)
-                    block.release()
-    return [d.hexdigest() for d in digests]
-
-
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a file's bytes."""
-    return hash_file(path, "sha256")[0]
-
-
-def xxh3_file(path: Path) -> str:
-    """xxh3-128 of a file's bytes."""
-    return hash_file(path, "xxh3_128")[0]
 
 
 @dataclass(frozen=True)

@@ -62,12 +62,12 @@ def joined_gguf(src: PackageChunksSource, judge: str, root: Path) -> Path:
             content, or a part beyond the last is installed; the message names the package.
         CacheError: The cache folder cannot hold the joined file.
     """
-    from localjudge.weights.gguf import file_sha256
+    from localjudge.weights.hashes import remembered_sha256
 
     target = root / GGUF_DIR / joined_name(src.sha256, src.gguf)
     chunks = locate_parts(src, judge)  # checked first, even when the joined file is there
     if target.is_file():
-        if _whole(target, src, lambda path: file_sha256(path, root)):
+        if _whole(target, src, lambda path: remembered_sha256(path, root)):
             return target
         log.warning("the joined GGUF %s is damaged; joining its %d parts again", target, len(chunks))
     join_parts(src, judge, chunks, target)

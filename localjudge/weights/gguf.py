@@ -288,10 +288,3 @@ def load_tokenizer(folder: Path):
         name_or_path=str(folder),
         **config,
     )
-
-
-def file_sha256(path: Path, memo: Path | None = None) -> str:
-    """SHA-256 of a file: remembered in the cache folder `memo` for this version of the file (`hashes`),
-    else hashed (and remembered for this process).
-    """
-    return fresh_sha256(path) if memo is None else remembered_sha256(path, memo)

@@ -151,7 +151,7 @@ def package_weights(judge: str, src: PackageGGUFSource) -> tuple[Path, str]:
     Raises:
         ModelUnavailableError: The package is missing, or the file differs from the registry's.
     """
-    from localjudge.weights.gguf import file_sha256
+    from localjudge.weights.hashes import fresh_sha256
 
     path = package_gguf_path(src, judge)
     if not path.is_file():
@@ -165,7 +165,7 @@ def package_weights(judge: str, src: PackageGGUFSource) -> tuple[Path, str]:
             )
         checks.append("size")
     if src.sha256 is not None:
-        if file_sha256(path) != src.sha256:
+        if fresh_sha256(path) != src.sha256:
             raise ModelUnavailableError(
                 f"{judge}'s GGUF {path} does not match its SHA-256 in models.yaml (damaged or another "
                 f"release); reinstall it: {src.reinstall_command(judge)}"

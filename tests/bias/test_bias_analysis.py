@@ -19,7 +19,7 @@ from localjudge.bias import (
     PointwiseRecord,
     analyze_pairwise,
     analyze_pointwise,
-    format_report,
+    format_bias_report,
     score_matrix,
     self_preference,
     write_heatmap,
@@ -359,14 +359,14 @@ def test_report_is_strict_json_and_round_trips():
 
 def test_format_report_and_heatmap(tmp_path):
     report = analyze_pointwise(pointwise_data(14, n_items=15), FAST)
-    text = format_report(report)
+    text = format_bias_report(report)
     assert text.startswith("# Bias report (pointwise)")
     for title in ("## Summary", "## Mean score", "## Self-preference", "## Length bias", "## Findings"):
         assert title in text
     path = write_heatmap(report, tmp_path / "sub" / "heat.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     pair = analyze_pairwise(pairwise_data(14, n_items=5), FAST)
-    assert "## Position bias" in format_report(pair)
+    assert "## Position bias" in format_bias_report(pair)
     with pytest.raises(LocalJudgeError, match="pointwise report"):
         write_heatmap(pair, tmp_path / "x.png")
 

@@ -21,7 +21,7 @@ from localjudge.bias import (
     PointwiseRecord,
     analyze_models,
     analyze_pairwise,
-    format_report,
+    format_bias_report,
     pairwise_targets,
     pointwise_targets,
     win_rates,
@@ -205,7 +205,7 @@ def test_win_rates_equal_numpy_means_and_absent_generators_are_undefined():
 def test_report_markdown_and_figures(tmp_path):
     records = pairs(6, n_items=12, position={"g": 2.0})
     report = analyze_models(scores(6, n_items=12), records, FAST)
-    md = format_report(report)
+    md = format_bias_report(report)
     assert md.startswith("# Model-level preferences\n") and report.kind == "models"
     assert "## Pairwise win rate" in md and "## Pointwise preference for a target" in md
     assert "## Mean score" not in md and "## Position bias" not in md  # the protocols' tables stay empty

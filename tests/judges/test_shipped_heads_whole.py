@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.judges.adapters import file_sha256
 from localjudge.judges.heads import HEAD_WEIGHTS, is_head_folder, read_head_manifest
 from localjudge.judges.registry import TunedSource, availability, load_registry
 from localjudge.metrics import builtin_metric
+from localjudge.weights.hashes import sha256_file
 
 SHIPPED = [j for j in load_registry().judges if isinstance(j.source, TunedSource)]
 
@@ -31,7 +31,7 @@ def test_a_shipped_head_judge_is_whole_over_its_registry_base_and_the_builtin_me
     # an embedded judge whose weights the registry pins: anyone can install the very base by name
     assert manifest.base_provenance == f"sha256:{getattr(base.source, 'sha256', None)}"
     assert manifest.family == base.family == entry.family and entry.license == base.license
-    assert file_sha256(folder / HEAD_WEIGHTS) == manifest.head_sha256
+    assert sha256_file(folder / HEAD_WEIGHTS) == manifest.head_sha256
     assert (folder / HEAD_WEIGHTS).stat().st_size < 2**20  # small: every version enters git history
     assert manifest.trained_on and manifest.never_shown and manifest.dtype == "float32"
     for h in manifest.heads:

@@ -23,7 +23,7 @@ from localjudge.errors import ConfigError, ContextLengthError
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import KINDS, kind_of, register_kind, unregister_kind
-from localjudge.kinds.base import Batch, KindSummary, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import CaseBatch, KindSummary, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import load_metric_file, metric_from_dict
 from localjudge.runs.evaluate import evaluate
@@ -74,7 +74,7 @@ class BrevityKind(MetricKind[BrevityMetric]):
         prompt = f"Is this answer brief?\n{case.actual_output}\nAnswer 0 or 1:"
         return Measure(judge.count_tokens(prompt), "the brevity prompt has", ["actual_output"], prompt)
 
-    def score(self, batch: Batch[BrevityMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[BrevityMetric]) -> list[ResultRecord]:
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         dists = judge.score_texts([it.payload for it in items], 0, 1, min_valid_mass=ctx.min_valid_mass)
         return [

@@ -101,3 +101,14 @@ assert not wrong, wrong
 """
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_run_options_come_from_the_package_as_evaluate_documents():
+    # `evaluate(..., run=RunOptions(out=...))` is the documented call: its options come from the package too
+    import inspect
+
+    from localjudge import RunOptions, evaluate
+    from localjudge.runs.options import RunOptions as defined
+
+    assert RunOptions is defined and "RunOptions" in localjudge.__all__
+    assert inspect.signature(evaluate).parameters["run"].annotation == "RunOptions | None"

@@ -7,9 +7,10 @@ import pytest
 from scipy.stats import kendalltau
 
 from localjudge.rank.adaptive import first_round, group_seed, next_round, pair_budget
-from localjudge.rank.bradley_terry import fit_strengths, ranks, sigmoid, win_scores
+from localjudge.rank.bradley_terry import fit_strengths, ranks, win_scores
 from localjudge.rank.intervals import item_intervals, misorder_probability
 from localjudge.rank.systems import system_ranking
+from localjudge.scoring.logistic import tanh_sigmoid
 
 
 def all_pairs(n):
@@ -19,7 +20,7 @@ def all_pairs(n):
 def test_noise_free_soft_wins_recover_the_planted_strengths():
     truth = np.array([1.5, -0.5, 0.3, -1.3])  # sums to 0, as the fit's strengths do
     pairs = all_pairs(4)
-    y = sigmoid(truth[pairs[:, 0]] - truth[pairs[:, 1]])
+    y = tanh_sigmoid(truth[pairs[:, 0]] - truth[pairs[:, 1]])
     fit = fit_strengths(4, pairs, y, np.full(len(y), 2.0), prior=1e-9)
     assert fit.theta == pytest.approx(truth, abs=1e-5)
     assert fit.theta.sum() == pytest.approx(0, abs=1e-9)
@@ -47,7 +48,7 @@ def test_win_scores_are_mean_pairwise_probabilities():
 def test_intervals_hold_the_point_and_narrow_with_more_readings():
     truth = np.linspace(1, -1, 5)
     pairs = all_pairs(5)
-    y = sigmoid(truth[pairs[:, 0]] - truth[pairs[:, 1]])
+    y = tanh_sigmoid(truth[pairs[:, 0]] - truth[pairs[:, 1]])
     few = fit_strengths(5, pairs, y, np.full(len(y), 2.0))
     many = fit_strengths(5, pairs, y, np.full(len(y), 40.0))
     a, b = item_intervals(few), item_intervals(many)
@@ -90,7 +91,7 @@ def simulate(truth: np.ndarray, per_output: int, noise: float, seed: int) -> np.
             assert len({i for p in pairs for i in p}) == 2 * len(pairs)
         asked += pairs
         read += pairs
-        y += [float(sigmoid(truth[i] - truth[j] + bias[i, j])) for i, j in pairs]
+        y += [float(tanh_sigmoid(truth[i] - truth[j] + bias[i, j])) for i, j in pairs]
     assert len(set(asked)) == len(asked) == budget  # the budget, every pair at most once
     return fit_strengths(n, np.array(read), np.array(y), np.full(len(y), 2.0)).theta
 
@@ -103,7 +104,7 @@ def _fit_of(truth, per_output: int, noise: float, seed: int):
     y: list = []
     while pairs := next_round(n, pair_budget(n, per_output), asked, asked, y, [1.0] * len(y), group_seed(str(seed))):
         asked += pairs
-        y += [float(sigmoid(truth[i] - truth[j] + bias[i, j])) for i, j in pairs]
+        y += [float(tanh_sigmoid(truth[i] - truth[j] + bias[i, j])) for i, j in pairs]
     return fit_strengths(n, np.array(asked), np.array(y))
 
 
@@ -160,7 +161,7 @@ def test_adaptive_beats_the_same_number_of_random_pairs():
         adaptive.append(kendalltau(simulate(truth, 4, 0.5, 1000 + s), truth)[0])
         bias = np.random.default_rng(1000 + s).normal(0, 0.5, size=(16, 16))  # the same judge
         pairs = all_pairs(16)[rng.permutation(120)[: pair_budget(16, 4)]]
-        y = sigmoid(truth[pairs[:, 0]] - truth[pairs[:, 1]] + bias[pairs[:, 0], pairs[:, 1]])
+        y = tanh_sigmoid(truth[pairs[:, 0]] - truth[pairs[:, 1]] + bias[pairs[:, 0], pairs[:, 1]])
         random.append(kendalltau(fit_strengths(16, pairs, y, np.full(len(y), 2.0)).theta, truth)[0])
     assert np.mean(adaptive) > np.mean(random)
 

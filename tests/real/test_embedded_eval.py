@@ -16,10 +16,10 @@ import pytest
 
 from localjudge.io.cases import load_cases
 from localjudge.judges.judge import Judge
-from localjudge.judges.loading import file_sha256
 from localjudge.judges.registry import load_registry
 from localjudge.metrics import builtin_metric
 from localjudge.runs.evaluate import evaluate
+from localjudge.weights.hashes import sha256_file
 from localjudge.weights.sources import package_gguf_path
 
 pytestmark = pytest.mark.slow
@@ -50,7 +50,7 @@ def test_two_runs_give_identical_scores(two_runs):
 
 def test_records_carry_distribution_and_file_hash(two_runs):
     entry = load_registry().get("smollm2-135m")
-    sha = file_sha256(package_gguf_path(entry.source))
+    sha = sha256_file(package_gguf_path(entry.source))
     for r in two_runs[0].records:
         assert sum(r.distribution.values()) == pytest.approx(1.0, abs=1e-9)
         assert set(r.distribution) == {"1", "2", "3", "4", "5"}

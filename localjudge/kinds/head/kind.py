@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.errors import ConfigError, ModelUnavailableError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import CaseBatch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.head.features import matrix, prompt_of, read_outputs
 from localjudge.kinds.head.linear import HeadWeights, normalised, read
 from localjudge.kinds.head.spec import HeadMetric
@@ -56,7 +56,7 @@ class HeadKind(MetricKind[HeadMetric]):
         tokens = judge.count_tokens(prompt) + longest
         return Measure(tokens, f"the {m.name} head's source and output have", list(m.features.source_fields), prompt)
 
-    def score(self, batch: Batch[HeadMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[HeadMetric]) -> list[ResultRecord]:
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
         w = head_weights(m.head, m.head_sha256, m.name)
@@ -116,9 +116,9 @@ class HeadKind(MetricKind[HeadMetric]):
 def _load(path: str, sha256: str) -> dict[str, np.ndarray]:
     from safetensors.numpy import load_file
 
-    from localjudge.judges.adapters import file_sha256
+    from localjudge.weights.hashes import sha256_file
 
-    digest = file_sha256(Path(path))
+    digest = sha256_file(Path(path))
     if digest != sha256:
         raise ConfigError(f"{path} does not match its manifest's sha256; the head folder was changed: fit it again")
     return load_file(path)

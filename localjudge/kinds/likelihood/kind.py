@@ -18,7 +18,7 @@ import numpy as np
 
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
-from localjudge.kinds.base import Batch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
+from localjudge.kinds.base import CaseBatch, Explanation, Listing, Measure, MetricContext, MetricKind, Needs
 from localjudge.kinds.likelihood import prompts as L
 from localjudge.kinds.likelihood.spec import LikelihoodMetric
 from localjudge.kinds.records import (
@@ -33,6 +33,7 @@ from localjudge.scoring.aggregate import TokenReading as Aggregated
 from localjudge.scoring.aggregate import UnitValue, read_tokens
 from localjudge.scoring.likelihood import ContinuationLogprobs, split_boundary
 from localjudge.scoring.spans import split_sentences
+from localjudge.stats.numbers import finite
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class LikelihoodKind(MetricKind[LikelihoodMetric]):
         cuttable = [f for f in m.fields if case.get(f) is not None] or [m.target]
         return Measure(read.counts.window, f"the {m.name} prompt and {m.target} have", cuttable, read)
 
-    def score(self, batch: Batch[LikelihoodMetric]) -> list[ResultRecord]:
+    def score(self, batch: CaseBatch[LikelihoodMetric]) -> list[ResultRecord]:
         """Records of cases that have every field the metric needs, in input order."""
         judge, ctx, items = batch.judge, batch.ctx, batch.items
         m = ctx.metric
@@ -149,11 +150,7 @@ def _value(m: LikelihoodMetric, ll: ContinuationLogprobs) -> float:
 
 
 def _stats(ll: ContinuationLogprobs) -> TokenStats:
-    return TokenStats(sum=_finite(ll.sum), mean=_finite(ll.mean), min=_finite(ll.min))
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
+    return TokenStats(sum=finite(ll.sum), mean=finite(ll.mean), min=finite(ll.min))
 
 
 def _detail(
@@ -172,7 +169,7 @@ def _detail(
         given_source=_stats(given) if given is not None else None,
         without_source=_stats(contrast) if contrast is not None else None,
         pmi_min=(
-            _finite(min(a - b for a, b in zip(given.logprobs, contrast.logprobs)))
+            finite(min(a - b for a, b in zip(given.logprobs, contrast.logprobs)))
             if given is not None and contrast is not None
             else None
         ),
@@ -257,7 +254,7 @@ def _record(
     return ctx.record(judge, case, _to_score(m, raw, contrast is not None), raw_score=raw, detail=detail, **fields)
 
 
-def _score_sentences(batch: Batch[LikelihoodMetric], reads: list[_Read]) -> list[ResultRecord]:
+def _score_sentences(batch: CaseBatch[LikelihoodMetric], reads: list[_Read]) -> list[ResultRecord]:
     """Records of a metric with `sentences`: each sentence of the target read alone after the prompt (and the
     contrast prompt), all of a batch's sentences in one engine call so a source's KV serves every one."""
     judge, ctx, items = batch.judge, batch.ctx, batch.items
@@ -293,7 +290,7 @@ def _score_sentences(batch: Batch[LikelihoodMetric], reads: list[_Read]) -> list
             else None
         )
         read = [
-            SentenceValue(text=t, value=_finite(v), tokens=a.n_tokens)
+            SentenceValue(text=t, value=finite(v), tokens=a.n_tokens)
             for t, v, a in zip([x for x in sents if x], values, g)
         ]
         detail = _detail(m, r.counts, whole, contrast).model_copy(update={"sentences": read})
