@@ -113,11 +113,6 @@ def _shown(value: Any) -> str:
     return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
 
-def given_engine_flags(engine) -> list[str]:
-    """The engine flags a user gave, as typed (for commands that refuse them in some modes)."""
-    return ["--" + name.replace("_", "-") for name in type(engine).model_fields if name in engine.model_fields_set]
-
-
 _RUN_HELP = {
     "out": "Write the records to this JSONL file.",
     "resume": "Continue an interrupted run in --out without redoing finished items.",
