@@ -65,6 +65,8 @@ _PLAIN_HELP = {
 }
 ENGINE_SECTION = "Engine options (how the judge computes; the defaults suit most runs)"
 MODEL_SECTION = "Model options (which model, and how it loads)"
+HEAD_SECTION = "Head options (--method head)"
+LORA_SECTION = "LoRA options (--method lora)"
 
 
 _RUN_HELP = {
@@ -184,7 +186,13 @@ class SectionedCommand(click.Command):
     """A command whose --help lists the model and engine options under their own headings."""
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        sections: dict[str, list[tuple[str, str]]] = {"Options": [], MODEL_SECTION: [], ENGINE_SECTION: []}
+        sections: dict[str, list[tuple[str, str]]] = {
+            "Options": [],
+            MODEL_SECTION: [],
+            ENGINE_SECTION: [],
+            HEAD_SECTION: [],
+            LORA_SECTION: [],
+        }
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is not None and not isinstance(param, click.Argument):  # arguments: in the usage line
@@ -199,6 +207,10 @@ def option_section(name: str) -> str:
     """The --help heading of a command parameter, by its name."""
     if name.startswith(_PARAM):
         return ENGINE_SECTION
+    if name.startswith("head_"):  # tune's HeadOptions
+        return HEAD_SECTION
+    if name.startswith("lora_"):  # tune's TuneSettings
+        return LORA_SECTION
     if name in (
         "judge_name",
         "judge_names",
