@@ -21,7 +21,9 @@ labels on the 48 bundled summaries are too often 5 to fit.) The first capture, o
 `bias RESPONSES --verdicts`, the same work under the commands' former names (`bias analyse
 --judgments` since 588d714). The names #48 changed in what the commands write (one word
 per meaning, one bias report layout) are listed in `RENAMED_TEXT`, `RENAMED_KEYS` and `renamed`, and
-applied to both captures; the comparison forgives nothing else.
+applied to both captures; the comparison forgives nothing else. #71 renamed tune's `--rank` `--lora-rank`
+(the job line follows) and its settings' `rank` and `min_valid_mass` `lora_rank` and
+`min_tuned_valid_mass` (in the tune's checkpoint state.json; `renamed` maps the old keys).
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ def jobs(out: Path, files: dict[str, Path]) -> list[tuple[str, list[str]]]:
         "bias_analyse": f"bias analyse {study}/responses.jsonl --judgments {study} --out-dir {out}/bias_analyse "
         "--bootstrap 200 --panel three=smollm2-135m,gemma3-270m,qwen2.5-coder-1.5b",
         "tune": f"tune {demo} --method lora --metric consistency {s} --human human_consistency --group doc_id "
-        f"--epochs 1 --layers 1 --rank 4 --validation-share 0.34 --out {out}/tune --overwrite",
+        f"--epochs 1 --layers 1 --lora-rank 4 --validation-share 0.34 --out {out}/tune --overwrite",
     }
     return [(name, shlex.split(line)) for name, line in lines.items()]
 
@@ -260,6 +262,8 @@ def renamed(value: object) -> object:
     if not isinstance(value, dict):
         return value
     out = {RENAMED_KEYS.get(k, k): renamed(v) for k, v in value.items()}
+    if {"loss", "mass_weight", "rank", "min_valid_mass"} <= out.keys():  # tune's settings before #71 named them
+        out["lora_rank"], out["min_tuned_valid_mass"] = out.pop("rank"), out.pop("min_valid_mass")
     if {"settings", "judges", "findings", "summary"} <= out.keys():  # a bias report, old or new layout
         if "kind" not in out:  # the former ModelReport
             targets, target_did = out.pop("pairwise"), out.pop("pointwise")

@@ -54,7 +54,7 @@ ENTAIL = {
     "fields": ["input"],
 }
 PAIRWISE = {"kind": "pairwise", "name": "better", "task": "Which response is better?", "criteria": "More good words."}
-FLAGS = "--layers 2 --rank 8 --alpha 16 --learning-rate 0.01 --validation-share 0.3 --min-valid-mass 0.01 "
+FLAGS = "--layers 2 --lora-rank 8 --alpha 16 --learning-rate 0.01 --validation-share 0.3 --min-tuned-valid-mass 0.01 "
 FLAGS += "--pack-tokens 1024 --epochs 3 --patience 3"
 
 

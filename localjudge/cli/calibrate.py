@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 import click
 
 from localjudge.cli.fits import HybridRequest, VerdictRequest, fit_hybrid_cmd, fit_verdict_cmd
+from localjudge.cli.output import print_table
 from localjudge.cli.reading import bootstrap_option
 from localjudge.errors import ConfigError
 
@@ -288,6 +289,24 @@ def panel_weights(
     Examples:
       localjudge calibrate panel-weights panel.jsonl --human human_consistency --group doc_id --save weights.json
     """
-    from localjudge.cli.panel_fit import fit_panel_cmd
+    import json
 
-    fit_panel_cmd(path, human, group, metric, save, _settings(split=split, seed=seed), as_json)
+    from localjudge.io.files import refuse_overwriting
+    from localjudge.panel.fit import fit_panel_weights
+
+    settings = _settings(split=split, seed=seed)
+    refuse_overwriting([save], [("calibration input", path)])
+    fit = fit_panel_weights(path, human, group, metric, split=settings.split, seed=settings.seed)
+    for e in fit.metrics:
+        if e.equal_because:
+            click.echo(f"Note on {e.metric}: {e.equal_because}; the saved weights are equal", err=True)
+    save.write_text(fit.weights.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    if as_json:
+        click.echo(json.dumps({"panel_weights": str(save), "metrics": [e.report() for e in fit.metrics]}, indent=1))
+        return
+    members = fit.weights.members
+    for e in fit.metrics:
+        click.echo(f"{e.metric}: Spearman ρ on the {e.held_out} held-out cases")
+        print_table(["scorer", "rho"], [(k, "-" if v is None else f"{v:.3f}") for k, v in e.spearman.items()])
+        click.echo("saved weights: " + ", ".join(f"{m} {w:.3f}" for m, w in zip(members, e.saved_weights, strict=True)))
+    click.echo(f"\npanel weights: {save} (use: localjudge eval ... --judge ... --panel {save})")

@@ -74,12 +74,12 @@ def score_cmd(
         raise ConfigError(f"prompt {empty[0]} is empty; give every prompt some text to score")
     scale = read_scale(low, high, labels)  # every check that needs no model comes before the (slow) load
     threshold = min_valid_mass_or_default(min_valid_mass)
-    if (panel is not None or quorum is not None) and len(judge_names) < 2:
-        raise ConfigError("--panel and --quorum pool several judges; give --judge once per member, twice or more")
-    if len(judge_names) > 1:
-        from localjudge.cli.panel import score_panel
+    if len(judge_names) > 1 or panel is not None or quorum is not None:
+        from localjudge.cli.panel import score_panel, score_panel_options
 
-        score_panel(prompts, scale, threshold, judge_names, panel, judge_kw, not no_progress, quorum)
+        options = score_panel_options(panel, quorum)
+        options.check_members(len(judge_names))
+        score_panel(prompts, scale, threshold, judge_names, options, judge_kw, not no_progress)
         return
     judge = load_from_options(judge_names[0] if judge_names else None, **judge_kw, progress=not no_progress)
     for p, d in zip(prompts, read_distributions(judge, prompts, scale, threshold)):
@@ -227,13 +227,12 @@ def eval_cmd(
 
     out = str(run.out) if run.out else None
     judge_kw["judge_name"] = judge_names[0] if len(judge_names) == 1 else None
-    if (panel is not None or quorum is not None) and len(judge_names) < 2:
-        raise ConfigError("--panel and --quorum pool several judges; give --judge once per member, twice or more")
-    if len(judge_names) > 1 and distributed:
+    settings = None
+    if len(judge_names) > 1 or panel is not None or quorum is not None:
+        settings = panel_settings(panel, quorum)
+        settings.check_members(len(judge_names))
+    if settings is not None and distributed:
         raise ConfigError("--distributed runs one judge; run each panel member's eval on its own instead")
-    settings = panel_settings(panel, quorum) if len(judge_names) > 1 else None
-    if settings is not None and settings.quorum is not None and settings.quorum > len(judge_names):
-        raise ConfigError(f"--quorum {quorum} needs as many judges; the panel has {len(judge_names)}")
     if report_out:
         _check_report(report_out, out, settings is not None, run.overwrite or run.resume)
     if out or report_out:

@@ -3,43 +3,28 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Literal, NamedTuple, get_args, get_origin
+from typing import NamedTuple
 
 import click
-from pydantic.fields import FieldInfo
+
+from localjudge.cli.flags import settings_flags
 
 
 def engine_options(fn):
-    """One flag per `EngineOptions` field, passed to the command as `engine` (only the given ones set).
+    """One flag per `EngineOptions` field (`settings_flags`), passed to the command as `engine`.
 
-    The flags are built from the model's fields (name, type, description), so a field added to
-    `EngineOptions` is a flag of every command that loads a judge: `token_budget` is
-    `--token-budget N`, a bool `reuse_prefix` is `--reuse-prefix/--no-reuse-prefix`, a Literal
-    lists its values. Values are validated by `EngineOptions` itself, one flag at a time, so a bad
-    one exits 2 naming its flag.
+    A field added to `EngineOptions` is a flag of every command that loads a judge; --device is
+    also checked as torch reads it, before any load.
     """
     from localjudge.engine.options import EngineOptions
-    from localjudge.errors import ConfigError
-
-    fields = list(EngineOptions.model_fields)
 
     @functools.wraps(fn)
-    def command(*args, **kwargs):
-        given = {name: kwargs.pop(_PARAM + name) for name in fields}
-        given = {name: value for name, value in given.items() if value is not None}
-        for name, value in given.items():  # one at a time, so that an error names its flag
-            try:
-                EngineOptions(**{name: value})
-            except ConfigError as exc:
-                raise ConfigError(f"--{name.replace('_', '-')}: {exc}") from None
-        if "device" in given:
-            _check_device(given["device"])
-        kwargs["engine"] = EngineOptions(**given)
-        return fn(*args, **kwargs)
+    def command(*args, engine, **kwargs):
+        if "device" in engine.model_fields_set:
+            _check_device(engine.device)
+        return fn(*args, engine=engine, **kwargs)
 
-    for name in reversed(fields):
-        command = _engine_flag(name, EngineOptions.model_fields[name])(command)
-    return command
+    return settings_flags(EngineOptions, "engine", help_text=_PLAIN_HELP)(command)
 
 
 _PARAM = "engine_"
@@ -80,42 +65,8 @@ _PLAIN_HELP = {
 }
 ENGINE_SECTION = "Engine options (how the judge computes; the defaults suit most runs)"
 MODEL_SECTION = "Model options (which model, and how it loads)"
-
-
-def _engine_flag(name: str, field: FieldInfo):
-    """The click option of one `EngineOptions` field."""
-    flag = "--" + name.replace("_", "-")
-    kind = _flag_type(field.annotation)
-    shown = "" if field.default is None else f" [default: {_shown(field.default)}]"
-    # the field docs speak of the Python API, where an omitted option is None
-    help_text = _PLAIN_HELP.get(name, (field.description or "").replace("None: ", "default: ")) + shown
-    if kind is bool:
-        return click.option(f"{flag}/--no-{flag[2:]}", _PARAM + name, default=None, help=help_text)
-    if isinstance(kind, tuple):  # a Literal: EngineOptions checks it (and takes its aliases, e.g. bf16)
-        return click.option(flag, _PARAM + name, metavar=f"[{'|'.join(kind)}]", default=None, help=help_text)
-    return click.option(flag, _PARAM + name, type=kind, default=None, help=help_text)
-
-
-def _flag_type(annotation: Any) -> Any:
-    """bool, a Literal's values, or the click type of a field's annotation (None dropped from optional ones)."""
-    args = [a for a in get_args(annotation) if a is not type(None)] if get_origin(annotation) is not Literal else []
-    if args:  # X | None, Optional[X]
-        assert len(args) == 1, f"engine option type {annotation} has no command-line form"
-        return _flag_type(args[0])
-    if get_origin(annotation) is Literal:
-        return tuple(str(v) for v in get_args(annotation))
-    kinds = {bool: bool, int: click.INT, float: click.FLOAT, str: click.STRING}
-    assert annotation in kinds, f"engine option type {annotation} has no command-line form; extend _flag_type"
-    return kinds[annotation]
-
-
-def _shown(value: Any) -> str:
-    return ("on" if value else "off") if isinstance(value, bool) else str(value)
-
-
-def given_engine_flags(engine) -> list[str]:
-    """The engine flags a user gave, as typed (for commands that refuse them in some modes)."""
-    return ["--" + name.replace("_", "-") for name in type(engine).model_fields if name in engine.model_fields_set]
+HEAD_SECTION = "Head options (--method head)"
+LORA_SECTION = "LoRA options (--method lora)"
 
 
 _RUN_HELP = {
@@ -235,7 +186,13 @@ class SectionedCommand(click.Command):
     """A command whose --help lists the model and engine options under their own headings."""
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        sections: dict[str, list[tuple[str, str]]] = {"Options": [], MODEL_SECTION: [], ENGINE_SECTION: []}
+        sections: dict[str, list[tuple[str, str]]] = {
+            "Options": [],
+            MODEL_SECTION: [],
+            ENGINE_SECTION: [],
+            HEAD_SECTION: [],
+            LORA_SECTION: [],
+        }
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is not None and not isinstance(param, click.Argument):  # arguments: in the usage line
@@ -250,6 +207,10 @@ def option_section(name: str) -> str:
     """The --help heading of a command parameter, by its name."""
     if name.startswith(_PARAM):
         return ENGINE_SECTION
+    if name.startswith("head_"):  # tune's HeadOptions
+        return HEAD_SECTION
+    if name.startswith("lora_"):  # tune's TuneSettings
+        return LORA_SECTION
     if name in (
         "judge_name",
         "judge_names",

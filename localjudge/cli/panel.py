@@ -39,6 +39,16 @@ def panel_settings(panel: str | None, quorum: int | None = None):
     return PanelOptions(method="fitted", weights=load_panel_weights(panel), quorum=quorum)
 
 
+def score_panel_options(panel: str | None, quorum: int | None):
+    """The `PanelOptions` of `score`'s --panel and --quorum: mean or agreement (fitted weights are per metric)."""
+    from localjudge.errors import ConfigError
+    from localjudge.panel.options import PanelOptions
+
+    if panel not in (None, "mean", "agreement"):
+        raise ConfigError("score pools with --panel mean or agreement; weights fitted on labels are per metric (eval)")
+    return PanelOptions(method="agreement" if panel == "agreement" else "mean", quorum=quorum)
+
+
 def run_panel(cases, metrics, names: Sequence[str], panel, run, scoring, judge_kw, as_json: bool, out) -> None:
     """Loads every member, judges the cases as a panel, prints the pooled records and summaries."""
     from localjudge.cli.options import judge_inputs, load_from_options
@@ -98,13 +108,12 @@ def run_panel(cases, metrics, names: Sequence[str], panel, run, scoring, judge_k
         click.echo(f"\nresults: {out} (each member's: {', '.join(str(member_path(out, n)) for n in names)})")
 
 
-def score_panel(
-    prompts: list[str], scale, threshold: float, names: Sequence[str], panel, judge_kw, progress, quorum=None
-) -> None:
+def score_panel(prompts: list[str], scale, threshold: float, names: Sequence[str], panel, judge_kw, progress) -> None:
     """`score` with several --judge: every member's distribution of each prompt, and their pooled score.
 
     A member's score is its normalised expected score (0–1), or with --labels its probability
-    of the first label; the weights are chosen over the prompts given (mean or agreement).
+    of the first label; the weights are chosen over the prompts given (`panel`: the `PanelOptions` of
+    `score_panel_options`, mean or agreement, and the quorum).
     """
     import numpy as np
 
@@ -117,11 +126,8 @@ def score_panel(
 
     if len(set(names)) != len(names):
         raise ConfigError(f"--judge {repeated(names)} given twice; give each panel member once")
-    method: Literal["mean", "agreement"] = "agreement" if panel == "agreement" else "mean"
-    if panel not in (None, "mean", "agreement"):
-        raise ConfigError("score pools with --panel mean or agreement; weights fitted on labels are per metric (eval)")
-    if quorum is not None and quorum > len(names):
-        raise ConfigError(f"--quorum {quorum} needs as many judges; the panel has {len(names)}")
+    method: Literal["mean", "agreement"] = "agreement" if panel.method == "agreement" else "mean"
+    quorum = panel.quorum
     readings = []
     for name in names:
         judge = load_from_options(name, **judge_kw, progress=progress)

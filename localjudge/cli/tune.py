@@ -6,10 +6,16 @@ from pathlib import Path
 
 import click
 
+from localjudge.cli.flags import flag_of, settings_flags
+from localjudge.cli.options import SectionedCommand
 from localjudge.errors import ConfigError
+from localjudge.heads.settings import HeadOptions
+from localjudge.tune.settings import TuneSettings
+
+_SEED_HELP = {"seed": "Seed of the split and order, and of the adapter's initialisation (lora) or the folds (head)."}
 
 
-@click.command("tune")
+@click.command("tune", cls=SectionedCommand)
 @click.argument("cases", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option(
     "--metric",
@@ -46,50 +52,20 @@ from localjudge.errors import ConfigError
 )
 @click.option(
     "--source-field",
-    "source_fields",
+    "head_source_fields",
     multiple=True,
     metavar="FIELD",
     help="head: case field shown before the output; repeat for several [default: input].",
 )
 @click.option(
     "--field-label",
-    "field_labels",
+    "head_field_labels",
     multiple=True,
     metavar="FIELD=LABEL",
     help="head: the label a source field is shown under, e.g. input=Article [default: the field's name].",
 )
-@click.option("--output-label", default="Output", show_default=True, help="head: the label shown before the output.")
-@click.option(
-    "--anchor",
-    type=click.Choice(["likelihood", "none"]),
-    default="likelihood",
-    show_default=True,
-    help="head: add the output's likelihood, which the head cannot shrink away (reads unlike data no worse).",
-)
-@click.option("--folds", type=int, default=5, show_default=True, help="head: grouped cross-validation folds.")
-@click.option(
-    "--sentences",
-    is_flag=True,
-    help="head: also read each sentence of the output alone after the source (its mean and least likelihood).",
-)
-@click.option(
-    "--loss",
-    type=click.Choice(["ce", "mse", "ce+mse", "rank", "ce+rank"]),
-    default="ce+rank",
-    show_default=True,
-    help="Training loss.",
-)
-@click.option("--rank", type=int, default=16, show_default=True, help="LoRA rank.")
-@click.option("--alpha", type=float, default=32.0, show_default=True, help="LoRA alpha.")
-@click.option("--layers", type=int, default=4, show_default=True, help="Top decoder layers tuned.")
-@click.option("--learning-rate", type=float, default=2e-4, show_default=True, help="AdamW learning rate.")
-@click.option("--epochs", type=int, default=6, show_default=True, help="Most epochs.")
-@click.option("--patience", type=int, default=2, show_default=True, help="Epochs without improvement before stopping.")
-@click.option("--validation-share", type=float, default=0.2, show_default=True, help="Share of groups held out.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of init, split and order.")
-@click.option("--pack-tokens", type=int, default=4096, show_default=True, help="Most tokens per packed sequence.")
-@click.option("--mass-weight", type=float, default=0.1, show_default=True, help="Weight of -log(valid mass).")
-@click.option("--min-valid-mass", type=float, default=0.5, show_default=True, help="Guard: fail below this mass.")
+@settings_flags(HeadOptions, "head", ["output_label", "anchor", "folds", "sentences"])
+@settings_flags(TuneSettings, "lora", help_text=_SEED_HELP)
 def tune_cmd(
     cases: Path,
     metrics: tuple[str, ...],
@@ -105,13 +81,10 @@ def tune_cmd(
     features,
     never_shown,
     method,
-    source_fields,
-    field_labels,
-    output_label,
-    anchor,
-    sentences,
-    folds,
-    **tuning,
+    head_source_fields,
+    head_field_labels,
+    head: HeadOptions,
+    lora: TuneSettings,
 ) -> None:
     """Tune JUDGE to the human labels in CASES for one metric or several: heads on its hidden states, or LoRA.
 
@@ -125,15 +98,14 @@ def tune_cmd(
       localjudge tune summeval.jsonl --metric coherence --metric consistency --metric fluency \\
           --metric relevance --judge qwen2.5-coder-0.5b --human 'human_{metric}' --group doc_id --out tuned
     """
-    from localjudge.heads import HeadOptions, fit_heads
+    from localjudge.heads import fit_heads
     from localjudge.io.cases import load_cases
     from localjudge.metrics import resolve_metric
-    from localjudge.tune import TuneJob, TuneSettings, tune
+    from localjudge.tune import TuneJob, tune
     from localjudge.weights.hashes import sha256_file
 
     if resume and overwrite:
         raise ConfigError("--resume and --overwrite contradict each other; pass one")
-    given = click.get_current_context()
     job = TuneJob(
         judge=judge,
         human=human,
@@ -151,22 +123,19 @@ def tune_cmd(
     )
     chosen = [resolve_metric(m) for m in metrics]
     if method == "head":
-        lora = [k for k in tuning if given.get_parameter_source(k) == click.core.ParameterSource.COMMANDLINE]
-        if lora:
-            raise ConfigError(f"--{lora[0].replace('_', '-')} is a LoRA setting; pass --method lora, or drop it")
+        refused = [n for n in TuneSettings.model_fields if n in lora.model_fields_set - {"seed"}]
+        if refused:
+            raise ConfigError(f"{flag_of(refused[0])} is a LoRA setting; pass --method lora, or drop it")
+        given = {n: getattr(head, n) for n in head.model_fields_set}
         options = HeadOptions(
-            source_fields=list(source_fields) or ["input"],
-            field_labels=_labels(field_labels),
-            output_label=output_label,
-            anchor=anchor,
-            folds=folds,
-            sentences=sentences,
-            seed=tuning["seed"],
+            **given,
+            source_fields=list(head_source_fields) or ["input"],
+            field_labels=_labels(head_field_labels),
+            seed=lora.seed,  # --seed seeds the heads' folds too
         )
         _report_heads(fit_heads(load_cases(cases), chosen, job, options), out, metrics[0])
         return
-    settings = TuneSettings(**tuning)
-    manifest = tune(load_cases(cases), chosen[0] if len(chosen) == 1 else chosen, job, settings)
+    manifest = tune(load_cases(cases), chosen[0] if len(chosen) == 1 else chosen, job, lora)
     click.echo(f"tuned judge {manifest.name}: {out}")
     click.echo(f"  base {manifest.base} ({manifest.base_provenance}); adapter sha256:{manifest.adapter_sha256[:16]}…")
     click.echo(f"  validation ({manifest.agreement_name}):")

@@ -6,6 +6,7 @@
 - `members`: who may sit on a panel (two judges or more, each once).
 - `pool`: members' records of a case -> one `PanelRecord` keeping every member's reading.
 - `run`: `evaluate_panel`, each member's resumable `evaluate` run, then the pooling.
+- `fit`: `fit_panel_weights`, the members' weights fitted on human labels, reported on held-out cases.
 - `options`: `PanelOptions`; `records`: panel records and the saved fitted weights;
   `summary`: per-metric summaries that say when the members disagree.
 
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING
 from localjudge.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from localjudge.panel.fit import MetricFit, PanelFit, fit_panel_weights
     from localjudge.panel.options import PanelOptions
     from localjudge.panel.records import MemberReading, PanelRecord, PanelWeights, load_panel_weights
     from localjudge.panel.run import PanelResult, evaluate_panel, member_path
@@ -30,18 +32,24 @@ if TYPE_CHECKING:
 __all__ = [
     "MemberReading",
     "MemberSummary",
+    "MetricFit",
+    "PanelFit",
     "PanelOptions",
     "PanelRecord",
     "PanelResult",
     "PanelSummary",
     "PanelWeights",
     "evaluate_panel",
+    "fit_panel_weights",
     "load_panel_weights",
     "member_path",
 ]
 
 # name -> the module that defines it, imported on first access
 _LAZY = {
+    "MetricFit": "localjudge.panel.fit",
+    "PanelFit": "localjudge.panel.fit",
+    "fit_panel_weights": "localjudge.panel.fit",
     "PanelOptions": "localjudge.panel.options",
     "MemberReading": "localjudge.panel.records",
     "PanelRecord": "localjudge.panel.records",

@@ -35,3 +35,20 @@ class PanelOptions(Options):
         if (self.method == "fitted") != (self.weights is not None):
             raise ConfigError("a fitted panel takes its weights (--panel FILE), and only a fitted panel does")
         return self
+
+    def check_members(self, members: int) -> None:
+        """Refuses a panel of `members` judges that these options cannot pool, before any judge loads.
+
+        Raises:
+            ConfigError: fewer than two members, or fewer than the quorum.
+
+        Examples:
+            >>> PanelOptions(quorum=3).check_members(2)
+            Traceback (most recent call last):
+            ...
+            localjudge.errors.ConfigError: --quorum 3 needs as many judges; the panel has 2
+        """
+        if members < 2:
+            raise ConfigError("--panel and --quorum pool several judges; give --judge once per member, twice or more")
+        if self.quorum is not None and self.quorum > members:
+            raise ConfigError(f"--quorum {self.quorum} needs as many judges; the panel has {members}")

@@ -78,8 +78,7 @@ def evaluate_panel(
     run, scoring = settings_of(run, scoring, keywords, "evaluate_panel")
     panel = panel or PanelOptions()
     names = [j.info.name for j in judges]
-    if len(names) < 2:
-        raise ConfigError("a panel needs two judges or more; give --judge once per member")
+    panel.check_members(len(names))
     if len(set(names)) != len(names):
         raise ConfigError(f"judge {repeated(names)} given twice; give each panel member once")
     run.check_output()
@@ -87,8 +86,6 @@ def evaluate_panel(
     for p in paths.values():
         if p is not None:
             check_output_mode(p, run.mode)
-    if panel.quorum is not None and panel.quorum > len(names):
-        raise ConfigError(f"a quorum of {panel.quorum} needs as many judges; the panel has {len(names)}")
     if panel.weights is not None:  # refused before any judging
         for m in metrics:
             panel.weights.for_metric(m.name, names)

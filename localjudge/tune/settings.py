@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from localjudge.options import Options
 
@@ -24,8 +24,14 @@ class TuneSettings(Options):
         "sums of these as named. ce+rank measured best on SummEval's held-out articles "
         "(benchmarks/quality/tune/).",
     )
-    rank: int = Field(default=16, ge=1, le=256, description="LoRA rank.")
-    alpha: float = Field(default=32.0, gt=0, description="LoRA alpha; updates are scaled by alpha / rank.")
+    lora_rank: int = Field(
+        default=16,
+        ge=1,
+        le=256,
+        validation_alias=AliasChoices("lora_rank", "rank"),  # "rank" in the settings of tunes before #71
+        description="LoRA rank.",
+    )
+    alpha: float = Field(default=32.0, gt=0, description="LoRA alpha; updates are scaled by alpha / LoRA rank.")
     layers: int = Field(default=4, ge=1, description="Top decoder layers that carry adapters; the rest run once.")
     learning_rate: float = Field(default=2e-4, gt=0, lt=1, description="AdamW learning rate.")
     epochs: int = Field(default=6, ge=1, le=100, description="Most passes over the training cases.")
@@ -43,9 +49,11 @@ class TuneSettings(Options):
     mass_weight: float = Field(
         default=0.1, ge=0, description="Weight of -log(valid mass) in the loss: keeps the judge answering with a score."
     )
-    min_valid_mass: float = Field(
+    min_tuned_valid_mass: float = Field(
         default=0.5,
         ge=0,
         le=1,
-        description="A tune whose validation valid mass falls below this has failed (the judge stopped answering).",
+        validation_alias=AliasChoices("min_tuned_valid_mass", "min_valid_mass"),  # its name before #71
+        description="A tune whose validation valid mass falls below this has failed (the judge stopped answering); "
+        "not eval's min_valid_mass, below which one reading is unscored.",
     )

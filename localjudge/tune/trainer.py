@@ -70,7 +70,7 @@ def tune(
     Raises:
         ConfigError, DataError: bad input, before any weight loads.
         TuneFailedError: no trained epoch beat the untuned judge's validation agreement with its valid mass at
-            or above `settings.min_valid_mass`.
+            or above `settings.min_tuned_valid_mass`.
 
     Examples:
         >>> job = TuneJob(judge="qwen2.5-coder-0.5b", human="human_consistency", out="tuned", group="doc_id")
@@ -103,7 +103,7 @@ def tune(
         t.train_feats = [next(feats) for _ in t.train_packs]
         t.val_feats = [next(feats) for _ in t.val_packs]
     steps = [(k, j) for k, t in enumerate(tasks) for j in range(len(t.train_packs))]  # (task, pack) pairs
-    peft_model = split_model.add_lora(settings.rank, settings.alpha, settings.seed)
+    peft_model = split_model.add_lora(settings.lora_rank, settings.alpha, settings.seed)
     params = [p for p in peft_model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=settings.learning_rate, weight_decay=0.0)
     expect = {"settings": settings.model_dump(mode="json"), "data": job.data_sha256, "weights": weights}
@@ -152,13 +152,13 @@ def tune(
                     checkpoint.save(out, peft_model, optimizer, best, state)
             figures = _validate_all(split_model, tasks, split.validation, epoch, float(np.mean(state["losses"])))
             history.append(figures)
-            if _better(figures, history[state["best"]], settings.min_valid_mass):
+            if _better(figures, history[state["best"]], settings.min_tuned_valid_mass):
                 state["best"], best = epoch, checkpoint.adapter_tensors(peft_model)
             state.update(epoch=epoch + 1, step=0, losses=[], history=[h.model_dump() for h in history])
             bar.set_postfix(loss=f"{figures.train_loss:.3f}", val=_fmt(figures.agreement))
             checkpoint.save(out, peft_model, optimizer, best, state)
     if state["best"] == 0 or not best:  # no trained epoch was kept (epoch 0 is the untuned judge)
-        why = _why_none_kept(history, settings.min_valid_mass)
+        why = _why_none_kept(history, settings.min_tuned_valid_mass)
         where = out / checkpoint.FOLDER / "state.json"
         raise TuneFailedError(
             f"the tune of {judge.info.name} kept no adapter: {why} (history in {where}); "
@@ -316,7 +316,7 @@ def _write(
         base_provenance=base_info.provenance,
         family=base_info.family,
         adapter_sha256=sha256_file(out / ADAPTER),
-        rank=settings.rank,
+        rank=settings.lora_rank,
         alpha=settings.alpha,
         layers=layers,
         targets=sorted({m.rsplit(".", 1)[-1] for m in modules}),

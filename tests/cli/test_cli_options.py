@@ -105,6 +105,47 @@ def test_bias_analyse_has_no_engine_flags(no_load):
     assert result.exit_code == 2 and "No such option '--no-reuse-prefix'" in result.output
 
 
+# -- tune's flags, from TuneSettings and HeadOptions ----------------------------------------------------------
+
+
+def test_every_tune_setting_is_a_flag_of_tune_with_its_default():
+    from localjudge.tune.settings import TuneSettings
+
+    result = run("tune", "--help")
+    assert result.exit_code == 0, result.output
+    lora = result.output[result.output.index("LoRA options") :]
+    for name, field in TuneSettings.model_fields.items():
+        assert f"{_flag(name)} " in lora and f"[default: {field.default}]" in " ".join(lora.split()), name
+    # one flag, one meaning: eval's unscored threshold and the ranking command keep their words
+    assert "--min-valid-mass " not in result.output and "--rank " not in result.output
+
+
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--method", "lora", "--lora-rank", "0"], "Error: --lora-rank: tune option lora_rank: Input should be"),
+        (["--method", "lora", "--rank-temperature", "0"], "Error: --rank-temperature: tune option rank_temperature"),
+        (["--folds", "1"], "Error: --folds: head option folds: Input should be greater than or equal to 2"),
+        (["--lora-rank", "8"], "Error: --lora-rank is a LoRA setting; pass --method lora, or drop it"),
+    ],
+)
+def test_a_bad_tune_flag_is_refused_naming_it_before_any_load(no_load, tmp_path, flags, needle):
+    data = tmp_path / "c.jsonl"
+    data.write_text('{"id": "1", "input": "q", "actual_output": "a", "human": 3}\n')
+    result = run("tune", data, "--metric", "consistency", "--judge", "x", "--human", "human", "--out", tmp_path / "t",
+                 *flags)  # fmt: skip
+    assert result.exit_code == 2 and needle in result.output, result.output
+
+
+def test_seed_is_not_refused_as_a_lora_setting_with_the_head_method(no_load, tmp_path):
+    # --seed seeds the heads' folds too: before #71 a head tune refused it as "a LoRA setting"
+    data = tmp_path / "c.jsonl"
+    data.write_text('{"id": "1", "input": "q", "actual_output": "a", "human": 3}\n')
+    result = run("tune", data, "--metric", "consistency", "--judge", "x", "--human", "human", "--out", tmp_path / "t",
+                 "--seed", "3")  # fmt: skip
+    assert result.output.startswith("Error: UnscriptedLoad") and "is a LoRA setting" not in result.output  # loads
+
+
 # -- score: valid JSON ------------------------------------------------------------------------------------------
 
 

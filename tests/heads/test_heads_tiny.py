@@ -202,9 +202,9 @@ def test_a_preference_head_reads_no_position(files, tmp_path):
 
 def test_lora_flags_are_refused_with_the_head_method(files, tmp_path):
     args = ["tune", str(files / "cases.jsonl"), "--metric", str(files / "metric.json"), "--judge", str(files / "model")]
-    args += ["--human", "human", "--out", str(tmp_path / "x"), "--rank", "8"]
+    args += ["--human", "human", "--out", str(tmp_path / "x"), "--lora-rank", "8"]
     result = CliRunner().invoke(main, args)
-    assert result.exit_code == 2 and "--rank is a LoRA setting" in result.output
+    assert result.exit_code == 2 and "--lora-rank is a LoRA setting" in result.output
 
 
 def test_a_yes_no_head_reads_a_planted_label_on_groups_never_fit(files, tmp_path):

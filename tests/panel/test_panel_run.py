@@ -14,8 +14,16 @@ from localjudge.cli import main
 from localjudge.errors import ConfigError
 from localjudge.io.cases import TestCase
 from localjudge.metrics import builtin_metric
-from localjudge.panel import PanelOptions, PanelWeights, evaluate_panel, load_panel_weights, member_path
+from localjudge.panel import (
+    PanelOptions,
+    PanelWeights,
+    evaluate_panel,
+    fit_panel_weights,
+    load_panel_weights,
+    member_path,
+)
 from localjudge.panel.records import PANEL_RECORDS
+from localjudge.panel.weights import fitted_weights
 from localjudge.runs import evaluate
 from localjudge.testing import fake_judge
 
@@ -141,7 +149,7 @@ def test_a_quorum_pools_the_members_that_scored_with_their_weights_renormalised(
     three = evaluate_panel(cases(3), [builtin_metric("correctness")], judges, PanelOptions(quorum=3))
     assert three.records[1].score is None and three.records[1].pooled == 0
     assert three.records[1].unscored_reason.startswith("2 of 3 members scored it, fewer than the quorum 3")
-    with pytest.raises(ConfigError, match="quorum of 4 needs as many judges"):
+    with pytest.raises(ConfigError, match="--quorum 4 needs as many judges"):
         evaluate_panel(cases(3), [builtin_metric("correctness")], judges, PanelOptions(quorum=4))
 
 
@@ -154,7 +162,7 @@ def test_disagreeing_members_are_flagged_in_the_summary():
 
 
 def test_a_panel_needs_two_distinct_judges():
-    with pytest.raises(ConfigError, match="two judges"):
+    with pytest.raises(ConfigError, match="twice or more"):
         evaluate_panel(cases(), [builtin_metric("correctness")], [grader(0, 0, "a")])
     with pytest.raises(ConfigError, match="given twice"):
         evaluate_panel(cases(), [builtin_metric("correctness")], [grader(0, 0, "a"), grader(0, 0, "a")])
@@ -258,3 +266,25 @@ def test_score_with_a_panel(scripted):
     for row in rows:
         assert row["score"] == pytest.approx(np.mean([m["normalized"] for m in row["members"]]))
         assert [m["judge"] for m in row["members"]] == ["j1", "j2"]
+
+
+def test_fit_panel_weights_saves_the_fit_on_every_label_and_reports_the_held_out_rest(tmp_path):
+    judges = [grader(0.1, 0.15, "j1"), grader(0.3, 0.05, "j2"), grader(0.9, -0.1, "j3")]
+    out = tmp_path / "panel.jsonl"
+    records = evaluate_panel(cases(), [builtin_metric("correctness")], judges, out=out).records
+    fit = fit_panel_weights(out, "human", split=0.5, seed=0)
+    scores = np.array([[m.score for m in r.members] for r in records])  # (6, 3)
+    by_hand = fitted_weights(scores, np.array([float(r.extra["human"]) for r in records]))
+    (e,) = fit.metrics
+    assert fit.weights.members == ["j1", "j2", "j3"] and fit.weights.n_items == {"correctness": 6}
+    assert fit.weights.weights["correctness"] == e.saved_weights == pytest.approx(by_hand.weights.tolist())
+    assert e.held_out == 3 and e.equal_because is None  # half the six cases fit, the other half report
+    assert list(e.spearman) == ["member j1", "member j2", "member j3", "mean panel", "agreement panel", "fitted panel"]
+    assert e.spearman["member j1"] == pytest.approx(1.0)  # j1's P(5) rises with the case number, as the labels do
+    assert list(e.report()) == ["metric", "held_out", "spearman", "saved_weights"]
+    two = tmp_path / "two.jsonl"
+    two.write_text("".join(out.read_text(encoding="utf-8").splitlines(keepends=True)[:2]), encoding="utf-8")
+    (few,) = fit_panel_weights(two, "human").metrics
+    assert few.saved_weights == pytest.approx([1 / 3] * 3) and "fewer than 3" in few.equal_because
+    with pytest.raises(ConfigError, match="no metric 'relevance'"):
+        fit_panel_weights(out, "human", metric="relevance")

@@ -44,7 +44,7 @@ FLAGS = [
     "lora",
     "--layers",
     "2",
-    "--rank",
+    "--lora-rank",
     "8",
     "--alpha",
     "16",
@@ -52,7 +52,7 @@ FLAGS = [
     "0.01",
     "--validation-share",
     "0.3",
-    "--min-valid-mass",
+    "--min-tuned-valid-mass",
     "0.01",
     "--pack-tokens",
     "1024",
@@ -407,7 +407,7 @@ def test_a_tune_that_keeps_no_adapter_says_why(files, tmp_path):
     )
     # end to end: a guard no epoch of the tiny model reaches fails the command with that reason, in one line
     args = _tune_cli(files, tmp_path / "guarded", "--epochs", "1")
-    args[args.index("--min-valid-mass") + 1] = "0.999"
+    args[args.index("--min-tuned-valid-mass") + 1] = "0.999"
     result = CliRunner().invoke(main, args)
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert "kept no adapter: every epoch's validation valid mass stayed below the guard 0.999" in result.output
