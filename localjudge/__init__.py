@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from localjudge.judges.loading import load_judge
     from localjudge.judges.scripted import fake_judge
     from localjudge.kinds import Metric
+    from localjudge.kinds.options import ScoringOptions
     from localjudge.kinds.records import ResultRecord
-    from localjudge.kinds.settings import ScoringOptions
     from localjudge.metrics.builtin import builtin_metric, resolve_metric
     from localjudge.panel.options import PanelOptions
     from localjudge.panel.run import evaluate_panel
@@ -92,7 +92,7 @@ _LAZY = {
     "RunOptions": "localjudge.runs.options",
     "Metric": "localjudge.kinds",
     "ResultRecord": "localjudge.kinds.records",
-    "ScoringOptions": "localjudge.kinds.settings",
+    "ScoringOptions": "localjudge.kinds.options",
     "calibrate": "localjudge.calibration.agreement",
     "format_report": "localjudge.calibration.render",
     "assert_passes": "localjudge.testing.assertions",

@@ -15,7 +15,7 @@ import numpy as np
 
 from benchmarks.bias._study_items import HUMAN_FIELD, SUMMARY_INSTRUCTION, SYSTEMS
 from benchmarks.bias._study_judging import Task, lab_judgments
-from localjudge.bias import BiasSettings
+from localjudge.bias import BiasOptions
 from localjudge.bias.panels import BiasPanel
 from localjudge.bias.study import BiasStudy, StoredJudgments, analyze_records, write_study
 from localjudge.runs.generation import read_responses
@@ -52,7 +52,7 @@ def analyse(
     out: Path, tasks: list[Task], judges: list[str], root: Path, *, seed: int, n_bootstrap: int, figures: bool = True
 ) -> dict[str, tuple[BiasStudy, BiasStudy]]:
     """Each task's (judging study, recognition study), written to <out>/<task>/ and <out>/<task>/recognition/."""
-    settings = BiasSettings(seed=seed, n_bootstrap=n_bootstrap)
+    settings = BiasOptions(seed=seed, n_bootstrap=n_bootstrap)
     studies = {}
     for task in tasks:
         path = out / task.name / "responses.jsonl"

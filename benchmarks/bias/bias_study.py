@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from localjudge import load_judge
-    from localjudge.bias import BiasSettings
+    from localjudge.bias import BiasOptions
     from localjudge.bias.judging import judge_responses
     from localjudge.bias.study import analyze_judgments, summary_lines, write_study
     from localjudge.io.cases import load_cases
@@ -135,9 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     responses = read_responses(responses_file)
     study = timed(
         "analysis",
-        lambda: analyze_judgments(
-            judgments, responses, responses_file, metric, pairwise, settings=BiasSettings(seed=0)
-        ),
+        lambda: analyze_judgments(judgments, responses, responses_file, metric, pairwise, settings=BiasOptions(seed=0)),
     )
     if responses_file.is_relative_to(ROOT):  # no absolute paths of this clone in committed files
         study = study.model_copy(update={"responses_file": str(responses_file.relative_to(ROOT))})

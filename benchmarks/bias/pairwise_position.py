@@ -153,11 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from localjudge import load_judge
-    from localjudge.bias import BiasSettings
+    from localjudge.bias import BiasOptions
     from localjudge.metrics import builtin_metric
 
     torch.set_num_threads(args.threads)
-    settings = BiasSettings(seed=args.seed)
+    settings = BiasOptions(seed=args.seed)
     metric = builtin_metric("pairwise")
     data = {name: load_pairs(args.data_dir, name, args.limit or None, args.seed) for name in SETS}
     raw_dir = args.records_dir

@@ -23,7 +23,7 @@ from localjudge.io.cases import load_cases
 from localjudge.metrics.spec import metric_from_dict
 from localjudge.tune import examples as E
 from localjudge.tune.job import TuneJob
-from localjudge.tune.settings import TuneSettings
+from localjudge.tune.options import TuneOptions
 
 
 def _sha(data: bytes, n: int = 12) -> str:
@@ -61,7 +61,7 @@ def main(folder: Path) -> None:
         dists = np.random.default_rng(0).dirichlet(np.ones(len(data.values)), len(data.examples))  # (E, V)
         scores = data.case_scores(dists)  # (C,)
         if after:
-            sp: Any = validation_split(groups, TuneSettings(validation_share=0.3, seed=0))
+            sp: Any = validation_split(groups, TuneOptions(validation_share=0.3, seed=0))
             keep = np.array(sp.validation)
             agr = agreement(metric, scores[keep], labels, keep).value
         else:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from benchmarks.lib.common import host_load, kept_section, machine
 from localjudge import builtin_metric, evaluate, fake_judge, load_cases
-from localjudge.report import ReportSettings, write_report
+from localjudge.report import ReportOptions, write_report
 
 HERE = Path(__file__).resolve().parent
 FLAGS = [
@@ -129,7 +129,7 @@ def main() -> None:
         paths = synthesise(folder, args.cases, seed=0)
         page = folder / "report.html"
         start = time.perf_counter()
-        report = write_report(paths, page, ReportSettings(), load_cases(folder / "cases.jsonl"))
+        report = write_report(paths, page, ReportOptions(), load_cases(folder / "cases.jsonl"))
         build = time.perf_counter() - start
         rounds = {"plain": [browse(page, "") for _ in range(args.rounds)]}
         rounds["filtered"] = [browse(page, FILTER) for _ in range(args.rounds)]

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from localjudge.bias.analysis import analyze_models, analyze_pairwise, analyze_pointwise
 from localjudge.bias.markdown import format_bias_report
+from localjudge.bias.options import BiasOptions
 from localjudge.bias.pairwise import (
     equal_opportunity_pairwise,
     pairwise_length_bias,
@@ -35,7 +36,6 @@ from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.bias.regression import length_bias, perplexity_adjusted
 from localjudge.bias.results import (
     BiasReport,
-    BiasSettings,
     EqualOpportunity,
     Finding,
     LengthBias,
@@ -71,8 +71,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STUDY_FILES",
+    "BiasOptions",
     "BiasReport",
-    "BiasSettings",
     "BiasStudy",
     "EqualOpportunity",
     "Estimate",

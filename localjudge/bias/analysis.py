@@ -12,21 +12,22 @@ from collections.abc import Sequence
 import numpy as np
 
 from localjudge.bias import pairwise, pointwise, regression
+from localjudge.bias.options import DEFAULT_OPTIONS, BiasOptions
 from localjudge.bias.panels import BiasPanel, check_panels, panel_targets
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.bias.results import DEFAULT_SETTINGS, BiasReport, BiasSettings
+from localjudge.bias.results import BiasReport
 from localjudge.bias.summary import findings, summarize, summarize_models
 from localjudge.bias.tables import pairwise_table, pointwise_table
 from localjudge.bias.targets import pairwise_targets, pointwise_targets, win_rates
 from localjudge.errors import DataError
 
 
-def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> BiasReport:
+def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS) -> BiasReport:
     """Score matrix, self-preference, perplexity covariate, equal opportunity and length bias.
 
     Args:
         records: One record per (judge, item, generator); unscored ones are skipped and counted.
-        settings: Resampling, confidence and alpha (default `BiasSettings()`).
+        settings: Resampling, confidence and alpha (default `BiasOptions()`).
 
     Returns:
         A report whose `findings` are Holm-corrected across all its tests and whose `summary`
@@ -36,7 +37,7 @@ def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasSettings
         DataError: The records are empty or contradict each other.
 
     Examples:
-        >>> report = analyze_pointwise(records, BiasSettings(seed=1))  # doctest: +SKIP
+        >>> report = analyze_pointwise(records, BiasOptions(seed=1))  # doctest: +SKIP
         >>> print("\\n".join(report.summary))  # doctest: +SKIP
     """
     t = pointwise_table(records)
@@ -57,13 +58,13 @@ def analyze_pointwise(records: Sequence[PointwiseRecord], settings: BiasSettings
     return _concluded(report)
 
 
-def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> BiasReport:
+def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS) -> BiasReport:
     """Self-preference, equal opportunity, position and length bias of pairwise judges.
 
     Args:
         records: One record per (judge, item, pair), holding both orders; a record with either
             order unscored is skipped and counted.
-        settings: Resampling, confidence and alpha (default `BiasSettings()`).
+        settings: Resampling, confidence and alpha (default `BiasOptions()`).
 
     Returns:
         A report like `analyze_pointwise`'s, without the score matrix.
@@ -95,7 +96,7 @@ def analyze_pairwise(records: Sequence[PairwiseRecord], settings: BiasSettings =
 def analyze_models(
     point: Sequence[PointwiseRecord],
     pair: Sequence[PairwiseRecord],
-    settings: BiasSettings = DEFAULT_SETTINGS,
+    settings: BiasOptions = DEFAULT_OPTIONS,
     panels: Sequence[BiasPanel] = (),
 ) -> BiasReport:
     """Win rates and each judge's preference for itself and its family's models, with Holm-corrected findings.
@@ -103,7 +104,7 @@ def analyze_models(
     Args:
         point: Pointwise records (may be empty).
         pair: Pairwise records, both orders (may be empty).
-        settings: Resampling, confidence and alpha (default `BiasSettings()`).
+        settings: Resampling, confidence and alpha (default `BiasOptions()`).
         panels: Panels of the judges whose pooled judgments are measured as well (`bias.panels`);
             their estimates carry intervals and p-values but are not among the Holm-corrected findings.
 

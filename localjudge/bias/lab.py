@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from localjudge.bias.judging import Judgments
+from localjudge.bias.options import BiasOptions
 from localjudge.bias.panels import BiasPanel, check_panels
-from localjudge.bias.results import BiasSettings
 from localjudge.bias.study import BiasStudy, StoredJudgments
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError, clip
@@ -76,7 +76,7 @@ def judge_and_analyse(
     families: Mapping[str, str] | None = None,
     registry: str | None = None,
     human_field: str | None = None,
-    settings: BiasSettings | None = None,
+    settings: BiasOptions | None = None,
     inputs: Sequence[tuple[str, str | Path | None]] = (),
     outputs: Sequence[Path] = (),
     run: RunOptions | None = None,
@@ -95,7 +95,7 @@ def judge_and_analyse(
         families: model families given for judges and generators loaded by path or hub id.
         registry: a models.yaml other than the bundled one.
         human_field: prompt field with a human score of each response.
-        settings: bootstrap and test settings (`BiasSettings`).
+        settings: bootstrap and test settings (`BiasOptions`).
         inputs, outputs: files the study reads and writes, refused if one would overwrite another.
         run: `resume` continues the records in `out_dir/records`; `progress` shows progress bars.
         scoring: how every response is scored, as for `evaluate` (truncate, min_valid_mass...).
@@ -150,7 +150,7 @@ def analyse_only(
     pairwise_metric: str | None = None,
     families: Mapping[str, str] | None = None,
     human_field: str | None = None,
-    settings: BiasSettings | None = None,
+    settings: BiasOptions | None = None,
     inputs: Sequence[tuple[str, str | Path | None]] = (),
     outputs: Sequence[Path] = (),
     panels: Sequence[BiasPanel] = (),

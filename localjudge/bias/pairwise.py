@@ -14,15 +14,9 @@ from collections.abc import Sequence
 import numpy as np
 
 import localjudge.stats as stats
+from localjudge.bias.options import DEFAULT_OPTIONS, BiasOptions
 from localjudge.bias.records import PairwiseRecord
-from localjudge.bias.results import (
-    DEFAULT_SETTINGS,
-    BiasSettings,
-    EqualOpportunity,
-    PairwiseLengthBias,
-    PairwiseSelfPreference,
-    PositionBias,
-)
+from localjudge.bias.results import EqualOpportunity, PairwiseLengthBias, PairwiseSelfPreference, PositionBias
 from localjudge.bias.tables import PairwiseTable, pairwise_table
 from localjudge.stats import Estimate
 
@@ -31,7 +25,7 @@ def _mean_estimate(
     t: PairwiseTable,
     rows: np.ndarray,
     values: np.ndarray,
-    settings: BiasSettings,
+    settings: BiasOptions,
     *,
     null: float | None = None,
     test_seed: int = 0,
@@ -71,7 +65,7 @@ def _own_rows(t: PairwiseTable, j: int) -> np.ndarray:
 
 
 def pairwise_self_preference(
-    records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
+    records: Sequence[PairwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS
 ) -> list[PairwiseSelfPreference]:
     """How much more often each judge prefers its own family's answer than a reference does.
 
@@ -121,7 +115,7 @@ def pairwise_self_preference(
 
 
 def equal_opportunity_pairwise(
-    records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
+    records: Sequence[PairwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS
 ) -> list[EqualOpportunity]:
     """Equal-opportunity gap of each judge on pairs with exactly one own-family answer.
 
@@ -176,7 +170,7 @@ def _agreement(p: np.ndarray, human_a: np.ndarray) -> np.ndarray:
     return np.where(p == 0.5, 0.5, ((p > 0.5) == (human_a == 1.0)).astype(float))
 
 
-def position_bias(records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> list[PositionBias]:
+def position_bias(records: Sequence[PairwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS) -> list[PositionBias]:
     """Flip rate, probability given to the first position and per-order accuracy of each judge.
 
     Args:
@@ -216,7 +210,7 @@ def position_bias(records: Sequence[PairwiseRecord], settings: BiasSettings = DE
 
 
 def pairwise_length_bias(
-    records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
+    records: Sequence[PairwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS
 ) -> list[PairwiseLengthBias]:
     """P(judge prefers the longer answer), both orders averaged, tested against 0.5.
 

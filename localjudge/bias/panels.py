@@ -29,8 +29,9 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from localjudge.bias.options import BiasOptions
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.bias.results import BiasSettings, PanelTarget
+from localjudge.bias.results import PanelTarget
 from localjudge.errors import ConfigError, clip
 from localjudge.panel.members import members_problem
 from localjudge.panel.weights import none_where_nan, pool
@@ -144,7 +145,7 @@ def panel_targets(
     point: Sequence[PointwiseRecord],
     pair: Sequence[PairwiseRecord],
     panels: Sequence[BiasPanel],
-    settings: BiasSettings,
+    settings: BiasOptions,
 ) -> list[PanelTarget]:
     """Each panel's preference for each judging family's generators (see the module docstring).
 

@@ -23,15 +23,9 @@ from collections.abc import Sequence
 import numpy as np
 
 import localjudge.stats as stats
+from localjudge.bias.options import DEFAULT_OPTIONS, BiasOptions
 from localjudge.bias.records import PointwiseRecord
-from localjudge.bias.results import (
-    DEFAULT_SETTINGS,
-    BiasSettings,
-    EqualOpportunity,
-    MatrixCell,
-    ScoreMatrix,
-    SelfPreference,
-)
+from localjudge.bias.results import EqualOpportunity, MatrixCell, ScoreMatrix, SelfPreference
 from localjudge.bias.tables import PointwiseTable, pointwise_table
 from localjudge.stats import Estimate
 
@@ -49,7 +43,7 @@ def _nan_estimate() -> Estimate:
 
 
 def _item_mean_estimate(
-    d: np.ndarray, weights: np.ndarray, settings: BiasSettings, *, test_seed: int | None = None
+    d: np.ndarray, weights: np.ndarray, settings: BiasOptions, *, test_seed: int | None = None
 ) -> Estimate:
     """Mean over items of a per-item value (NaN = item left out), with an optional sign flip."""
     ok = ~np.isnan(d)
@@ -61,7 +55,7 @@ def _item_mean_estimate(
     return stats.estimate(boot, n=n, n_items=n, confidence=settings.ci_level, p_value=p)
 
 
-def score_matrix(records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> ScoreMatrix:
+def score_matrix(records: Sequence[PointwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS) -> ScoreMatrix:
     """Mean score of every (judge, generator) with bootstrap intervals over items.
 
     Args:
@@ -94,7 +88,7 @@ def score_matrix(records: Sequence[PointwiseRecord], settings: BiasSettings = DE
     )
 
 
-def _self_preference(t: PointwiseTable, j: int, settings: BiasSettings) -> SelfPreference:
+def _self_preference(t: PointwiseTable, j: int, settings: BiasOptions) -> SelfPreference:
     family = t.judge_families[j]
     gen_fam = np.array(t.generator_families)
     own = gen_fam == family  # (G,)
@@ -130,7 +124,7 @@ def _self_preference(t: PointwiseTable, j: int, settings: BiasSettings) -> SelfP
 
 
 def self_preference(
-    records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
+    records: Sequence[PointwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS
 ) -> list[SelfPreference]:
     """Difference-in-differences self-preference of every judge (see the module docstring).
 
@@ -150,7 +144,7 @@ def self_preference(
 
 
 def equal_opportunity_pointwise(
-    records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
+    records: Sequence[PointwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS
 ) -> list[EqualOpportunity]:
     """Equal-opportunity gap of each judge among the responses humans scored highest.
 

@@ -13,8 +13,9 @@ import numpy as np
 from scipy import stats as sps
 
 import localjudge.stats as stats
+from localjudge.bias.options import DEFAULT_OPTIONS, BiasOptions
 from localjudge.bias.records import PointwiseRecord
-from localjudge.bias.results import DEFAULT_SETTINGS, BiasSettings, LengthBias, PerplexityAdjusted
+from localjudge.bias.results import LengthBias, PerplexityAdjusted
 from localjudge.bias.tables import pointwise_table
 from localjudge.stats import Estimate
 
@@ -36,7 +37,7 @@ def _spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(np.corrcoef(sps.rankdata(x), sps.rankdata(y))[0, 1])
 
 
-def length_bias(records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> list[LengthBias]:
+def length_bias(records: Sequence[PointwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS) -> list[LengthBias]:
     """Within-item slope and Spearman rho of each judge's score against response length.
 
     The p-values come from permuting lengths among the responses of the same item, which is
@@ -109,7 +110,7 @@ def _cluster_p(coef: float, scores: np.ndarray, bread: np.ndarray, k: int, group
 
 
 def perplexity_adjusted(
-    records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS
+    records: Sequence[PointwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS
 ) -> list[PerplexityAdjusted]:
     """Own-family coefficient of each judge before and after adding its perplexity of the text.
 

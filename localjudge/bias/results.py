@@ -6,40 +6,16 @@ so a `BiasReport` always serialises to strict JSON.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from localjudge.options import Options
+from localjudge.bias.options import BiasOptions
 from localjudge.stats import Estimate
 
 
 class _Result(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-
-class BiasSettings(Options):
-    """How estimates, intervals and tests of a bias analysis are computed."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-    label: ClassVar[str] = "bias option"
-
-    n_bootstrap: int = Field(default=1000, ge=1)
-    """Bootstrap resamples of items for the confidence intervals (as `CalibrationSettings`)."""
-    n_permutations: int = Field(default=9999, ge=1)
-    """Random sign flips or permutations per test (small samples are enumerated exactly)."""
-    seed: int = Field(default=0, ge=0)
-    """Seed of every random draw; the same seed and records give the same report."""
-    ci_level: float = Field(default=0.95, gt=0.0, lt=1.0)
-    """Coverage of the percentile bootstrap intervals (as `CalibrationSettings`)."""
-    alpha: float = Field(default=0.05, gt=0.0, lt=1.0)
-    """Family-wise error rate of the Holm-corrected findings."""
-    length_unit: int = Field(default=100, ge=1)
-    """Length slopes are reported per this many characters or tokens."""
-
-
-DEFAULT_SETTINGS = BiasSettings()
-"""The settings of an analysis given none (frozen, so one instance serves as every default)."""
 
 
 class MatrixCell(_Result):
@@ -311,7 +287,7 @@ class BiasReport(_Result):
 
     kind: Literal["pointwise", "pairwise", "models"]
     """Which analyses fill the report: a judging protocol's, or the model-level ones."""
-    settings: BiasSettings
+    settings: BiasOptions
     """How it was computed."""
     judges: list[str]
     """Judges analysed, sorted."""

@@ -23,10 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from localjudge.bias.analysis import analyze_models, analyze_pairwise, analyze_pointwise
 from localjudge.bias.judging import Judgments
 from localjudge.bias.markdown import format_bias_report
+from localjudge.bias.options import BiasOptions
 from localjudge.bias.panels import BiasPanel
 from localjudge.bias.plots import write_heatmap, write_position_panel, write_win_rates
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.bias.results import BiasReport, BiasSettings
+from localjudge.bias.results import BiasReport
 from localjudge.errors import ConfigError, clip
 from localjudge.io.jsonl import write_rows
 from localjudge.judges.registry import UNKNOWN_FAMILY
@@ -88,7 +89,7 @@ def analyze_judgments(
     pairwise_metric: PairwiseMetric | None,
     *,
     human_field: str | None = None,
-    settings: BiasSettings | None = None,
+    settings: BiasOptions | None = None,
     panels: Sequence[BiasPanel] = (),
 ) -> BiasStudy:
     """Runs the pointwise and pairwise analyses on every judge's judgments (and on `panels` of them)."""
@@ -116,7 +117,7 @@ def analyze_records(
     *,
     judges: Sequence[dict[str, Any]],
     human_field: str | None = None,
-    settings: BiasSettings | None = None,
+    settings: BiasOptions | None = None,
     judgments_files: Sequence[str | Path] = (),
     panels: Sequence[BiasPanel] = (),
 ) -> BiasStudy:
@@ -139,7 +140,7 @@ def analyze_records(
         ConfigError: A judge or generator has the family "unknown": self-preference would
             compare "unknown" with "unknown" as one family.
     """
-    settings = settings or BiasSettings()
+    settings = settings or BiasOptions()
     families = {j["name"]: j["family"] for j in judges} | {r.generator: r.generator_family for r in responses}
     vague = sorted(name for name, family in families.items() if family == UNKNOWN_FAMILY)
     if vague:

@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from localjudge.bias.options import BiasOptions
 from localjudge.bias.results import (
     BiasReport,
-    BiasSettings,
     EqualOpportunity,
     Finding,
     LengthBias,
@@ -40,7 +40,7 @@ def fmt_p(p: float) -> str:
     return "p<0.001" if p < 0.001 else f"p={p:.2g}" if p < 0.01 else f"p={p:.2f}"
 
 
-def _ci(e: Estimate, settings: BiasSettings, digits: int = 2) -> str:
+def _ci(e: Estimate, settings: BiasOptions, digits: int = 2) -> str:
     level = f"{100 * settings.ci_level:g}% CI"
     if e.ci_low is None or e.ci_high is None:
         return f"{level} not available"
@@ -206,7 +206,7 @@ def findings(report: BiasReport) -> list[Finding]:
 
 def summarize(
     found: list[Finding],
-    settings: BiasSettings,
+    settings: BiasOptions,
     *,
     self_preference: Sequence[SelfPreference | PairwiseSelfPreference] = (),
     perplexity: Sequence[PerplexityAdjusted] = (),
@@ -278,7 +278,7 @@ ORDER_SET = 0.5
 are said to follow the order rather than the content."""
 
 
-def summarize_models(found: list[Finding], settings: BiasSettings, targets: Sequence[TargetPreference]) -> list[str]:
+def summarize_models(found: list[Finding], settings: BiasOptions, targets: Sequence[TargetPreference]) -> list[str]:
     """The model-level report's sentences: significant effects (or that none is), then each target
     whose judgments follow the order rather than the content."""
     lines = [f.sentence for f in found if f.significant]

@@ -26,17 +26,11 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 import localjudge.stats as stats
+from localjudge.bias.options import DEFAULT_OPTIONS, BiasOptions
 from localjudge.bias.pairwise import _mean_estimate
 from localjudge.bias.pointwise import _item_mean_estimate, _masked_mean, _nan_estimate
 from localjudge.bias.records import PairwiseRecord, PointwiseRecord
-from localjudge.bias.results import (
-    DEFAULT_SETTINGS,
-    BiasSettings,
-    TargetDiD,
-    TargetPreference,
-    WinRateCell,
-    WinRateMatrix,
-)
+from localjudge.bias.results import TargetDiD, TargetPreference, WinRateCell, WinRateMatrix
 from localjudge.bias.tables import PairwiseTable, pairwise_table, pointwise_table
 
 
@@ -57,7 +51,7 @@ def _generator_families(t: PairwiseTable) -> dict[str, str]:
 
 
 def pairwise_targets(
-    records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS, only: Collection[str] | None = None
+    records: Sequence[PairwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS, only: Collection[str] | None = None
 ) -> list[TargetPreference]:
     """Each judge's preference for itself and for its family's other models (see the module docstring).
 
@@ -122,7 +116,7 @@ def pairwise_targets(
 
 
 def pointwise_targets(
-    records: Sequence[PointwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS, only: Collection[str] | None = None
+    records: Sequence[PointwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS, only: Collection[str] | None = None
 ) -> list[TargetDiD]:
     """Each judge's pointwise difference in differences for itself and its family's other models.
 
@@ -176,7 +170,7 @@ def pointwise_targets(
     return results
 
 
-def win_rates(records: Sequence[PairwiseRecord], settings: BiasSettings = DEFAULT_SETTINGS) -> WinRateMatrix:
+def win_rates(records: Sequence[PairwiseRecord], settings: BiasOptions = DEFAULT_OPTIONS) -> WinRateMatrix:
     """Judge × generator mean P(judge prefers the generator) over the pairs that hold it, both orders averaged.
 
     Args:

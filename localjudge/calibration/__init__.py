@@ -19,16 +19,17 @@ from localjudge.calibration.hybrid_fit import HybridReport, fit_hybrid, format_h
 from localjudge.calibration.inputs import Pairs, PairSource, load_pairs
 from localjudge.calibration.isotonic import IsotonicMap, fit_isotonic, pav
 from localjudge.calibration.logistic import fit_logistic
+from localjudge.calibration.options import CalibrationOptions
 from localjudge.calibration.plots import plot_paths, write_plots
 from localjudge.calibration.render import format_report
-from localjudge.calibration.results import CalibrationReport, CalibrationSettings, InputInfo
+from localjudge.calibration.results import CalibrationReport, InputInfo
 from localjudge.calibration.verdict import VerdictFit, fit_verdict_arrays
 from localjudge.calibration.verdict_fit import fit_verdict, format_verdict_report
 from localjudge.stats import correlations, required_n
 
 __all__ = [
+    "CalibrationOptions",
     "CalibrationReport",
-    "CalibrationSettings",
     "HybridReport",
     "InputInfo",
     "IsotonicMap",

@@ -10,16 +10,14 @@ import numpy as np
 import localjudge.stats as stats
 from localjudge.calibration import diagnostics
 from localjudge.calibration.isotonic import evaluate_isotonic
+from localjudge.calibration.options import CalibrationKeywords, CalibrationOptions, calibration_options_of
 from localjudge.calibration.results import (
-    CalibrationKeywords,
     CalibrationReport,
-    CalibrationSettings,
     CorrelationEstimates,
     FitEvaluation,
     FitScoresModel,
     InputInfo,
     SummaryLevelEstimates,
-    calibration_settings_of,
 )
 from localjudge.errors import ConfigError, DataError
 from localjudge.stats import Estimate
@@ -54,7 +52,7 @@ def calibrate(
     human: Sequence[float] | np.ndarray,
     groups: Sequence[object] | np.ndarray | None = None,
     *,
-    settings: CalibrationSettings | None = None,
+    settings: CalibrationOptions | None = None,
     input_info: InputInfo | None = None,
     **keywords: Unpack[CalibrationKeywords],
 ) -> CalibrationReport:
@@ -66,7 +64,7 @@ def calibrate(
         human: Human score per item; all must be finite.
         groups: Group id per item (e.g. source document). Enables summary-level correlation
             and makes the bootstrap resample whole groups.
-        settings: The statistical settings (`CalibrationSettings`), recorded in the report as given.
+        settings: The statistical settings (`CalibrationOptions`), recorded in the report as given.
         input_info: Where the pairs were read from, recorded in the report.
         **keywords: The fields of `settings` (`CalibrationKeywords`), instead of the object:
             target: Spearman ρ required to be READY (0.8).
@@ -91,11 +89,11 @@ def calibrate(
         >>> report = calibrate([1, 2, None, 4, 5], [1.5, 2, 3, 3.5, 5], n_bootstrap=0)
         >>> report.n_unscored, report.dataset.spearman.value
         (1, 1.0)
-        >>> settings = CalibrationSettings(n_bootstrap=0, target=0.7)
+        >>> settings = CalibrationOptions(n_bootstrap=0, target=0.7)
         >>> calibrate([1, 2, None, 4, 5], [1.5, 2, 3, 3.5, 5], settings=settings).settings == settings
         True
     """
-    settings = calibration_settings_of(settings, keywords, "calibrate")
+    settings = calibration_options_of(settings, keywords, "calibrate")
     judge_all = np.array([np.nan if v is None else v for v in judge], dtype=float)
     human_all = np.asarray(human, dtype=float)
     if judge_all.shape != human_all.shape or judge_all.ndim != 1:

@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.calibration import hybrid as H
-from localjudge.calibration.results import CalibrationSettings
+from localjudge.calibration.options import CalibrationOptions
 from localjudge.errors import ConfigError, DataError, clip, cut
 from localjudge.kinds.hybrid import FittedComponent, HybridMetric
 from localjudge.kinds.records import ResultRecord
@@ -102,7 +102,7 @@ def fit_hybrid(
     *,
     group: str | None = None,
     field: Literal["raw_score", "score"] = "raw_score",
-    settings: CalibrationSettings | None = None,
+    settings: CalibrationOptions | None = None,
     folds: int = 5,
     name: str = "hybrid",
 ) -> tuple[HybridMetric, HybridReport]:
@@ -121,7 +121,7 @@ def fit_hybrid(
     components = list(dict.fromkeys(components))
     if name in components:
         raise ConfigError(f"the hybrid's name {clip(name)} is one of its components; name it otherwise")
-    settings = settings or CalibrationSettings()
+    settings = settings or CalibrationOptions()
     x, y, g, specs, skipped = component_table(records, components, human, group, field)
     model, report = fit_arrays(x, y, g, components, settings, folds=folds)
     report = report.model_copy(update={"human_field": human, "group_field": group, "skipped": skipped})
@@ -152,7 +152,7 @@ def fit_arrays(
     y: np.ndarray,
     groups: np.ndarray | None,
     components: Sequence[str],
-    settings: CalibrationSettings | None = None,
+    settings: CalibrationOptions | None = None,
     *,
     folds: int = 5,
 ) -> tuple[H.LinearScore, HybridReport]:
@@ -160,7 +160,7 @@ def fit_arrays(
 
     `settings.split` of the items (or groups) are fitted on, drawn with `settings.seed`, which also seeds the folds.
     """
-    settings = settings or CalibrationSettings()
+    settings = settings or CalibrationOptions()
     g, seed = groups, settings.seed
     fit, held = grouped_split(g, settings.split, seed, len(y))
     if len(fit) < H.MIN_FIT_ITEMS or len(held) < H.MIN_FIT_ITEMS:

@@ -12,7 +12,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from localjudge.calibration.results import CalibrationSettings
+from localjudge.calibration.options import CalibrationOptions
 from localjudge.errors import DataError
 from localjudge.labels import grouped_split
 from localjudge.stats import correlations
@@ -103,7 +103,7 @@ def evaluate_isotonic(
     judge: np.ndarray,
     human: np.ndarray,
     groups: np.ndarray | None = None,
-    settings: CalibrationSettings | None = None,
+    settings: CalibrationOptions | None = None,
 ) -> FitOutcome:
     """Fits an isotonic mapping on one split and compares before/after on the other.
 
@@ -115,7 +115,7 @@ def evaluate_isotonic(
     Raises:
         DataError: If either split has fewer than `MIN_SPLIT_ITEMS` items.
     """
-    settings = settings or CalibrationSettings()
+    settings = settings or CalibrationOptions()
     split = grouped_split(groups, settings.split, settings.seed, len(judge))
     n_cal, n_held = len(split.first), len(split.rest)
     if min(n_cal, n_held) < MIN_SPLIT_ITEMS:

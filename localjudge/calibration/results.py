@@ -1,4 +1,4 @@
-"""The calibration report and its settings, as pydantic models (JSON-serialisable, NaN-free).
+"""The calibration report, as pydantic models (JSON-serialisable, NaN-free).
 
 Every float that can be undefined is `None` in that case; no field ever holds NaN or inf.
 """
@@ -6,12 +6,11 @@ Every float that can be undefined is `None` in that case; no field ever holds Na
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any, ClassVar, Literal, TypedDict
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
-from localjudge.options import Options, check_keywords
+from localjudge.calibration.options import CalibrationOptions
 from localjudge.stats import Estimate
 
 
@@ -23,71 +22,6 @@ class _Model(BaseModel):
     def _no_nan(cls, value: object) -> object:
         assert not (isinstance(value, float) and not math.isfinite(value)), "NaN/inf in report"
         return value
-
-
-class CalibrationSettings(Options):
-    """Options of one calibration run; recorded in the report so it can be reproduced."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-    label: ClassVar[str] = "calibration option"
-
-    target: float = 0.8
-    """Spearman ρ the judge must reach to be READY to gate releases."""
-    n_bootstrap: int = 1000
-    """Number of bootstrap resamples behind each interval; 0 disables intervals."""
-    seed: int = 0
-    """Seed of the bootstrap and of the calibration split."""
-    ci_level: float = 0.95
-    """Coverage of the bootstrap percentile intervals."""
-    judge_scale: tuple[float, float] | None = None
-    """(low, high) of the judge's score scale, when known."""
-    human_scale: tuple[float, float] | None = None
-    """(low, high) of the human score scale, when known."""
-    fit: Literal["isotonic"] | None = None
-    """Monotone mapping to fit on a calibration split, or None."""
-    split: float = 0.5
-    """Share of items (or groups) in the calibration split of `fit`."""
-
-    @model_validator(mode="after")
-    def _check(self) -> CalibrationSettings:
-        if not -1 <= self.target <= 1:
-            raise ValueError(f"target must be a correlation in [-1, 1], got {self.target}")
-        if self.n_bootstrap < 0:
-            raise ValueError("n_bootstrap must be 0 or more")
-        if not 0 < self.ci_level < 1:
-            raise ValueError(f"ci_level must be strictly between 0 and 1, got {self.ci_level}")
-        if not 0 < self.split < 1:
-            raise ValueError(f"split must be strictly between 0 and 1, got {self.split}")
-        for name, scale in (("judge_scale", self.judge_scale), ("human_scale", self.human_scale)):
-            if scale is not None and not scale[0] < scale[1]:
-                raise ValueError(f"{name} needs LOW < HIGH, got {scale[0]} {scale[1]}")
-        return self
-
-
-class CalibrationKeywords(TypedDict, total=False):
-    """The fields of `CalibrationSettings` as keywords of `calibrate` (typed: mypy checks the names)."""
-
-    target: float
-    n_bootstrap: int
-    seed: int
-    ci_level: float
-    judge_scale: tuple[float, float] | None
-    human_scale: tuple[float, float] | None
-    fit: Literal["isotonic"] | None
-    split: float
-
-
-def calibration_settings_of(
-    settings: CalibrationSettings | None, keywords: Mapping[str, Any], caller: str
-) -> CalibrationSettings:
-    """The settings of a call given `settings`, or its fields as keywords; never both.
-
-    Raises:
-        TypeError: A keyword that is no field of `CalibrationKeywords` (mypy says so before it runs).
-        ConfigError: `settings` and keywords together, or a value the settings refuse.
-    """
-    check_keywords(keywords, CalibrationKeywords, "settings=", settings is not None, caller)
-    return settings or CalibrationSettings(**keywords)
 
 
 class InputInfo(_Model):
@@ -238,7 +172,7 @@ class Readiness(_Model):
 class CalibrationReport(_Model):
     """How well a judge's scores agree with human scores, and whether to trust it."""
 
-    settings: CalibrationSettings
+    settings: CalibrationOptions
     """The options this report was computed with."""
     input: InputInfo | None = None
     """The file the pairs were read from, if any."""

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localjudge.calibration.hybrid import MIN_FIT_ITEMS, folds
 from localjudge.calibration.logistic import Logistic, fit_logistic
-from localjudge.calibration.results import CalibrationSettings
+from localjudge.calibration.options import CalibrationOptions
 from localjudge.errors import DataError
 from localjudge.labels import grouped_split
 from localjudge.stats import bootstrap_indices, percentile_interval
@@ -152,7 +152,7 @@ def fit_verdict_arrays(
     y: np.ndarray,
     groups: np.ndarray | None,
     names: Sequence[str],
-    settings: CalibrationSettings | None = None,
+    settings: CalibrationOptions | None = None,
     *,
     k: int = 5,
     objective: Objective = "balanced_accuracy",
@@ -173,7 +173,7 @@ def fit_verdict_arrays(
     if objective not in ("balanced_accuracy", "accuracy"):
         raise DataError(f"objective {objective!r}: use balanced_accuracy or accuracy")
     x, y = np.asarray(x, float), np.asarray(y, float)
-    settings = settings or CalibrationSettings()
+    settings = settings or CalibrationOptions()
     seed = settings.seed
     fit, held = grouped_split(groups, settings.split, seed, len(y))
     for part, name in ((fit, "fit"), (held, "held-back")):

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from localjudge.calibration.hybrid_fit import component_table
-from localjudge.calibration.results import CalibrationSettings
+from localjudge.calibration.options import CalibrationOptions
 from localjudge.calibration.verdict import VerdictFit, fit_verdict_arrays
 from localjudge.errors import ConfigError, DataError, clip
 from localjudge.kinds.hybrid import FittedComponent
@@ -41,7 +41,7 @@ def fit_verdict(
     pass_at: float | None = None,
     group: str | None = None,
     field: Literal["raw_score", "score"] = "raw_score",
-    settings: CalibrationSettings | None = None,
+    settings: CalibrationOptions | None = None,
     objective: str = "balanced_accuracy",
     name: str = "verdict",
 ) -> tuple[VerdictMetric, VerdictFit, str]:
@@ -61,7 +61,7 @@ def fit_verdict(
         raise ConfigError("a verdict needs at least one metric: give --metrics M1[,M2,...]")
     if name in components:
         raise ConfigError(f"the verdict's name {clip(name)} is one of its components; name it otherwise")
-    settings = settings or CalibrationSettings()
+    settings = settings or CalibrationOptions()
     x, labels, g, specs, skipped = component_table(records, components, human, group, field)
     if not len(labels):
         raise DataError(f"no case has every component of {components} scored; nothing to fit")

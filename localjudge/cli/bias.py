@@ -13,7 +13,7 @@ from localjudge.cli.options import SectionedCommand, engine_options, registry_op
 from localjudge.cli.reading import bootstrap_option, min_valid_mass_option, min_valid_mass_or_default
 
 if TYPE_CHECKING:
-    from localjudge.bias.results import BiasSettings
+    from localjudge.bias.options import BiasOptions
 
 _family = click.option(
     "--family",
@@ -90,7 +90,7 @@ class _Analysis(NamedTuple):
     """--family MODEL=FAMILY, parsed."""
     panels: list
     """--panel NAME=J1,J2, parsed (`BiasPanel`)."""
-    settings: BiasSettings
+    settings: BiasOptions
     """--seed and --bootstrap."""
     as_json: bool
     """--json: the report as JSON instead of the summary."""
@@ -114,8 +114,8 @@ def _analysis_options(fn):
     @functools.wraps(fn)
     def command(metric_name, out_dir, human_field, panel_specs, seed, n_bootstrap, as_json, family_specs, **rest):
         from localjudge.bias.families import parse_families
+        from localjudge.bias.options import BiasOptions
         from localjudge.bias.panels import parse_panel
-        from localjudge.bias.results import BiasSettings
 
         analysis = _Analysis(
             metric_name,
@@ -123,7 +123,7 @@ def _analysis_options(fn):
             human_field,
             parse_families(family_specs),
             [parse_panel(spec) for spec in panel_specs],
-            BiasSettings(seed=seed, n_bootstrap=n_bootstrap),
+            BiasOptions(seed=seed, n_bootstrap=n_bootstrap),
             as_json,
         )
         return fn(analysis=analysis, **rest)

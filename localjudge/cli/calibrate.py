@@ -1,6 +1,6 @@
 """`localjudge calibrate`: how far a judge's scores can be trusted against human labels, and fits on them.
 
-One subcommand per job, each building one `CalibrationSettings`: `agreement` (ρ with the labels,
+One subcommand per job, each building one `CalibrationOptions`: `agreement` (ρ with the labels,
 intervals, READY or not), `fit-hybrid` (one score from several metrics), `fit-verdict` (a
 pass/fail verdict with a calibrated P(acceptable)) and `panel-weights` (a panel's member weights).
 """
@@ -20,7 +20,7 @@ from localjudge.errors import ConfigError
 
 if TYPE_CHECKING:
     from localjudge.calibration.inputs import PairSource
-    from localjudge.calibration.results import CalibrationSettings
+    from localjudge.calibration.options import CalibrationOptions
 
 
 def _pick(a: str | None, b: str | None, names: str) -> str | None:
@@ -43,10 +43,10 @@ def _split(what: str):
     return decorate
 
 
-def _settings(**fields) -> CalibrationSettings:
-    from localjudge.calibration.results import CalibrationSettings
+def _settings(**fields) -> CalibrationOptions:
+    from localjudge.calibration.options import CalibrationOptions
 
-    return CalibrationSettings(**fields)
+    return CalibrationOptions(**fields)
 
 
 @click.group("calibrate")
@@ -181,7 +181,7 @@ class _Fit(NamedTuple):
     """The metrics, comma-separated, as --metrics gives them."""
     source: PairSource
     """The label (--human) and the groups (--group)."""
-    settings: CalibrationSettings
+    settings: CalibrationOptions
     """The split share and seed (--split, --seed)."""
     save: Path | None
     """Where the fitted metric is written (--save); None: not saved."""

@@ -323,16 +323,16 @@ def _check_report(report_out: str, out: str | None, panel: bool, replace: bool) 
 def _write_report(report_out: str, out: str | None, cases, records=None, members=(), quiet=False) -> None:
     """The page of this run: its own records, or (a panel) the panel's file and each member's beside it."""
     from localjudge.cli.report import echo_report
-    from localjudge.report import ReportSettings, eval_run, write_report, write_runs
+    from localjudge.report import ReportOptions, eval_run, write_report, write_runs
 
     if records is not None:
-        report = write_runs([eval_run(records, out or "eval")], report_out, ReportSettings(), cases)
+        report = write_runs([eval_run(records, out or "eval")], report_out, ReportOptions(), cases)
     else:
         assert out is not None  # _check_report refused a panel's report without --out
         from localjudge.panel.run import member_path
 
         paths: list[str | Path] = [out, *(p for n in members if (p := member_path(out, n)).is_file())]
-        report = write_report(paths, report_out, ReportSettings(), cases)
+        report = write_report(paths, report_out, ReportOptions(), cases)
     echo_report(report, err=quiet)  # --json keeps stdout for its JSON
 
 

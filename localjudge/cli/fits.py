@@ -11,7 +11,7 @@ from localjudge.errors import ConfigError
 
 if TYPE_CHECKING:
     from localjudge.calibration.inputs import PairSource
-    from localjudge.calibration.results import CalibrationSettings
+    from localjudge.calibration.options import CalibrationOptions
 
 
 class HybridRequest(NamedTuple):
@@ -45,7 +45,7 @@ def _names(metrics: str) -> list[str]:
 
 
 def fit_hybrid_cmd(
-    path: Path, source: PairSource, request: HybridRequest, settings: CalibrationSettings, as_json: bool
+    path: Path, source: PairSource, request: HybridRequest, settings: CalibrationOptions, as_json: bool
 ) -> None:
     """Fits, reports and saves a hybrid of several metrics of a results file.
 
@@ -74,7 +74,7 @@ def fit_hybrid_cmd(
 
 
 def fit_verdict_cmd(
-    path: Path, source: PairSource, request: VerdictRequest, settings: CalibrationSettings, as_json: bool
+    path: Path, source: PairSource, request: VerdictRequest, settings: CalibrationOptions, as_json: bool
 ) -> None:
     """Fits, reports and saves a pass/fail verdict from metrics of a results file.
 

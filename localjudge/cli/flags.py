@@ -8,9 +8,9 @@ the model's defaults, so `model_fields_set` says which were given). Values are v
 model itself, one flag at a time, so that a bad one exits 2 naming its flag.
 
 Examples:
-    >>> from localjudge.tune.settings import TuneSettings
+    >>> from localjudge.tune.options import TuneOptions
     >>> @click.command()
-    ... @settings_flags(TuneSettings, "settings")
+    ... @settings_flags(TuneOptions, "settings")
     ... def cmd(settings):
     ...     click.echo(settings.epochs)
 """

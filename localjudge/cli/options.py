@@ -209,7 +209,7 @@ def option_section(name: str) -> str:
         return ENGINE_SECTION
     if name.startswith("head_"):  # tune's HeadOptions
         return HEAD_SECTION
-    if name.startswith("lora_"):  # tune's TuneSettings
+    if name.startswith("lora_"):  # tune's TuneOptions
         return LORA_SECTION
     if name in (
         "judge_name",

@@ -29,13 +29,13 @@ def report_options(fn):
 
 
 def report_settings(title, human, group, n_bootstrap=None):
-    """The `ReportSettings` of the options above."""
-    from localjudge.report import ReportSettings
+    """The `ReportOptions` of the options above."""
+    from localjudge.report import ReportOptions
 
     given = {"title": title, "human": human, "group": group}
     if n_bootstrap is not None:
         given["n_bootstrap"] = n_bootstrap
-    return ReportSettings(**given)
+    return ReportOptions(**given)
 
 
 def refuse_existing(out: str, overwrite: bool) -> None:

@@ -9,8 +9,8 @@ import click
 from localjudge.cli.flags import flag_of, settings_flags
 from localjudge.cli.options import SectionedCommand
 from localjudge.errors import ConfigError
-from localjudge.heads.settings import HeadOptions
-from localjudge.tune.settings import TuneSettings
+from localjudge.heads.options import HeadOptions
+from localjudge.tune.options import TuneOptions
 
 _SEED_HELP = {"seed": "Seed of the split and order, and of the adapter's initialisation (lora) or the folds (head)."}
 
@@ -65,7 +65,7 @@ _SEED_HELP = {"seed": "Seed of the split and order, and of the adapter's initial
     help="head: the label a source field is shown under, e.g. input=Article [default: the field's name].",
 )
 @settings_flags(HeadOptions, "head", ["output_label", "anchor", "folds", "sentences"])
-@settings_flags(TuneSettings, "lora", help_text=_SEED_HELP)
+@settings_flags(TuneOptions, "lora", help_text=_SEED_HELP)
 def tune_cmd(
     cases: Path,
     metrics: tuple[str, ...],
@@ -84,7 +84,7 @@ def tune_cmd(
     head_source_fields,
     head_field_labels,
     head: HeadOptions,
-    lora: TuneSettings,
+    lora: TuneOptions,
 ) -> None:
     """Tune JUDGE to the human labels in CASES for one metric or several: heads on its hidden states, or LoRA.
 
@@ -123,7 +123,7 @@ def tune_cmd(
     )
     chosen = [resolve_metric(m) for m in metrics]
     if method == "head":
-        refused = [n for n in TuneSettings.model_fields if n in lora.model_fields_set - {"seed"}]
+        refused = [n for n in TuneOptions.model_fields if n in lora.model_fields_set - {"seed"}]
         if refused:
             raise ConfigError(f"{flag_of(refused[0])} is a LoRA setting; pass --method lora, or drop it")
         given = {n: getattr(head, n) for n in head.model_fields_set}

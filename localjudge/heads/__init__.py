@@ -7,7 +7,7 @@ yes/no labels, logistic on the difference of two outputs for preferences) and wr
 wherever a judge is named (`localjudge.judges.heads`, `localjudge.kinds.head`).
 """
 
-from localjudge.heads.settings import HeadOptions
+from localjudge.heads.options import HeadOptions
 from localjudge.lazy import lazy_exports
 
 _LAZY = {"fit_heads": "localjudge.heads.train"}

@@ -17,7 +17,7 @@ import numpy as np
 
 from localjudge.errors import ConfigError, clip
 from localjudge.heads.choose import Features, choose
-from localjudge.heads.settings import HeadOptions
+from localjudge.heads.options import HeadOptions
 from localjudge.heads.store import load_features
 from localjudge.io.cases import TestCase
 from localjudge.judges.heads import HEAD_MANIFEST, HEAD_WEIGHTS, HeadFit, HeadManifest, is_head_folder

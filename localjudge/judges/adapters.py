@@ -62,7 +62,7 @@ class TuneManifest(BaseModel):
     train_cases: int = Field(description="Cases trained on.")
     validation_cases: int = Field(description="Cases held out for validation and early stopping.")
     groups: list[int] = Field(description="Groups (documents, inputs) in training and in validation.")
-    settings: dict[str, Any] = Field(description="Every tuning setting (`TuneSettings`).")
+    settings: dict[str, Any] = Field(description="Every tuning setting (`TuneOptions`).")
     agreement_name: str = Field(description="What `agreement` measures on the validation cases.")
     history: list[TuneFigures] = Field(description="Validation figures per epoch, epoch 0 first.")
     best_epoch: int = Field(description="The epoch whose adapter was kept.")

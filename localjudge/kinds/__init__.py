@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from localjudge.io.cases import TestCase
 from localjudge.kinds.base import KindSummary, MetricContext, MetricKind, MetricSpec, missing
+from localjudge.kinds.options import ScoringOptions
 from localjudge.kinds.records import ResultRecord
 from localjudge.kinds.registry import KINDS, kind_of, load_entry_points, register_kind, unregister_kind
-from localjudge.kinds.settings import ScoringOptions
 
 __all__ = [
     "DEFAULT_KIND",

@@ -38,8 +38,8 @@ from pydantic import BaseModel
 from localjudge.errors import ConfigError, clip
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
+from localjudge.kinds.options import ScoringOptions
 from localjudge.kinds.records import ResultRecord
-from localjudge.kinds.settings import ScoringOptions
 from localjudge.kinds.training import LabelKind, Outcomes, TrainingExample
 from localjudge.version import __version__
 

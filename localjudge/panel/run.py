@@ -24,7 +24,7 @@ from localjudge.panel.pool import pool_metric
 from localjudge.panel.records import PANEL_RECORDS, PanelRecord
 from localjudge.panel.summary import PanelSummary, summarise_panel
 from localjudge.runs.evaluate import EvaluationResult, evaluate
-from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
+from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, options_of
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -75,7 +75,7 @@ def evaluate_panel(
         >>> result = evaluate_panel(load_cases("cases.jsonl"), [builtin_metric("correctness")], judges,
         ...                         PanelOptions(method="agreement"), out="panel.jsonl")  # doctest: +SKIP
     """
-    run, scoring = settings_of(run, scoring, keywords, "evaluate_panel")
+    run, scoring = options_of(run, scoring, keywords, "evaluate_panel")
     panel = panel or PanelOptions()
     names = [j.info.name for j in judges]
     panel.check_members(len(names))

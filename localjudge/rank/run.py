@@ -30,7 +30,7 @@ from localjudge.rank.options import RankOptions
 from localjudge.rank.records import RANKS, ComparisonReading, RankRecord
 from localjudge.rank.summary import RankSummary, summarise_ranks
 from localjudge.runs.evaluate import evaluate
-from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
+from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, options_of
 from localjudge.version import __version__
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def rank_outputs(
         ...                       RankOptions(group="prompt_id", system="model"), out="ranks.jsonl")  # doctest: +SKIP
         >>> result.summary.systems[0].system  # doctest: +SKIP
     """
-    run, scoring = settings_of(run, scoring, keywords, "rank_outputs")
+    run, scoring = options_of(run, scoring, keywords, "rank_outputs")
     if len(kind_of(metric).outputs_read(metric)) != 2:
         raise ConfigError(
             f"metric {clip(metric.name)} ({metric.kind}) does not compare two outputs; give a pairwise one"

@@ -10,14 +10,14 @@
 - `payload` and `render_page` (`payload`, `page`): the page's data in columns, and the page.
 
 Examples:
-    >>> from localjudge.report import ReportSettings, write_report
-    >>> write_report(["results.jsonl"], "report.html", ReportSettings(human="human_score"))  # doctest: +SKIP
+    >>> from localjudge.report import ReportOptions, write_report
+    >>> write_report(["results.jsonl"], "report.html", ReportOptions(human="human_score"))  # doctest: +SKIP
 """
 
 from localjudge.report.agreement import Agreement, agreement, human_field
 from localjudge.report.build import Report, write_report, write_runs
 from localjudge.report.compare import Comparison, compare
-from localjudge.report.options import ReportSettings
+from localjudge.report.options import ReportOptions
 from localjudge.report.rows import Row, Run, eval_run, read_run
 from localjudge.report.summary import GroupSummary, summarise
 
@@ -26,7 +26,7 @@ __all__ = [
     "Comparison",
     "GroupSummary",
     "Report",
-    "ReportSettings",
+    "ReportOptions",
     "Row",
     "Run",
     "agreement",

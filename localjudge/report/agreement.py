@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from localjudge.calibration import CalibrationReport, CalibrationSettings, calibrate, format_report
+from localjudge.calibration import CalibrationOptions, CalibrationReport, calibrate, format_report
 from localjudge.errors import LocalJudgeError
-from localjudge.report.options import ReportSettings
+from localjudge.report.options import ReportOptions
 from localjudge.report.rows import Row
 from localjudge.stats.numbers import finite
 
@@ -53,7 +53,7 @@ def _number(value: object) -> float | None:
     return finite(value)
 
 
-def agreement(metric: str, judge: str, rows: list[Row], settings: ReportSettings) -> Agreement | None:
+def agreement(metric: str, judge: str, rows: list[Row], settings: ReportOptions) -> Agreement | None:
     """The agreement of one metric's rows by one judge with the human scores in their cases; None without any."""
     field = human_field(metric, rows[0].extra, settings.human)
     if field is None:
@@ -66,7 +66,7 @@ def agreement(metric: str, judge: str, rows: list[Row], settings: ReportSettings
     groups = None
     if settings.group is not None:
         groups = [str(r.extra.get(settings.group, "")) for r in labelled]
-    calibration = CalibrationSettings(n_bootstrap=settings.n_bootstrap, seed=settings.seed, ci_level=settings.ci_level)
+    calibration = CalibrationOptions(n_bootstrap=settings.n_bootstrap, seed=settings.seed, ci_level=settings.ci_level)
     try:
         report = calibrate([p[0] for p in points], [p[1] for p in points], groups, settings=calibration)
     except LocalJudgeError as exc:  # too few scored items, say: the scatter stays, with why there is no report

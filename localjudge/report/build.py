@@ -11,7 +11,7 @@ from localjudge.errors import DataError
 from localjudge.io.cases import TestCase
 from localjudge.report.agreement import Agreement, agreement
 from localjudge.report.compare import Comparison, compare
-from localjudge.report.options import ReportSettings
+from localjudge.report.options import ReportOptions
 from localjudge.report.page import render_page
 from localjudge.report.payload import payload
 from localjudge.report.rows import Row, Run, label_judges, read_run
@@ -34,7 +34,7 @@ class Report:
 def write_report(
     paths: Sequence[str | Path],
     out: str | Path,
-    settings: ReportSettings | None = None,
+    settings: ReportOptions | None = None,
     cases: Sequence[TestCase] | None = None,
 ) -> Report:
     """Writes one HTML page of the runs in `paths`: summaries, agreement with humans, judges side by side, cases.
@@ -44,7 +44,7 @@ def write_report(
     Args:
         paths: Results files of `localjudge eval` (one judge or a panel) or `localjudge rank`.
         out: The page to write (replaced if it exists).
-        settings: What to show and how (`ReportSettings`); None: the defaults.
+        settings: What to show and how (`ReportOptions`); None: the defaults.
         cases: The cases judged, whose fields (input, output, passages...) the page shows on demand;
             the records hold only the cases' extra fields.
 
@@ -53,7 +53,7 @@ def write_report(
 
     Examples:
         >>> write_report(["results.jsonl"], "report.html")  # doctest: +SKIP
-        >>> write_report(["a.jsonl", "b.jsonl"], "ab.html", ReportSettings(human="human_score"))  # doctest: +SKIP
+        >>> write_report(["a.jsonl", "b.jsonl"], "ab.html", ReportOptions(human="human_score"))  # doctest: +SKIP
     """
     if not paths:
         raise DataError("no results file given; pass one or more files that localjudge eval wrote")
@@ -63,11 +63,11 @@ def write_report(
 def write_runs(
     runs: Sequence[Run],
     out: str | Path,
-    settings: ReportSettings | None = None,
+    settings: ReportOptions | None = None,
     cases: Sequence[TestCase] | None = None,
 ) -> Report:
     """`write_report` of runs already read (`read_run`, or `eval_run` of a run's own records)."""
-    settings = settings or ReportSettings()
+    settings = settings or ReportOptions()
     runs = label_judges(list(runs))
     grouped = _grouped(runs)
     groups = [summarise(metric, judge, rows, settings) for (metric, judge), rows in grouped.items()]

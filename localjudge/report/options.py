@@ -1,4 +1,4 @@
-"""`ReportSettings`: what a report page shows and how its statistics are computed, built once at the boundary."""
+"""`ReportOptions`: what a report page shows and how its statistics are computed, built once at the boundary."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pydantic import ConfigDict, Field
 from localjudge.options import Options
 
 
-class ReportSettings(Options):
+class ReportOptions(Options):
     """Options of one report page; the page records them beside its sources."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)

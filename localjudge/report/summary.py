@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from localjudge import stats
-from localjudge.report.options import ReportSettings
+from localjudge.report.options import ReportOptions
 from localjudge.report.rows import Row
 
 
@@ -44,7 +44,7 @@ def group_key(row: Row) -> tuple[str, str]:
     return row.metric, row.judge
 
 
-def summarise(metric: str, judge: str, rows: list[Row], settings: ReportSettings) -> GroupSummary:
+def summarise(metric: str, judge: str, rows: list[Row], settings: ReportOptions) -> GroupSummary:
     """Summarises one metric's rows by one judge (`rows` all share both)."""
     scores = np.array([r.score for r in rows if r.score is not None], dtype=float)  # (scored,)
     ci = None

@@ -16,7 +16,7 @@ from localjudge.kinds.base import CaseBatch, MetricContext, missing
 from localjudge.kinds.context_length import within_context
 from localjudge.kinds.records import ResultRecord
 from localjudge.metrics.spec import components
-from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, settings_of
+from localjudge.runs.options import EvaluateKeywords, RunOptions, ScoringOptions, options_of
 from localjudge.runs.results_file import open_results, read_results, replace_results
 from localjudge.runs.summary import MetricSummary, summarize, valid_mass_threshold
 
@@ -73,7 +73,7 @@ def evaluate(
         >>> result = evaluate(cases, metrics, load_judge(), out="r.jsonl", resume=True)  # doctest: +SKIP
         >>> result.summaries[0].mean_score  # doctest: +SKIP
     """
-    run, scoring = settings_of(run, scoring, keywords, "evaluate")
+    run, scoring = options_of(run, scoring, keywords, "evaluate")
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric names repeated: {repeated(names)}; give each metric once")

@@ -7,7 +7,7 @@ and progress bars. `ScoringOptions` holds what decides a case's record: the prom
 evaluation-steps cache and the cases per scoring call. The command line builds each once from its
 flags and passes them whole. The top-level entry points (`evaluate`, `evaluate_panel`,
 `rank_outputs`) also take their fields as keywords, typed (`EvaluateKeywords`, so mypy checks
-the names), either the objects or the keywords, never both (`settings_of`); every other function
+the names), either the objects or the keywords, never both (`options_of`); every other function
 takes the objects only.
 
 Examples:
@@ -29,10 +29,10 @@ from pydantic import Field, model_validator
 
 from localjudge.errors import ConfigError
 from localjudge.io.jsonl import Mode, check_output_mode
-from localjudge.kinds.settings import ScoringOptions
+from localjudge.kinds.options import ScoringOptions
 from localjudge.options import Options, check_keywords
 
-__all__ = ["EvaluateKeywords", "RunOptions", "ScoringOptions", "Settings", "settings_of"]
+__all__ = ["CallOptions", "EvaluateKeywords", "RunOptions", "ScoringOptions", "options_of"]
 
 
 class RunOptions(Options):
@@ -70,7 +70,7 @@ class RunOptions(Options):
             check_output_mode(self.out, self.mode, resumable)
 
 
-class Settings(NamedTuple):
+class CallOptions(NamedTuple):
     """The run and scoring settings of one call."""
 
     run: RunOptions
@@ -91,9 +91,9 @@ class EvaluateKeywords(TypedDict, total=False):
     chunk_size: int | None
 
 
-def settings_of(
+def options_of(
     run: RunOptions | None, scoring: ScoringOptions | None, keywords: Mapping[str, Any], caller: str
-) -> Settings:
+) -> CallOptions:
     """The settings of an entry point called with `run` and `scoring`, or with their fields as keywords.
 
     Raises:
@@ -102,7 +102,7 @@ def settings_of(
             value the options refuse.
     """
     check_keywords(keywords, EvaluateKeywords, "run= and scoring=,", run is not None or scoring is not None, caller)
-    return Settings(
+    return CallOptions(
         run or RunOptions(**{k: v for k, v in keywords.items() if k in RunOptions.model_fields}),
         scoring or ScoringOptions(**{k: v for k, v in keywords.items() if k in ScoringOptions.model_fields}),
     )

@@ -23,7 +23,7 @@ from localjudge.errors import LocalJudgeError, repeated, unknown_name
 from localjudge.io.cases import TestCase, case_from_row
 from localjudge.io.jsonl import dump_line
 from localjudge.kinds import Metric
-from localjudge.kinds.settings import ScoringOptions
+from localjudge.kinds.options import ScoringOptions
 from localjudge.metrics.builtin import builtin_metric, builtin_names
 from localjudge.metrics.spec import metric_from_dict
 from localjudge.runs.evaluate import with_components

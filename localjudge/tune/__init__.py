@@ -7,10 +7,10 @@ torch imports load on first use.
 
 from localjudge.lazy import lazy_exports
 from localjudge.tune.job import TuneJob
-from localjudge.tune.settings import TuneSettings
+from localjudge.tune.options import TuneOptions
 
 _LAZY = {"tune": "localjudge.tune.trainer", "TuneFailedError": "localjudge.tune.trainer"}
 
-__all__ = ["TuneFailedError", "TuneJob", "TuneSettings", "tune"]
+__all__ = ["TuneFailedError", "TuneJob", "TuneOptions", "tune"]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -21,7 +21,7 @@ from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric, kind_of
 from localjudge.kinds.base import MetricContext
 from localjudge.kinds.context_length import within_context
-from localjudge.kinds.settings import ScoringOptions
+from localjudge.kinds.options import ScoringOptions
 from localjudge.labels import Labels
 from localjudge.scoring.trie import TokenTree
 

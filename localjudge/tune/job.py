@@ -1,4 +1,4 @@
-"""`TuneJob`: what a tune works on and where it writes, beside the `TuneSettings` of how it trains."""
+"""`TuneJob`: what a tune works on and where it writes, beside the `TuneOptions` of how it trains."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from localjudge.errors import DataError
 from localjudge.labels import grouped_split
-from localjudge.tune.settings import TuneSettings
+from localjudge.tune.options import TuneOptions
 
 MIN_CASES = 8
 """Fewest labelled cases a tune accepts."""
@@ -27,7 +27,7 @@ class TuneSplit:
     validation_groups: int
 
 
-def validation_split(groups: Sequence[str], settings: TuneSettings) -> TuneSplit:
+def validation_split(groups: Sequence[str], settings: TuneOptions) -> TuneSplit:
     """Holds out `settings.validation_share` of the groups (at least one, and one left to train), by its seed.
 
     Raises:

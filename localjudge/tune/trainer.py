@@ -31,9 +31,9 @@ from localjudge.tune.examples import TuneData, build_data
 from localjudge.tune.features import load_features
 from localjudge.tune.job import TuneJob
 from localjudge.tune.model import SplitJudgeModel
+from localjudge.tune.options import TuneOptions
 from localjudge.tune.packing import Pack, plan_packs
 from localjudge.tune.reading import TreeIndex, outcome_logmass
-from localjudge.tune.settings import TuneSettings
 from localjudge.tune.split import TuneSplit, validation_split
 from localjudge.version import __version__
 from localjudge.weights.hashes import sha256_file
@@ -59,7 +59,7 @@ class _Task:
 
 
 def tune(
-    cases: Sequence[TestCase], metric: Metric | Sequence[Metric], job: TuneJob, settings: TuneSettings
+    cases: Sequence[TestCase], metric: Metric | Sequence[Metric], job: TuneJob, settings: TuneOptions
 ) -> TuneManifest:
     """Tunes `job.judge` to the human labels of `cases` for one metric or several; writes and returns its manifest.
 
@@ -74,7 +74,7 @@ def tune(
 
     Examples:
         >>> job = TuneJob(judge="qwen2.5-coder-0.5b", human="human_consistency", out="tuned", group="doc_id")
-        >>> tune(load_cases("summeval.jsonl"), builtin_metric("consistency"), job, TuneSettings())  # doctest: +SKIP
+        >>> tune(load_cases("summeval.jsonl"), builtin_metric("consistency"), job, TuneOptions())  # doctest: +SKIP
     """
     started = time.time()
     out = job.out
@@ -177,7 +177,7 @@ def _labels(metric: Metric, cases: Sequence[TestCase], job: TuneJob, several: bo
     return read_labels(metric, cases, job.human_field(metric.name, several), job.human_scale, job.group)
 
 
-def packs_of(data: TuneData, cases: list[int], settings: TuneSettings) -> list[Pack]:
+def packs_of(data: TuneData, cases: list[int], settings: TuneOptions) -> list[Pack]:
     """The packs of the examples of `cases`, one group each (cut at `settings.pack_tokens`)."""
     keep = set(cases)
     chosen = [i for i, ex in enumerate(data.examples) if ex.case in keep]
@@ -189,7 +189,7 @@ def packs_of(data: TuneData, cases: list[int], settings: TuneSettings) -> list[P
 
 
 def _loss(
-    model: SplitJudgeModel, index: TreeIndex, data: TuneData, pack: Pack, feat: torch.Tensor, settings: TuneSettings
+    model: SplitJudgeModel, index: TreeIndex, data: TuneData, pack: Pack, feat: torch.Tensor, settings: TuneOptions
 ) -> torch.Tensor:
     lm = outcome_logmass(index, model.logits(pack, feat))  # (M, V)
     valid = torch.logsumexp(lm, dim=1)  # (M,) log valid mass
@@ -296,7 +296,7 @@ def _write(
     judge: Any,
     data: list[TuneData],
     split: TuneSplit,
-    settings: TuneSettings,
+    settings: TuneOptions,
     history,
     state,
     job: TuneJob,

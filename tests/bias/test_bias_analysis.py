@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from localjudge.bias import (
+    BiasOptions,
     BiasReport,
-    BiasSettings,
     PairwiseRecord,
     PointwiseRecord,
     analyze_pairwise,
@@ -27,7 +27,7 @@ from localjudge.bias import (
 from localjudge.errors import DataError, LocalJudgeError
 from localjudge.stats import holm, sign_flip_p
 
-FAST = BiasSettings(n_bootstrap=300, n_permutations=1999)
+FAST = BiasOptions(n_bootstrap=300, n_permutations=1999)
 TWO_FAMILIES = (("ga", "alpha"), ("gb", "beta"))
 THREE_FAMILIES = (("ga", "alpha"), ("gb", "beta"), ("gc", "gamma"))
 
@@ -220,7 +220,7 @@ def test_length_bias_detected_for_rewarding_judge_only():
 
 
 def test_no_planted_bias_rarely_yields_a_significant_finding():
-    quick = BiasSettings(n_bootstrap=50, n_permutations=999)
+    quick = BiasOptions(n_bootstrap=50, n_permutations=999)
     hits = {"pointwise": 0, "pairwise": 0}
     for seed in range(10):
         point = analyze_pointwise(pointwise_data(100 + seed, n_items=40), quick)
@@ -422,7 +422,7 @@ grids = st.integers(2, 6).flatmap(
         st.lists(st.lists(score, min_size=3, max_size=3), min_size=n, max_size=n), min_size=3, max_size=3
     )
 )
-TINY = BiasSettings(n_bootstrap=20, n_permutations=99)
+TINY = BiasOptions(n_bootstrap=20, n_permutations=99)
 
 
 @hyp_settings(max_examples=40, deadline=None)

@@ -177,10 +177,10 @@ def test_human_field_refills_human_scores(tmp_path, no_load):
 def test_the_lab_runs_without_the_command_line(tmp_path, no_load):
     """The orchestration lives in the lab (`bias.lab`); the command only parses flags and prints."""
     from localjudge.bias import lab
-    from localjudge.bias.results import BiasSettings
+    from localjudge.bias.options import BiasOptions
     from localjudge.bias.study import write_study
 
-    settings = BiasSettings(n_bootstrap=200, ci_level=0.9)
+    settings = BiasOptions(n_bootstrap=200, ci_level=0.9)
     study = lab.analyse_only(RESPONSES, [STUDY], metric_name="correctness", settings=settings)
     assert study.study.pointwise is not None and study.study.pointwise.settings == settings
     files = write_study(study.study, study.judgments, tmp_path / "out")

@@ -15,11 +15,11 @@ import pytest
 from bias_pairs import shuffled_pairs
 from click.testing import CliRunner
 
-from localjudge.bias import BiasSettings, PairwiseRecord, PointwiseRecord, analyze_models
+from localjudge.bias import BiasOptions, PairwiseRecord, PointwiseRecord, analyze_models
 from localjudge.bias.panels import BiasPanel, panel_pairwise, panel_pointwise, panel_targets, parse_panel
 from localjudge.errors import ConfigError
 
-FAST = BiasSettings(n_bootstrap=300, n_permutations=999)
+FAST = BiasOptions(n_bootstrap=300, n_permutations=999)
 JUDGES = (("q-big", "qwen"), ("q-small", "qwen"), ("s", "smollm"), ("g", "gemma"))
 GENERATORS = (*JUDGES, ("ref", "reference"))
 STUDY = Path(__file__).resolve().parents[1] / "data" / "bias_study"

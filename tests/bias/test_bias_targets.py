@@ -16,7 +16,7 @@ from bias_pairs import shuffled_pairs
 from click.testing import CliRunner
 
 from localjudge.bias import (
-    BiasSettings,
+    BiasOptions,
     PairwiseRecord,
     PointwiseRecord,
     analyze_models,
@@ -30,7 +30,7 @@ from localjudge.bias import (
 )
 from localjudge.bias.targets import judge_targets
 
-FAST = BiasSettings(n_bootstrap=300, n_permutations=1999)
+FAST = BiasOptions(n_bootstrap=300, n_permutations=1999)
 JUDGES = (("q-big", "qwen"), ("q-small", "qwen"), ("s", "smollm"), ("g", "gemma"))
 GENERATORS = (*JUDGES, ("ref", "reference"))
 STUDY = Path(__file__).resolve().parents[1] / "data" / "bias_study"

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from localjudge.calibration import (
+    CalibrationOptions,
     CalibrationReport,
-    CalibrationSettings,
     InputInfo,
     calibrate,
     correlations,
@@ -280,7 +280,7 @@ def test_isotonic_fit_improves_mae_on_heldout_and_splits_by_group():
     assert report.fit.after.mae < report.fit.before.mae
     cal, held = grouped_split(groups, 0.5, 3)
     assert not set(groups[cal]) & set(groups[held])
-    again = evaluate_isotonic(judge, human, groups.astype(str), CalibrationSettings(seed=3))
+    again = evaluate_isotonic(judge, human, groups.astype(str), CalibrationOptions(seed=3))
     assert again.after.mae == report.fit.after.mae
 
 
@@ -437,12 +437,12 @@ def test_cli_settings_reach_the_report_unchanged(tmp_path):
     )
     assert result.exit_code == 0, result.output
     report = CalibrationReport.model_validate_json(result.output)
-    assert report.settings == CalibrationSettings(seed=3, n_bootstrap=50, target=0.7, human_scale=(1, 5), split=0.4)
+    assert report.settings == CalibrationOptions(seed=3, n_bootstrap=50, target=0.7, human_scale=(1, 5), split=0.4)
 
 
 def test_settings_come_as_the_object_or_its_keywords_never_both():
     judge, human = _noisy(30, 0)
-    settings = CalibrationSettings(seed=1, n_bootstrap=0)
+    settings = CalibrationOptions(seed=1, n_bootstrap=0)
     assert calibrate(judge, human, settings=settings).settings is settings
     assert calibrate(judge, human, seed=1, n_bootstrap=0).settings == settings
     for keyword in ({"seed": 1}, {"seed": 2}):  # equal or not: one call has one place for each setting

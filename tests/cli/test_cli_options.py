@@ -105,16 +105,16 @@ def test_bias_analyse_has_no_engine_flags(no_load):
     assert result.exit_code == 2 and "No such option '--no-reuse-prefix'" in result.output
 
 
-# -- tune's flags, from TuneSettings and HeadOptions ----------------------------------------------------------
+# -- tune's flags, from TuneOptions and HeadOptions ----------------------------------------------------------
 
 
 def test_every_tune_setting_is_a_flag_of_tune_with_its_default():
-    from localjudge.tune.settings import TuneSettings
+    from localjudge.tune.options import TuneOptions
 
     result = run("tune", "--help")
     assert result.exit_code == 0, result.output
     lora = result.output[result.output.index("LoRA options") :]
-    for name, field in TuneSettings.model_fields.items():
+    for name, field in TuneOptions.model_fields.items():
         assert f"{_flag(name)} " in lora and f"[default: {field.default}]" in " ".join(lora.split()), name
     # one flag, one meaning: eval's unscored threshold and the ranking command keep their words
     assert "--min-valid-mass " not in result.output and "--rank " not in result.output

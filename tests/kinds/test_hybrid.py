@@ -9,7 +9,7 @@ from hybrid_cases import fit_copy_hybrid
 
 from localjudge.calibration import hybrid as H
 from localjudge.calibration.hybrid_fit import fit_hybrid
-from localjudge.calibration.results import CalibrationSettings
+from localjudge.calibration.options import CalibrationOptions
 from localjudge.cli import main
 from localjudge.errors import ConfigError, DataError
 from localjudge.kinds.records import ResultRecord
@@ -88,7 +88,7 @@ def _records(x, y, g, names=("a", "b")):
 def test_hybrid_of_two_halves_beats_each_part_held_back():
     x, y, g = _planted()
     metric, report = fit_hybrid(
-        _records(x, y, g), ["a", "b"], "human", group="doc", settings=CalibrationSettings(split=0.5, seed=0)
+        _records(x, y, g), ["a", "b"], "human", group="doc", settings=CalibrationOptions(split=0.5, seed=0)
     )
     assert report.chosen.startswith(("zmean", "ridge"))
     assert report.beats_best_part is True
@@ -100,7 +100,7 @@ def test_hybrid_of_two_halves_beats_each_part_held_back():
 
 def test_a_noise_component_leaves_the_best_part_alone():
     x, y, g = _planted(weights=(1.0, 0.0), noise=0.3)
-    _, report = fit_hybrid(_records(x, y, g), ["a", "b"], "human", group="doc", settings=CalibrationSettings(seed=0))
+    _, report = fit_hybrid(_records(x, y, g), ["a", "b"], "human", group="doc", settings=CalibrationOptions(seed=0))
     assert report.chosen == "a alone" or report.beats_best_part
     assert report.held_out["hybrid"] >= report.held_out["a"] - 0.02
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from localjudge.calibration.logistic import fit_logistic, sigmoid
-from localjudge.calibration.results import CalibrationSettings
+from localjudge.calibration.options import CalibrationOptions
 from localjudge.calibration.verdict import fit_verdict_arrays
 from localjudge.calibration.verdict_fit import acceptable
 from localjudge.errors import ConfigError, DataError
@@ -106,7 +106,7 @@ def _synthetic(n_groups=40, per=10, seed=0):
 
 def test_protocol_keeps_the_signal_drops_the_noise_and_reports_held_back():
     x, y, g = _synthetic()
-    verdict, fit = fit_verdict_arrays(x, y, g, ["signal", "noise"], CalibrationSettings(seed=0))
+    verdict, fit = fit_verdict_arrays(x, y, g, ["signal", "noise"], CalibrationOptions(seed=0))
     assert fit.chosen == "signal alone" and fit.used == ["signal"]
     assert fit.fit_groups == fit.held_groups == 20
     h = fit.held_out

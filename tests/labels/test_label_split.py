@@ -55,13 +55,13 @@ def test_it_is_the_former_fit_split_of_calibrate(name, share, seed, first):
     ],
 )
 def test_it_is_the_former_validation_split_of_tune(name, share, seed, validation, train_groups, validation_groups):
-    from localjudge.tune.settings import TuneSettings
+    from localjudge.tune.options import TuneOptions
     from localjudge.tune.split import validation_split
 
     groups = GROUPS[name]
     split = grouped_split(groups, share, seed, both_sides=True)
     assert split.first.tolist() == validation
-    tune = validation_split(groups, TuneSettings(validation_share=share, seed=seed))
+    tune = validation_split(groups, TuneOptions(validation_share=share, seed=seed))
     assert (tune.validation, tune.train) == (validation, split.rest.tolist())
     assert (tune.train_groups, tune.validation_groups) == (train_groups, validation_groups)
 
@@ -96,8 +96,8 @@ def test_a_share_outside_0_1_is_refused(share):
 
 
 def test_a_tune_needs_enough_cases():
-    from localjudge.tune.settings import TuneSettings
+    from localjudge.tune.options import TuneOptions
     from localjudge.tune.split import MIN_CASES, validation_split
 
     with pytest.raises(DataError, match=f"at least {MIN_CASES}"):
-        validation_split(list("aabbccd"), TuneSettings())
+        validation_split(list("aabbccd"), TuneOptions())

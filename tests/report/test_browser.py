@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from localjudge.report import ReportSettings, write_report
+from localjudge.report import ReportOptions, write_report
 from localjudge.runs.results_file import read_results
 
 pytestmark = pytest.mark.slow
@@ -65,7 +65,7 @@ def shown_rows(dom: str) -> list[str]:
 @pytest.fixture(scope="module")
 def page(runs, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("page") / "report.html"
-    write_report([runs.a, runs.b], out, ReportSettings(n_bootstrap=200))
+    write_report([runs.a, runs.b], out, ReportOptions(n_bootstrap=200))
     return out
 
 

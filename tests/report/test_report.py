@@ -13,7 +13,7 @@ from conftest import policy_a
 from localjudge.calibration import calibrate
 from localjudge.cli import main
 from localjudge.errors import DataError
-from localjudge.report import ReportSettings, read_run, write_report
+from localjudge.report import ReportOptions, read_run, write_report
 from localjudge.runs.results_file import read_results
 from localjudge.testing import fake_judge
 
@@ -25,7 +25,7 @@ def page_data(html: str) -> dict:
 
 
 def test_summaries_are_the_records_own(runs, tmp_path):
-    report = write_report([runs.a, runs.b], tmp_path / "r.html", ReportSettings(n_bootstrap=200))
+    report = write_report([runs.a, runs.b], tmp_path / "r.html", ReportOptions(n_bootstrap=200))
     records = read_results(runs.a)
     by = {(g.metric, g.judge): g for g in report.groups}
     correctness = by[("correctness", "judge-a")]
@@ -43,7 +43,7 @@ def test_summaries_are_the_records_own(runs, tmp_path):
 
 
 def test_the_agreement_is_calibrates_own_on_the_same_pairs(runs, tmp_path):
-    report = write_report([runs.a], tmp_path / "r.html", ReportSettings(n_bootstrap=300))
+    report = write_report([runs.a], tmp_path / "r.html", ReportOptions(n_bootstrap=300))
     found = next(a for a in report.agreements if a.metric == "correctness")
     assert found.human_field == "human_correctness" and found.judge_field == "raw_score"
     records = [r for r in read_results(runs.a) if r.metric == "correctness"]
@@ -54,7 +54,7 @@ def test_the_agreement_is_calibrates_own_on_the_same_pairs(runs, tmp_path):
 
 
 def test_two_judges_side_by_side_largest_difference_first(runs, tmp_path):
-    report = write_report([runs.a, runs.b], tmp_path / "r.html", ReportSettings(n_bootstrap=0))
+    report = write_report([runs.a, runs.b], tmp_path / "r.html", ReportOptions(n_bootstrap=0))
     (pair,) = report.comparisons
     assert (pair.metric, pair.judge_a, pair.judge_b, pair.shared, pair.both_scored) == (
         "correctness",
@@ -69,7 +69,7 @@ def test_two_judges_side_by_side_largest_difference_first(runs, tmp_path):
 
 def test_the_page_holds_everything_and_asks_for_nothing(runs, tmp_path):
     out = tmp_path / "r.html"
-    write_report([runs.a, runs.b], out, ReportSettings(n_bootstrap=0))
+    write_report([runs.a, runs.b], out, ReportOptions(n_bootstrap=0))
     html = out.read_text(encoding="utf-8")
     assert "default-src 'none'" in html  # the policy forbids every request
     assert not re.search(r"https?://|<link\b|<script[^>]*\bsrc=|<img\b", html)
@@ -87,7 +87,7 @@ def test_text_that_would_end_the_script_stays_data(tmp_path):
 
     judge = fake_judge(policy_a, name="judge-a")
     evaluate(load_cases(cases), [builtin_metric("correctness")], judge, out=tmp_path / "a.jsonl", progress=False)
-    write_report([tmp_path / "a.jsonl"], tmp_path / "r.html", ReportSettings(n_bootstrap=0), load_cases(cases))
+    write_report([tmp_path / "a.jsonl"], tmp_path / "r.html", ReportOptions(n_bootstrap=0), load_cases(cases))
     data = page_data((tmp_path / "r.html").read_text(encoding="utf-8"))
     assert data["cases"] == ["x</script><b>"] and data["fields"][0]["expected_output"] == "</script>"
 
@@ -100,7 +100,7 @@ def test_one_run_given_twice_is_refused(runs, tmp_path):
 def test_one_judge_in_two_files_is_two_columns(runs, tmp_path):
     copy = tmp_path / "a_again.jsonl"
     copy.write_bytes(runs.a.read_bytes())
-    report = write_report([runs.a, copy], tmp_path / "r.html", ReportSettings(n_bootstrap=0))
+    report = write_report([runs.a, copy], tmp_path / "r.html", ReportOptions(n_bootstrap=0))
     assert {g.judge for g in report.groups} == {"judge-a · a", "judge-a · a_again"}
     assert {(c.judge_a, c.judge_b) for c in report.comparisons} == {("judge-a · a", "judge-a · a_again")}
 

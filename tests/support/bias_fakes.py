@@ -13,13 +13,13 @@ import math
 import re
 from pathlib import Path
 
-from localjudge.bias import BiasSettings
+from localjudge.bias import BiasOptions
 from localjudge.io.cases import load_cases
 from localjudge.runs.generation import generate_responses
 from localjudge.runs.options import RunOptions
 from localjudge.testing import fake_judge
 
-FAST = BiasSettings(n_bootstrap=300, n_permutations=1999)
+FAST = BiasOptions(n_bootstrap=300, n_permutations=1999)
 MARKERS = {"alpha": "zephyr", "beta": "quokka", "gamma": "marimba"}
 N_ITEMS = 30
 

@@ -27,7 +27,7 @@ from localjudge.judges.adapters import ADAPTER, MANIFEST, TuneManifest
 from localjudge.judges.loading import load_judge
 from localjudge.metrics.spec import metric_from_dict
 from localjudge.testing.tiny_models import tiny_llama
-from localjudge.tune import TuneJob, TuneSettings, tune
+from localjudge.tune import TuneJob, TuneOptions, tune
 
 METRIC = {
     "kind": "geval",
@@ -155,7 +155,7 @@ def test_engine_reads_what_the_trainer_read_and_is_bitwise_under_batching(tuned,
 
     cases = load_cases(files / "cases.jsonl")
     metric = metric_from_dict(METRIC)
-    settings = TuneSettings(layers=2, pack_tokens=1024)
+    settings = TuneOptions(layers=2, pack_tokens=1024)
     base = TuneJob(judge=str(files / "model"), human="human", out=files / "unused", progress=False).load()
     merge_adapter(base.backend.model, tuned, read_manifest(tuned), base.info.provenance)
     data = build_data(base, metric, cases, read_labels(metric, cases, "human", group="doc"))
@@ -233,7 +233,7 @@ def test_bad_labels_are_refused_before_any_weight_loads(files, tmp_path, change,
     cases = [c.model_copy(update={"extra": {**c.extra, **change}}) for c in load_cases(files / "cases.jsonl")]
     job = TuneJob(judge="no-such-judge", human="human", group="doc", out=tmp_path / "out")
     with pytest.raises(error, match=words):
-        tune(cases, metric_from_dict(METRIC), job, TuneSettings())
+        tune(cases, metric_from_dict(METRIC), job, TuneOptions())
 
 
 def test_untunable_metric_and_occupied_folder_are_refused(files, tuned, tmp_path):
@@ -245,14 +245,14 @@ def test_untunable_metric_and_occupied_folder_are_refused(files, tuned, tmp_path
             cases,
             builtin_metric("rouge_l"),
             TuneJob(judge="no-such-judge", human="human", out=tmp_path / "o"),
-            TuneSettings(),
+            TuneOptions(),
         )
     with pytest.raises(ConfigError, match="holds a finished tune"):
-        tune(cases, metric_from_dict(METRIC), TuneJob(judge="no-such-judge", human="human", out=tuned), TuneSettings())
+        tune(cases, metric_from_dict(METRIC), TuneJob(judge="no-such-judge", human="human", out=tuned), TuneOptions())
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(ConfigError, match="other files"):
-        tune(cases, metric_from_dict(METRIC), TuneJob(judge="x", human="human", out=tmp_path / "other"), TuneSettings())
+        tune(cases, metric_from_dict(METRIC), TuneJob(judge="x", human="human", out=tmp_path / "other"), TuneOptions())
 
 
 def test_tuned_judge_loads_by_registry_name_and_refuses_another_base(tuned, files, tmp_path):
@@ -335,7 +335,7 @@ def test_one_adapter_tunes_several_metrics_each_read_on_its_own_labels(files, tm
             load_cases(tmp_path / "cases.jsonl"),
             [metric_from_dict(METRIC), metric_from_dict(brief)],
             TuneJob(judge="no-such-judge", human="human", group="doc", out=tmp_path / "x"),
-            TuneSettings(),
+            TuneOptions(),
         )
 
 

@@ -135,14 +135,14 @@ def lodo_verdict(scores: dict[str, dict[str, float]], names: Sequence[str], item
 
 def document_verdict(scores: dict[str, dict[str, float]], names: Sequence[str], items: Sequence[Item], seed: int = 0):
     """`fit_verdict_arrays` on the items (half the documents to fit, half held back): its fit report."""
-    from localjudge.calibration.results import CalibrationSettings
+    from localjudge.calibration.options import CalibrationOptions
     from localjudge.calibration.verdict import fit_verdict_arrays
 
     its = [it for it in items if all(it.id in scores[n] for n in names)]
     x = np.array([[scores[n][it.id] for n in names] for it in its])
     y = np.array([it.label for it in its])
     g = np.array([it.doc_id for it in its])
-    _, fit = fit_verdict_arrays(x, y, g, list(names), CalibrationSettings(seed=seed))
+    _, fit = fit_verdict_arrays(x, y, g, list(names), CalibrationOptions(seed=seed))
     return fit.model_dump(mode="json")
 
 

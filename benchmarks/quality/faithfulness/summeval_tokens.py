@@ -78,7 +78,7 @@ def figures(values: dict[str, float], items) -> dict:
 
 
 def verdict(scores: dict, items) -> dict | None:
-    from localjudge.calibration.results import CalibrationSettings
+    from localjudge.calibration.options import CalibrationOptions
     from localjudge.calibration.verdict import fit_verdict_arrays
 
     parts = [p for p in VERDICT_PARTS if p in scores]
@@ -88,7 +88,7 @@ def verdict(scores: dict, items) -> dict | None:
     x = np.array([[scores[p][it.id] for p in parts] for it in its])
     y = np.array([float(it.label >= PASS_AT) for it in its])
     g = np.array([it.doc_id for it in its])
-    return fit_verdict_arrays(x, y, g, parts, CalibrationSettings(seed=0))[1].model_dump(mode="json")
+    return fit_verdict_arrays(x, y, g, parts, CalibrationOptions(seed=0))[1].model_dump(mode="json")
 
 
 def report() -> dict:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from localjudge.heads.choose import Features, choose
-from localjudge.heads.settings import HeadOptions
+from localjudge.heads.options import HeadOptions
 from localjudge.kinds.head.features import matrix
 from localjudge.kinds.head.linear import read
 from localjudge.labels import agreement, read_labels

@@ -74,7 +74,7 @@ def hybrids(
     how much one split's verdict depends on which articles fell on which side (default `SPLITS`).
     """
     from localjudge.calibration.hybrid_fit import fit_arrays
-    from localjudge.calibration.results import CalibrationSettings
+    from localjudge.calibration.options import CalibrationOptions
     from localjudge.errors import LocalJudgeError
 
     repeats = SPLITS if repeats is None else repeats
@@ -89,7 +89,7 @@ def hybrids(
         keep = ~np.isnan(x).any(axis=1)
         try:
             reps = [
-                fit_arrays(x[keep], y[keep], docs[keep], have, CalibrationSettings(split=0.5, seed=s))[1]
+                fit_arrays(x[keep], y[keep], docs[keep], have, CalibrationOptions(split=0.5, seed=s))[1]
                 for s in dict.fromkeys([seed, *range(repeats)])
             ]
         except LocalJudgeError as exc:

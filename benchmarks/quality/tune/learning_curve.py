@@ -53,12 +53,12 @@ def main() -> None:
     import torch
 
     from localjudge.metrics import builtin_metric
-    from localjudge.tune import TuneSettings
+    from localjudge.tune import TuneOptions
 
     torch.set_num_threads(2)
     load = os.getloadavg()
     held, pool = alternate_groups(load_summeval(DATA), lambda c: c.extra["doc_id"])
-    settings = TuneSettings(loss=args.loss, layers=args.layers, epochs=args.epochs, patience=args.patience)
+    settings = TuneOptions(loss=args.loss, layers=args.layers, epochs=args.epochs, patience=args.patience)
     judge, split = reader(args.judge, args.layers)
     metric = builtin_metric(args.dim)
     features = args.work / f"{args.judge}-{args.dim}-L{args.layers}-features"

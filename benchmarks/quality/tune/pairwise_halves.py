@@ -108,11 +108,11 @@ def main() -> None:
     import torch
 
     from localjudge.metrics import builtin_metric
-    from localjudge.tune import TuneSettings
+    from localjudge.tune import TuneOptions
 
     torch.set_num_threads(2)
     load = os.getloadavg()
-    settings = TuneSettings(
+    settings = TuneOptions(
         loss=args.loss, layers=args.layers, epochs=args.epochs, learning_rate=args.learning_rate, patience=args.patience
     )
     judge, split = reader(args.judge, args.layers)

@@ -43,14 +43,14 @@ def main() -> None:
 
     from localjudge.judges.adapters import ADAPTER, MANIFEST
     from localjudge.metrics import builtin_metric
-    from localjudge.tune import TuneJob, TuneSettings, tune
+    from localjudge.tune import TuneJob, TuneOptions, tune
 
     torch.set_num_threads(2)
     load = os.getloadavg()
     name = f"{args.judge}-summeval"
     cases = load_summeval(SUMMEVAL_DATA)
     docs = len({c.extra["doc_id"] for c in cases})
-    settings = TuneSettings(epochs=args.epochs, **({"loss": args.loss} if args.loss else {}))
+    settings = TuneOptions(epochs=args.epochs, **({"loss": args.loss} if args.loss else {}))
     job = TuneJob(
         judge=args.judge,
         human="human_{metric}",

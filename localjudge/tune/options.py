@@ -1,4 +1,4 @@
-"""`TuneSettings`: every choice a tune makes, one object from the command line to the trainer and the manifest."""
+"""`TuneOptions`: every choice a tune makes, one object from the command line to the trainer and the manifest."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from localjudge.options import Options
 Loss = Literal["ce", "mse", "ce+mse", "rank", "ce+rank"]
 
 
-class TuneSettings(Options):
+class TuneOptions(Options):
     """How a judge is tuned; recorded whole in the tuned judge's manifest."""
 
     label: ClassVar[str] = "tune option"
