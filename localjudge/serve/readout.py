@@ -1,10 +1,10 @@
-"""Greedy decoding with log-probabilities read from the full softmax, for the OpenAI endpoints.
+"""The OpenAI endpoints' log-probabilities: a greedy continuation read by the engine, as positions.
 
-Each step is one `TokenReadings` job: the prompt's ids (and the tokens generated so far) followed by
-one placeholder token, whose position's reading is the distribution after the text, so its top
-token is the greedy next token and its log P the one reported. The first step also reads every
-prompt token when the client asks for the prompt's log-probabilities back (`echo`), in the same
-engine call. Steps are jobs like any other, so concurrent requests' steps share engine calls.
+A request with log-probabilities is one `GenerateLogprobs` job: the engine decodes the prompt
+greedily and reads each step's top tokens from the full softmax (`Backend.generate_logprobs`),
+and the prompt's own tokens too when the client asks for them back (`echo`). Jobs are gathered
+like any other, so concurrent requests decode in the same engine calls. This module only turns
+the readings into the positions the endpoints print.
 
 Without log-probabilities the endpoints use `Judge.generate` (the engine's cached decoding) instead.
 """
@@ -16,12 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from starlette.requests import Request
 
+from localjudge.engine.backend import GenerationRequest
 from localjudge.serve.http import run
-from localjudge.serve.operations import TokenReadings
+from localjudge.serve.operations import GenerateLogprobs
 from localjudge.serve.state import Served
-
-_PLACEHOLDER = 0
-"""Any valid id: only the distribution at its position is read, never its own probability."""
 
 
 @dataclass
@@ -44,12 +42,13 @@ class Readout:
     finish_reason: str
 
 
-def _positions(tokens: list[int], rows: np.ndarray, top: int) -> list[Position]:
-    """Positions from a (n, 1 + 2 * top) reading (`Backend.token_logprobs` with `top`)."""
+def _positions(tokens: list[int], rows: np.ndarray, read: int, top: int) -> list[Position]:
+    """Positions from a (n, 1 + 2 * read) reading (`Backend.token_logprobs` with `top`), `top` alternatives kept."""
     out = []
     for token, row in zip(tokens, rows):
-        pairs = [(int(row[1 + top + k]), float(row[1 + k])) for k in range(top)]
-        out.append(Position(token, float(row[0]), [(t, lp) for t, lp in pairs if t >= 0 and lp > -np.inf]))
+        pairs = [(int(row[1 + read + k]), float(row[1 + k])) for k in range(read)]
+        kept = [(t, lp) for t, lp in pairs if t >= 0 and lp > -np.inf]
+        out.append(Position(token, float(row[0]), kept[:top]))
     return out
 
 
@@ -70,36 +69,7 @@ async def read_tokens(
     returned) or a stop string (the text is cut before it by the caller).
     """
     read = max(top, 1)
-    op = TokenReadings(read)
-    eos = served.judge.backend.eos_ids()
-    prompt: list[Position] = []
-    if echo:
-        prompt.append(Position(ids[0], None))
-        if max_tokens == 0 and len(ids) > 1:
-            rows = (await run(served.worker, op, [(ids[:1], ids[1:])], request))[0]
-            prompt += _trim(_positions(ids[1:], rows, read), top)
-    generated: list[Position] = []
-    text = ""
-    for step in range(max_tokens):
-        if step == 0 and echo and len(ids) > 1:  # the prompt's readings and the first step in one call
-            rows = (await run(served.worker, op, [(ids[:1], ids[1:] + [_PLACEHOLDER])], request))[0]
-            prompt += _trim(_positions(ids[1:], rows[:-1], read), top)
-            last = rows[-1]
-        else:
-            context = ids + [p.token for p in generated]
-            last = (await run(served.worker, op, [(context, [_PLACEHOLDER])], request))[0][-1]
-        options = _positions([_PLACEHOLDER], last[None, :], read)[0].top
-        token, logprob = options[0]
-        if token in eos:
-            return Readout(prompt, generated, "stop")
-        generated.append(Position(token, logprob, options[:top]))
-        text += served.surfaces[token] if token < len(served.surfaces) else ""
-        if any(s in text for s in stop):
-            return Readout(prompt, generated, "stop")
-    return Readout(prompt, generated, "length")
-
-
-def _trim(positions: list[Position], top: int) -> list[Position]:
-    for p in positions:
-        p.top = p.top[:top]
-    return positions
+    asked = GenerationRequest(ids, max_tokens, tuple(stop), echo)
+    got = (await run(served.worker, GenerateLogprobs(read), [asked], request))[0]
+    prompt = [Position(ids[0], None)] + _positions(ids[1:], got.prompt, read, top) if echo else []
+    return Readout(prompt, _positions(got.tokens, got.readings, read, top), got.finish_reason)
