@@ -23,6 +23,36 @@ class ContinuationFeatures(NamedTuple):
     """(c,) float64: log P of each continuation token given everything before it."""
 
 
+class GenerationRequest(NamedTuple):
+    """One prompt to continue greedily with each step's distribution read (`Backend.generate_logprobs`)."""
+
+    ids: Sequence[int]
+    """The prompt's token ids (not empty)."""
+    max_new_tokens: int
+    """Most tokens to generate (0: none, only the prompt's readings when `echo`)."""
+    stops: tuple[str, ...] = ()
+    """Generation ends once the generated text contains one of these (the token that completes it kept)."""
+    echo: bool = False
+    """Also read the prompt's tokens after the first (each given the tokens before it)."""
+
+
+class Generation(NamedTuple):
+    """A greedy continuation and the full softmax's readings along it (`Backend.generate_logprobs`).
+
+    A reading is a row as `Backend.token_logprobs` with `top` gives it: the token's log P, then the
+    `top` most likely tokens' log P and their ids (as floats).
+    """
+
+    prompt: np.ndarray
+    """(len(ids) - 1, 1 + 2 * top) readings of the prompt's tokens after the first with `echo`, else none."""
+    tokens: list[int]
+    """The generated token ids; an end-of-sequence token that ended the generation is not among them."""
+    readings: np.ndarray
+    """(len(tokens), 1 + 2 * top): each generated token's reading (the greedy token is the first of the top)."""
+    finish_reason: str
+    """"stop" (an end-of-sequence token or a stop string) or "length" (`max_new_tokens` reached)."""
+
+
 class Backend(Protocol):
     """A causal language model seen through token ids.
 
@@ -63,6 +93,14 @@ class Backend(Protocol):
 
         `share_prefix` asks for a prefix the prompts share to be computed once; the options'
         `reuse_prefix` decides whether it is (off: every prompt is computed whole).
+        """
+
+    def generate_logprobs(self, requests: Sequence[GenerationRequest], top: int) -> list[Generation]:
+        """Greedy continuations of token-id prompts, each step's `top` (at least 1) most likely tokens read
+        from the full softmax, in input order.
+
+        Each reading is bitwise the one `token_logprobs` gives at the end of the prompt and the tokens
+        generated before it (where the backend's results are bitwise), so a step equals a fresh read.
         """
 
     def encode_continuation(self, text: str) -> list[int]:

@@ -1,9 +1,10 @@
 """The transformers backend: a loaded model made into the engine, and the public `Backend` on it.
 
 Loading probes and swaps the layers (`engine.invariant`, `engine.mixed`, `engine.attention`) and
-builds the `Runner` (`engine.runner`) that runs every forward pass. The three operations are peers
+builds the `Runner` (`engine.runner`) that runs every forward pass. The operations are peers
 that run on it through one batch loop (`engine.loop`): exact tree scoring (`engine.tree`), greedy
-generation (`engine.decoding`) and continuation log-likelihoods (`engine.likelihood`); this class
+generation, with each step's top tokens where asked (`engine.decoding`), and continuation
+log-likelihoods (`engine.likelihood`); this class
 tokenises, checks lengths, and hands each its inputs. Its counters are read through `stats`, its
 forward passes observed through `observe_forwards`.
 """
@@ -21,7 +22,7 @@ import numpy as np
 from localjudge.engine import decoding, features, likelihood
 from localjudge.engine import tree as tree_scoring
 from localjudge.engine.attention import use_block_attention
-from localjudge.engine.backend import ContinuationFeatures
+from localjudge.engine.backend import ContinuationFeatures, Generation, GenerationRequest
 from localjudge.engine.batching import BatchPlan
 from localjudge.engine.invariant import (
     GemmPlan,
@@ -299,8 +300,30 @@ class HFBackend:
 
         return decoding.generate(self._context(), ids, max_new_tokens, self._eos_ids(), decode, progress, share_prefix)
 
+    def generate_logprobs(self, requests: Sequence[GenerationRequest], top: int) -> list[Generation]:
+        """`Backend.generate_logprobs`: the prompts checked, then decoded by the engine
+        (`engine.decoding.generate_logprobs`, whose docstring says how the steps are read).
+
+        Raises:
+            ContextLengthError: a prompt is empty or too long, or a generation would run past the
+                judge's context before it ends.
+        """
+        ids = [list(r.ids) for r in requests]
+        self.check_lengths(ids)
+        # a step reads the prompt and the tokens before it: at most the context's worth in all
+        room = [min(r.max_new_tokens, self.max_context - len(i)) for r, i in zip(requests, ids)]
+        capped = [r._replace(max_new_tokens=n) for r, n in zip(requests, room)]
+        got = decoding.generate_logprobs(self._context(), capped, top, self._eos_ids(), self.token_surfaces())
+        for i, (r, g, n) in enumerate(zip(requests, got, room)):
+            if n < r.max_new_tokens and g.finish_reason == "length":
+                raise ContextLengthError(
+                    f"prompt {i} ({len(ids[i])} tokens) and {r.max_new_tokens} tokens to generate run past the "
+                    f"judge's context of {self.max_context}; ask for fewer tokens or shorten the prompt"
+                )
+        return got
+
     def eos_ids(self) -> set[int]:
-        """Token ids that end a generation (a server's own decoding loop stops at them)."""
+        """Token ids that end a generation (what a client's tokenizer needs to know)."""
         return self._eos_ids()
 
     def _eos_ids(self) -> set[int]:

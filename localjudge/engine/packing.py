@@ -230,6 +230,38 @@ def plan_step(p: Packing, fed: int, device: str | torch.device = "cpu") -> Block
     return _blocks(members, device)
 
 
+def plan_fresh_step(p: Packing, fed: int, device: str | torch.device = "cpu") -> Blocks:
+    """The blocks of one decoding step laid out as a fresh forward over the row would lay out its last token.
+
+    Row b's new token sits at row position m = n + fed; a forward over the row's m + 1 tokens puts
+    it in query block j = m // G, G queries at [jG, (j+1)G) over the prefix and the row's positions
+    [0, (j+1)G), in position order, those past m masked (`plan_forward`). This step gives it that
+    block: the same G query rows (the others dummies repeating it, their outputs dropped) and the
+    same keys in the same order, the row's own slots, then its decoded tokens' slots (as in
+    `plan_step`), then masked ones. The attention call then has the forward's shape and operands,
+    so the new token's state is bitwise a fresh forward's (a step reads G queries, not one).
+    """
+    members: dict[tuple[int, int], list[_Member]] = defaultdict(list)
+    rows, g, s = len(p.lengths), p.grid, p.shared
+    for b, n in enumerate(p.lengths):
+        m = n + fed
+        start = m - m % g
+        i = np.arange(start + g)  # row positions of the block's keys
+        given, decoded = i < n, (i >= n) & (i <= m)
+        slot = np.where(given, s + p.starts[b] + i, np.where(decoded, s + p.total + (i - n) * rows + b, 0))
+        q = start + np.arange(g)
+        member = _Member(
+            np.full(g, b),
+            s + q,
+            q == m,
+            np.concatenate([np.arange(s), slot]),
+            np.concatenate([np.arange(s), s + i]),
+            np.concatenate([np.ones(s, dtype=bool), given | decoded]),
+        )
+        members[(g, len(member.kslot))].append(member)
+    return _blocks(members, device)
+
+
 def _blocks(members: dict[tuple[int, int], list[_Member]], device: str | torch.device) -> Blocks:
     groups = []
     for group in members.values():

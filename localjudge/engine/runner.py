@@ -29,7 +29,7 @@ import torch
 
 from localjudge.engine import masks
 from localjudge.engine.observe import ForwardCall, Observers
-from localjudge.engine.packing import Packing, plan_forward, plan_step, round_up
+from localjudge.engine.packing import Packing, plan_forward, plan_fresh_step, plan_step, round_up
 from localjudge.engine.prefix import PrefixStore, expand_cache
 
 ROW_BYTES = 8 * 2**20
@@ -275,7 +275,7 @@ class Runner:
         """KV cache of a shared prefix (batch of one; its length is a multiple of the grid)."""
         return self._forward("prefill", [list(prefix)], keep_cache=True).cache
 
-    def step(self, tokens: torch.Tensor, rows: Forward, fed: int) -> torch.Tensor:
+    def step(self, tokens: torch.Tensor, rows: Forward, fed: int, fresh: bool = False) -> torch.Tensor:
         """One decoding step: (B,) new tokens, one per row, after `fed` decoded before -> (B, H) final states.
 
         Args:
@@ -283,6 +283,9 @@ class Runner:
             rows: the forward over the rows that the decoding follows (its cache holds every key
                 slot before these tokens).
             fed: tokens each row was given in earlier steps.
+            fresh: in the packed layout, attend in the block a fresh forward over the row would give
+                the token (`plan_fresh_step`): its state is then bitwise that forward's, for a
+                block of `grid` queries instead of one. The padded layout has one step.
         """
         if self.observers:
             prefix = rows.layout.shared if self.blocks else rows.layout[2]
@@ -290,7 +293,7 @@ class Runner:
         kw: dict[str, Any] = {"use_cache": True, self.cache_kw: rows.cache}
         if self.blocks:
             pack: Packing = rows.layout
-            kw["localjudge_blocks"] = blocks = plan_step(pack, fed, self.device)
+            kw["localjudge_blocks"] = blocks = (plan_fresh_step if fresh else plan_step)(pack, fed, self.device)
             attn = self.attention(lambda w: blocks.marker(w, self.device))
             positions = (pack.shared + torch.tensor(pack.lengths) + fed)[None]  # (1, B)
             return self._run(tokens[None], attn, positions, kw)[0]  # (B, H)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from localjudge.engine.backend import Generation, GenerationRequest
 from localjudge.engine.options import EngineOptions
 from localjudge.errors import ConfigError
 from localjudge.judges.judge import Judge, JudgeInfo
@@ -132,6 +133,34 @@ class FakeBackend:
         if progress:
             progress(len(prompts))
         return out
+
+    def generate_logprobs(self, requests: Sequence[GenerationRequest], top: int) -> list[Generation]:
+        """Greedy continuations read one step at a time: the fake's distribution after a text is the one
+        `token_logprobs` gives a space there (the space's log P, the rest on the <other> token), so each
+        step reads a space after the prompt and the tokens so far and takes the likelier of the two.
+        An echoed prompt's first step is read in the same call as its tokens (their `lm` call)."""
+        return [self._generate_one(r, top) for r in requests]
+
+    def _generate_one(self, request: GenerationRequest, top: int) -> Generation:
+        ids, space = list(request.ids), _ID[" "]
+        prompt, text = np.zeros((0, 1 + 2 * top)), ""
+        tokens: list[int] = []
+        readings: list[np.ndarray] = []
+        if request.echo and len(ids) > 1:
+            rows = self.token_logprobs([ids[:1]], [ids[1:] + [space] * (request.max_new_tokens > 0)], top=top)[0]
+            prompt = rows[: len(ids) - 1]
+        for step in range(request.max_new_tokens):
+            if not (step == 0 and request.echo and len(ids) > 1):
+                rows = self.token_logprobs([ids + tokens], [[space]], top=top)[0]
+            row = rows[-1].copy()
+            token = int(row[1 + top])
+            row[0] = row[1]
+            tokens.append(token)
+            readings.append(row)
+            text += _VOCAB[token]
+            if any(s in text for s in request.stops):
+                return Generation(prompt, tokens, np.array(readings), "stop")
+        return Generation(prompt, tokens, np.array(readings).reshape(len(tokens), 1 + 2 * top), "length")
 
     def eos_ids(self) -> set[int]:
         """None: the fake's generations end where its generator's text does."""

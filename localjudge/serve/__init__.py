@@ -4,7 +4,7 @@
 - `worker`: the thread that owns the judge and gathers concurrent requests into engine calls;
   `operations`: what one engine call computes (the library's own `evaluate`, scores, likelihoods).
 - `native`: /v1/evaluate, /v1/score, /v1/likelihood, /v1/models, /health; `openai_api`:
-  /v1/completions and /v1/chat/completions (greedy; `decoding`: log-probabilities from the full softmax).
+  /v1/completions and /v1/chat/completions (greedy; `readout`: log-probabilities from the full softmax).
 - `app`, `http`, `state`, `shapes`: the ASGI application, the HTTP boundary, shared request parts.
 
 Needs the `serve` extra (FastAPI, uvicorn): `pip install 'localjudge-offline[serve]'`. Names load on first

@@ -1,7 +1,7 @@
 """OpenAI-compatible `/v1/completions` and `/v1/chat/completions`, for the clients people already run.
 
 Greedy decoding only (temperature 0 or absent, one choice, no streaming); `max_tokens` 0 included;
-`echo`; log-probabilities and `top_logprobs` read from the full softmax (`decoding`); prompts as
+`echo`; log-probabilities and `top_logprobs` read from the full softmax (`readout`); prompts as
 text or token ids (what lm-eval-harness's `local-completions` sends). The extension field
 `localjudge` ({"low": 1, "high": 5} or {"labels": [...]}, optional "min_valid_mass") adds to each
 choice the exact distribution over that scale at the end of the prompt: the `/v1/score` reading.
@@ -20,9 +20,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from localjudge.errors import LocalJudgeError
-from localjudge.serve.decoding import Position, Readout, read_tokens
 from localjudge.serve.http import RequestError, run
 from localjudge.serve.operations import Generate
+from localjudge.serve.readout import Position, Readout, read_tokens
 from localjudge.serve.shapes import ChatMessage, ScaleSpec, Strict, render_chat, score_reading
 from localjudge.serve.state import Served
 

@@ -2,8 +2,8 @@
 
 Each is the library's own reading, called once over the items of every request in the call:
 `evaluate` (the `localjudge eval` run), `Judge.score_texts` / `score_labels` (the `localjudge
-score` reading), `Judge.loglikelihood`, `Judge.generate`, and the backend's token log-probabilities
-with the top tokens of the full softmax (the OpenAI endpoints' logprobs). The engine is
+score` reading), `Judge.loglikelihood`, `Judge.generate`, and the backend's greedy decoding with
+each step's top tokens of the full softmax (the OpenAI endpoints' logprobs). The engine is
 batch-invariant, so an item's result does not depend on what else is in its call.
 """
 
@@ -14,8 +14,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
+from localjudge.engine.backend import Generation, GenerationRequest
 from localjudge.io.cases import TestCase
 from localjudge.judges.judge import Judge
 from localjudge.kinds import Metric
@@ -124,20 +123,19 @@ class Generate:
 
 
 @dataclass(frozen=True)
-class TokenReadings:
-    """log P of given token ids after a prompt's ids, with the `top` most likely tokens at each position.
+class GenerateLogprobs:
+    """`Backend.generate_logprobs`: greedy continuations of token-id prompts, each step's `top` tokens read.
 
-    Items are (prompt ids, continuation ids); each result a (len(continuation), 1 + 2 * top) array
-    as `Backend.token_logprobs` gives it.
+    Items are `GenerationRequest`s (each its own length, stop strings and echo), so every request
+    reading the same number of tokens shares the engine call that decodes it.
     """
 
     top: int
 
     @property
     def key(self) -> Hashable:
-        return ("tokens", self.top)
+        return ("generate_logprobs", self.top)
 
-    def run(self, judge: Judge, parts: Sequence[Sequence[tuple[list[int], list[int]]]]) -> list[list[np.ndarray]]:
-        pairs = [p for part in parts for p in part]
-        got = judge.backend.token_logprobs([p for p, _ in pairs], [c for _, c in pairs], top=self.top)
-        return _split(got, parts)
+    def run(self, judge: Judge, parts: Sequence[Sequence[GenerationRequest]]) -> list[list[Generation]]:
+        requests = [r for part in parts for r in part]
+        return _split(judge.backend.generate_logprobs(requests, self.top), parts)

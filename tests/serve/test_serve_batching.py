@@ -207,3 +207,19 @@ def accepts(url: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def test_a_completions_prompts_decode_with_logprobs_in_one_engine_call():
+    prompts = ["abc", "xyz abc", "ab", "c"]
+    with running(fake_judge(policy), batch_window_ms=20) as server:
+        body = {"prompt": prompts, "max_tokens": 5, "logprobs": 2, "echo": True}
+        together = post(server.url, "/v1/completions", body)
+        calls = server.worker.calls
+        alone = [post(server.url, "/v1/completions", {**body, "prompt": p}).json() for p in prompts]
+    assert together.status == 200, together.text
+    assert calls == 1  # every prompt's whole decoding, steps and echo, in one engine call
+    got = together.json()["choices"]
+    assert [{k: c[k] for k in ("text", "logprobs")} for c in got] == [
+        {k: a["choices"][0][k] for k in ("text", "logprobs")} for a in alone
+    ]
+    assert all(len(c["logprobs"]["tokens"]) == len(p) + 5 for c, p in zip(got, prompts))
