@@ -21,7 +21,7 @@ import numpy as np
 from localjudge.errors import ConfigError, DataError
 from localjudge.io.cases import TestCase
 from localjudge.labels import group_names, grouped_split, spearman_agreement
-from localjudge.panel.pool import score_matrix_of
+from localjudge.panel.pool import member_scores_of
 from localjudge.panel.records import PANEL_RECORDS, PanelRecord, PanelWeights
 from localjudge.panel.weights import agreement_weights, fitted_weights, mean_weights
 from localjudge.version import __version__
@@ -108,7 +108,7 @@ def _fit_metric(
     name: str, rs: list[PanelRecord], members: list[str], human: str, group: str | None, split: float, seed: int
 ) -> MetricFit:
     """The fit of one metric's records `rs`: held-out ρ of a fit on the `split` share, weights fitted on all."""
-    scores = score_matrix_of(rs)  # (n, M)
+    scores = member_scores_of(rs)  # (n, M)
     y = np.array([float(r.extra[human]) for r in rs])  # (n,)
     # whole groups (each case its own without a group: records carry no input) on one side
     keys = group_names([TestCase(id=r.case_id, extra=r.extra) for r in rs], group)

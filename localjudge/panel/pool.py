@@ -35,7 +35,7 @@ def member_raw_scores(columns: Sequence[Sequence[ResultRecord]]) -> np.ndarray:
     ).T.reshape(len(columns[0]) if columns else 0, len(columns))
 
 
-def score_matrix_of(records: Sequence[PanelRecord]) -> np.ndarray:
+def member_scores_of(records: Sequence[PanelRecord]) -> np.ndarray:
     """(n, M) member scores of n panel records, NaN where a member left a case unscored."""
     return np.array(
         [[np.nan if m.score is None else m.score for m in r.members] for r in records], dtype=float
