@@ -17,7 +17,7 @@ from localjudge.options import Options
 class BiasOptions(Options):
     """How estimates, intervals and tests of a bias analysis are computed."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, use_attribute_docstrings=True)
     label: ClassVar[str] = "bias option"
 
     n_bootstrap: int = Field(default=1000, ge=1)

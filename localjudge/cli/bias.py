@@ -5,15 +5,14 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import click
 
+from localjudge.bias.options import BiasOptions
+from localjudge.cli.flags import Flag, settings_flags
 from localjudge.cli.options import SectionedCommand, engine_options, registry_option, run_options
-from localjudge.cli.reading import bootstrap_option, min_valid_mass_option, min_valid_mass_or_default
-
-if TYPE_CHECKING:
-    from localjudge.bias.options import BiasOptions
+from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
 
 _family = click.option(
     "--family",
@@ -23,6 +22,12 @@ _family = click.option(
     help="Model family of a model loaded by path or hub id (registry entries have "
     "theirs), e.g. --family ./my-model=llama; repeatable.",
 )
+# today's help where the field's description speaks of the Python API
+_BIAS_HELP = {
+    "n_bootstrap": "Bootstrap resamples behind every interval and test.",
+    "seed": "Seed of bootstrap and tests.",
+    "ci_level": "Coverage of the percentile bootstrap intervals.",
+}
 _REGISTRY_HELP = "A models.yaml other than the bundled one (names, sources and families)."
 _models = registry_option(_REGISTRY_HELP)
 
@@ -91,7 +96,7 @@ class _Analysis(NamedTuple):
     panels: list
     """--panel NAME=J1,J2, parsed (`BiasPanel`)."""
     settings: BiasOptions
-    """--seed and --bootstrap."""
+    """--bootstrap, --seed and the other `BiasOptions` flags."""
     as_json: bool
     """--json: the report as JSON instead of the summary."""
 
@@ -112,9 +117,8 @@ def _analysis_options(fn):
     """The options `bias run` and `bias analyse` share, given to the command as one `_Analysis`."""
 
     @functools.wraps(fn)
-    def command(metric_name, out_dir, human_field, panel_specs, seed, n_bootstrap, as_json, family_specs, **rest):
+    def command(metric_name, out_dir, human_field, panel_specs, settings, as_json, family_specs, **rest):
         from localjudge.bias.families import parse_families
-        from localjudge.bias.options import BiasOptions
         from localjudge.bias.panels import parse_panel
 
         analysis = _Analysis(
@@ -123,7 +127,7 @@ def _analysis_options(fn):
             human_field,
             parse_families(family_specs),
             [parse_panel(spec) for spec in panel_specs],
-            BiasOptions(seed=seed, n_bootstrap=n_bootstrap),
+            settings,
             as_json,
         )
         return fn(analysis=analysis, **rest)
@@ -151,10 +155,7 @@ def _analysis_options(fn):
             help="Also measure a panel of the judges (their judgments averaged) as a judge: each family's preference "
             "under it, beside the neutral judges'; repeatable. Members by the names the judgments carry.",
         ),
-        click.option(
-            "--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of bootstrap and tests."
-        ),
-        bootstrap_option(1, "Bootstrap resamples behind every interval and test."),
+        settings_flags(BiasOptions, "settings", help_text=_BIAS_HELP, flags={"n_bootstrap": Flag(name="--bootstrap")}),
         click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of the summary."),
         _family,
     ]

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
+from localjudge.calibration.options import CalibrationOptions
 from localjudge.cli.fits import HybridRequest, VerdictRequest, fit_hybrid_cmd, fit_verdict_cmd
+from localjudge.cli.flags import Flag, settings_flags
 from localjudge.cli.output import print_table
-from localjudge.cli.reading import bootstrap_option
 from localjudge.errors import ConfigError
 
 if TYPE_CHECKING:
     from localjudge.calibration.inputs import PairSource
-    from localjudge.calibration.options import CalibrationOptions
 
 
 def _pick(a: str | None, b: str | None, names: str) -> str | None:
@@ -34,19 +34,28 @@ _SAVE = click.Path(dir_okay=False, path_type=Path)
 
 
 def _split(what: str):
-    """--split and --seed: the share `what` is fitted on, and the seed of that split."""
-
-    def decorate(fn):
-        fn = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")(fn)
-        return click.option("--split", type=float, default=0.5, show_default=True, help=f"Share {what}.")(fn)
-
-    return decorate
+    """--split and --seed, the share `what` is fitted on and the seed of that split, as one `CalibrationOptions`
+    named `settings`."""
+    return settings_flags(
+        CalibrationOptions, "settings", ["split", "seed"], {"split": f"Share {what}.", "seed": "Seed of the split."}
+    )
 
 
-def _settings(**fields) -> CalibrationOptions:
-    from localjudge.calibration.options import CalibrationOptions
-
-    return CalibrationOptions(**fields)
+# today's help where the field's description speaks of the Python API
+_AGREEMENT_HELP = {
+    "target": "ρ needed for READY.",
+    "n_bootstrap": "Bootstrap resamples per interval (0: none).",
+    "seed": "Seed of bootstrap, split.",
+    "judge_scale": "Judge score scale (0 1 is implied by --judge-field score).",
+    "human_scale": "Human scale.",
+    "fit": "Fit a monotone judge→human mapping; report held-out before/after.",
+    "split": "Share used to fit --fit.",
+}
+_AGREEMENT_FLAGS = {
+    "n_bootstrap": Flag(name="--bootstrap"),
+    "judge_scale": Flag(metavar="LOW HIGH"),
+    "human_scale": Flag(metavar="LOW HIGH"),
+}
 
 
 @click.group("calibrate")
@@ -75,22 +84,7 @@ def calibrate() -> None:
 @click.option("--judge-col", metavar="COL", help="Table: judge score column [default: judge].")
 @click.option("--human-col", metavar="COL", help="Table: human score column [default: human].")
 @click.option("--group-col", metavar="COL", help="Table: group id column (optional).")
-@click.option("--target", type=float, default=0.8, show_default=True, help="ρ needed for READY.")
-@bootstrap_option(0, "Bootstrap resamples per interval (0: none).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of bootstrap, split.")
-@click.option(
-    "--judge-scale",
-    type=(float, float),
-    metavar="LOW HIGH",
-    help="Judge score scale (0 1 is implied by --judge-field score).",
-)
-@click.option("--human-scale", type=(float, float), metavar="LOW HIGH", help="Human scale.")
-@click.option(
-    "--fit",
-    type=click.Choice(["isotonic"]),
-    help="Fit a monotone judge→human mapping; report held-out before/after.",
-)
-@click.option("--split", type=float, default=0.5, show_default=True, help="Share used to fit --fit.")
+@settings_flags(CalibrationOptions, "settings", help_text=_AGREEMENT_HELP, flags=_AGREEMENT_FLAGS)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Also write JSON here.")
 @click.option(
@@ -109,13 +103,7 @@ def agreement(
     judge_col: str | None,
     human_col: str | None,
     group_col: str | None,
-    target: float,
-    n_bootstrap: int,
-    seed: int,
-    judge_scale: tuple[float, float] | None,
-    human_scale: tuple[float, float] | None,
-    fit: str | None,
-    split: float,
+    settings: CalibrationOptions,
     as_json: bool,
     out: Path | None,
     plots_dir: Path | None,
@@ -143,10 +131,6 @@ def agreement(
         group=_pick(group, group_col, "--group and --group-col"),
         metric=metric,
     )
-    settings = _settings(
-        target=target, n_bootstrap=n_bootstrap, seed=seed, judge_scale=judge_scale,
-        human_scale=human_scale, fit=cast(Literal["isotonic"] | None, fit), split=split,
-    )  # fmt: skip
     if no_plots:
         plots_dir = None  # from here on, None means no plots
     elif plots_dir is None:
@@ -196,11 +180,11 @@ def _fit_options(fitted: str, name: str, human_help: str, split_help: str):
 
     def decorate(fn):
         @functools.wraps(fn)
-        def command(metrics, human, group, split, seed, save, name, as_json, **rest):
+        def command(metrics, human, group, settings, save, name, as_json, **rest):
             from localjudge.calibration.inputs import PairSource
 
             source = PairSource(human=human, judge=None, group=group, metric=None)
-            return fn(fit=_Fit(metrics, source, _settings(split=split, seed=seed), save, name, as_json), **rest)
+            return fn(fit=_Fit(metrics, source, settings, save, name, as_json), **rest)
 
         options = [
             click.option(
@@ -281,7 +265,13 @@ def fit_verdict(path: Path, fit: _Fit, pass_at: float | None, objective: str) ->
 @click.option("--save", type=_SAVE, required=True, help="Write the weights here, for `eval --panel FILE`.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON instead of text.")
 def panel_weights(
-    path: Path, human: str, group: str | None, metric: str | None, split: float, seed: int, save: Path, as_json: bool
+    path: Path,
+    human: str,
+    group: str | None,
+    metric: str | None,
+    settings: CalibrationOptions,
+    save: Path,
+    as_json: bool,
 ) -> None:
     """Fit the member weights of the panel results file PATH (eval with several --judge) on a human label.
 
@@ -294,7 +284,6 @@ def panel_weights(
     from localjudge.io.files import refuse_overwriting
     from localjudge.panel.fit import fit_panel_weights
 
-    settings = _settings(split=split, seed=seed)
     refuse_overwriting([save], [("calibration input", path)])
     fit = fit_panel_weights(path, human, group, metric, split=settings.split, seed=settings.seed)
     for e in fit.metrics:

@@ -6,6 +6,7 @@ import json
 
 import click
 
+from localjudge.cli.flags import settings_flags
 from localjudge.cli.options import (
     CASE_FILE_FLAGS,
     SectionedCommand,
@@ -16,26 +17,25 @@ from localjudge.cli.options import (
 )
 from localjudge.cli.output import print_table
 from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
+from localjudge.rank.options import RankOptions
 
 FOLLOWS_POSITION = 0.5
 """Above this share of comparisons whose preference flips with the order shown, `rank` warns: the ranks follow
 position (the 0.5B judge flipped 96% of SummEval summary pairs, benchmarks/quality/rank/)."""
 
+_RANK_HELP = {
+    "group": "Case field grouping the outputs ranked together (e.g. doc_id).",
+    "budget": "Comparisons per output: a group of n gets ceil(budget*n/2) pairs, each judged in both orders.",
+    "system": "Case field naming each output's system: adds a system-level ranking.",
+    "level": "Coverage of every interval (the outputs' ranks and the systems').",
+    "seed": "Seed of the first round, intervals, bootstrap.",
+}
+
 
 @click.command("rank", cls=SectionedCommand)
 @click.argument("cases_file", metavar="CASES", type=click.Path(dir_okay=False))
 @click.option("--metric", "metric_name", required=True, help="A pairwise metric: built-in name or metric file.")
-@click.option("--group", required=True, help="Case field grouping the outputs ranked together (e.g. doc_id).")
-@click.option(
-    "--budget",
-    type=click.IntRange(min=1),
-    default=4,
-    show_default=True,
-    help="Comparisons per output: a group of n gets ceil(budget*n/2) pairs, each judged in both orders.",
-)
-@click.option("--output-field", default="actual_output", show_default=True, help="Case field holding the output.")
-@click.option("--system", default=None, help="Case field naming each output's system: adds a system-level ranking.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first round, intervals, bootstrap.")
+@settings_flags(RankOptions, "ranking", help_text=_RANK_HELP)
 @run_options(
     *CASE_FILE_FLAGS,
     out_required=True,
@@ -47,15 +47,13 @@ position (the 0.5B judge flipped 96% of SummEval summary pairs, benchmarks/quali
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @judge_options
 def rank_cmd(
-    cases_file, metric_name, group, budget, output_field, system, seed, run, truncate, min_valid_mass, as_json,
-    **judge_kw,
+    cases_file, metric_name, ranking, run, truncate, min_valid_mass, as_json, **judge_kw,
 ) -> None:  # fmt: skip
     """Rank the outputs in CASES within each --group from pairwise comparisons chosen where the ranking is least
     certain (a Bradley-Terry fit on the judge's probabilities, both presentation orders)."""
     from localjudge.io.cases import load_cases
     from localjudge.io.files import is_file, refuse_overwriting
     from localjudge.metrics import resolve_metric
-    from localjudge.rank.options import RankOptions
     from localjudge.rank.run import comparisons_path, rank_outputs
     from localjudge.runs.options import ScoringOptions
 
@@ -69,7 +67,6 @@ def rank_cmd(
         ],
     )
     run.check_output()
-    ranking = RankOptions(group=group, budget=budget, output_field=output_field, system=system, seed=seed)
     metric = resolve_metric(metric_name)
     skipped: list[str] | None = [] if run.skip_invalid else None
     try:

@@ -1,5 +1,4 @@
-"""Options on how cases are shown to the judge and how its scores are read: --field-label, --min-valid-mass,
---bootstrap."""
+"""Options on how cases are shown to the judge and how its scores are read: --field-label, --min-valid-mass."""
 
 from __future__ import annotations
 
@@ -28,21 +27,6 @@ field_label_option = click.option(
     "Sets the heading of FIELD in every metric that shows it; built-in G-Eval metrics also name it so in "
     "their instructions.",
 )
-
-
-def bootstrap_option(minimum: int, help_text: str):
-    """--bootstrap, read as `n_bootstrap`: resamples behind every interval (1000 by default, as in the settings).
-
-    `minimum` is 0 where a command can report without intervals (calibrate), 1 where its tests need them (bias).
-    """
-    return click.option(
-        "--bootstrap",
-        "n_bootstrap",
-        type=click.IntRange(min=minimum),
-        default=1000,
-        show_default=True,
-        help=help_text,
-    )
 
 
 def min_valid_mass_or_default(value: float | None) -> float:
