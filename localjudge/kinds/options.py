@@ -32,7 +32,7 @@ class ScoringOptions(Options):
         default=None, description="Folder of generated evaluation steps; None: ~/.cache/localjudge."
     )
     chunk_size: int | None = Field(
-        default=None, description="Cases per scoring call; None: 256 on CUDA, 16 on the CPU."
+        default=None, ge=1, description="Cases per scoring call; None: 256 on CUDA, 16 on the CPU."
     )
 
     @field_validator("min_valid_mass", mode="before")

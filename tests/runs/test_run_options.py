@@ -101,6 +101,8 @@ def test_scoring_options_and_the_keywords_that_build_them(tmp_path):
         ScoringOptions(hardend=False)  # type: ignore[call-arg]
     with pytest.raises(ConfigError, match="scoring option chunk_size: Input should be a valid integer"):
         ScoringOptions(chunk_size="many")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="scoring option chunk_size: Input should be greater than or equal to 1"):
+        ScoringOptions(chunk_size=0)  # not the default chunk, as `chunk_size or 16` read it
     # the object or its fields as keywords (typed: `EvaluateKeywords`): the same records
     scoring = ScoringOptions(hardened=False, min_valid_mass=0.3)
     by_object = evaluate(
