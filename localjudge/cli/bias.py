@@ -12,7 +12,7 @@ import click
 from localjudge.bias.options import BiasOptions
 from localjudge.cli.flags import Flag, settings_flags
 from localjudge.cli.options import SectionedCommand, engine_options, registry_option, run_options
-from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
+from localjudge.cli.reading import scoring_options
 
 _family = click.option(
     "--family",
@@ -193,14 +193,10 @@ def bias_cmd() -> None:
     "--pairwise-metric", default=None, help="Pairwise metric name or file for --pairwise [default: pairwise]."
 )
 @_analysis_options
-@run_options(
-    "truncate",
-    "resume",
-    "progress",
-    truncate="Cut content longer than a judge's context (recorded) instead of failing.",
-    resume="Continue the result records in --out-dir/records.",
+@run_options("resume", "progress", resume="Continue the result records in --out-dir/records.")
+@scoring_options(
+    "truncate", "min_valid_mass", truncate="Cut content longer than a judge's context (recorded) instead of failing."
 )
-@min_valid_mass_option
 @_models
 @engine_options
 def bias_run(
@@ -210,8 +206,7 @@ def bias_run(
     pairwise_metric,
     analysis: _Analysis,
     run,
-    truncate,
-    min_valid_mass,
+    scoring,
     registry,
     engine,
 ) -> None:
@@ -228,10 +223,8 @@ def bias_run(
           --out-dir out
     """
     from localjudge.bias import lab
-    from localjudge.runs.options import ScoringOptions
 
     inputs, outputs = analysis.files(responses, registry, pairwise_metric)
-    scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
     study, judgments, pair_metric = lab.judge_and_analyse(
         responses,
         judges,

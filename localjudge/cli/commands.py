@@ -20,13 +20,7 @@ from localjudge.cli.options import (
 )
 from localjudge.cli.output import print_table
 from localjudge.cli.panel import panel_option, panel_settings, quorum_option, run_panel
-from localjudge.cli.reading import (
-    field_label_option,
-    labelled_metrics,
-    min_valid_mass_option,
-    min_valid_mass_or_default,
-    read_distributions,
-)
+from localjudge.cli.reading import field_label_option, labelled_metrics, read_distributions, scoring_options
 
 
 @click.command("metrics")
@@ -54,14 +48,12 @@ def metrics_cmd() -> None:
 @click.option("--low", type=int, default=None, help="Lowest score of the scale.")
 @click.option("--high", type=int, default=None, help="Highest score of the scale.")
 @click.option("--labels", default=None, help="Comma-separated label scale instead of scores, e.g. A,B.")
-@min_valid_mass_option
-@click.option("--no-progress", is_flag=True, help="Hide progress bars (also hidden when stderr is not a terminal).")
+@scoring_options("min_valid_mass")
+@run_options("progress")
 @panel_option
 @quorum_option
 @panel_judge_options
-def score_cmd(
-    texts, file, low, high, labels, min_valid_mass, no_progress, panel, quorum, judge_names, **judge_kw
-) -> None:
+def score_cmd(texts, file, low, high, labels, scoring, run, panel, pooling, judge_names, **judge_kw) -> None:
     """Print exact score distributions at the end of already-rendered prompts, by one judge or a panel."""
     from localjudge.errors import ConfigError
     from localjudge.stats.numbers import finite_json
@@ -73,15 +65,15 @@ def score_cmd(
     if empty:
         raise ConfigError(f"prompt {empty[0]} is empty; give every prompt some text to score")
     scale = read_scale(low, high, labels)  # every check that needs no model comes before the (slow) load
-    threshold = min_valid_mass_or_default(min_valid_mass)
-    if len(judge_names) > 1 or panel is not None or quorum is not None:
+    threshold = scoring.min_valid_mass
+    if len(judge_names) > 1 or panel is not None or pooling.quorum is not None:
         from localjudge.cli.panel import score_panel, score_panel_options
 
-        options = score_panel_options(panel, quorum)
+        options = score_panel_options(panel, pooling.quorum)
         options.check_members(len(judge_names))
-        score_panel(prompts, scale, threshold, judge_names, options, judge_kw, not no_progress)
+        score_panel(prompts, scale, threshold, judge_names, options, judge_kw, run.progress)
         return
-    judge = load_from_options(judge_names[0] if judge_names else None, **judge_kw, progress=not no_progress)
+    judge = load_from_options(judge_names[0] if judge_names else None, **judge_kw, progress=run.progress)
     for p, d in zip(prompts, read_distributions(judge, prompts, scale, threshold)):
         # an unscored item's NaN statistics become null (NaN is not JSON); unscored_reason says why
         record = {"prompt": p[-60:], "min_valid_mass": threshold, **finite_json(d.model_dump(mode="json"))}
@@ -162,6 +154,7 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
     out="Stream result records to this JSONL file (in input order once the run ends).",
     skip_invalid="Skip malformed rows of DATA, listing each one.",
 )
+@scoring_options("truncate", "min_valid_mass", "chunk_size")
 @click.option(
     "--reasoning",
     type=click.Choice(["none", "before", "after"]),
@@ -171,15 +164,8 @@ def steps_cmd(metric_name, run, style_guide, regenerate, **judge_kw) -> None:
 @click.option(
     "--style-guide", type=click.Path(exists=True, dir_okay=False), default=None, help="Style guide file (style metric)."
 )
-@min_valid_mass_option
 @field_label_option
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Judge only the first N cases.")
-@click.option(
-    "--chunk-size",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Cases per scoring call; the engine batches within a call [default: 256 on CUDA, 16 on the CPU].",
-)
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @click.option(
     "--report",
@@ -201,18 +187,16 @@ def eval_cmd(
     data,
     metric_names,
     run,
-    truncate,
+    scoring,
     reasoning,
     style_guide,
-    min_valid_mass,
     field_labels,
     limit,
-    chunk_size,
     as_json,
     report_out,
     distributed,
     panel,
-    quorum,
+    pooling,
     judge_names,
     **judge_kw,
 ) -> None:
@@ -223,13 +207,12 @@ def eval_cmd(
     from localjudge.io.files import read_text, refuse_overwriting
     from localjudge.metrics.builtin import with_reasoning
     from localjudge.runs.evaluate import evaluate
-    from localjudge.runs.options import ScoringOptions
 
     out = str(run.out) if run.out else None
     judge_kw["judge_name"] = judge_names[0] if len(judge_names) == 1 else None
     settings = None
-    if len(judge_names) > 1 or panel is not None or quorum is not None:
-        settings = panel_settings(panel, quorum)
+    if len(judge_names) > 1 or panel is not None or pooling.quorum is not None:
+        settings = panel_settings(panel, pooling.quorum)
         settings.check_members(len(judge_names))
     if settings is not None and distributed:
         raise ConfigError("--distributed runs one judge; run each panel member's eval on its own instead")
@@ -259,9 +242,6 @@ def eval_cmd(
     names = [m.name for m in metrics]
     if len(set(names)) != len(names):
         raise ConfigError(f"metric {repeated(names)} given twice; give each --metric once")
-    scoring = ScoringOptions(
-        truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass), chunk_size=chunk_size
-    )
     if settings is not None:
         judge_kw.pop("judge_name")
         run_panel(cases, metrics, judge_names, settings, run, scoring, judge_kw, as_json, out)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import click
 
-from localjudge.cli.flags import settings_flags
+from localjudge.cli.flags import Flag, settings_flags
 
 
 def engine_options(fn):
@@ -73,7 +73,6 @@ _RUN_HELP = {
     "out": "Write the records to this JSONL file.",
     "resume": "Continue an interrupted run in --out without redoing finished items.",
     "overwrite": "Replace an existing --out.",
-    "truncate": "Cut content longer than the judge's context (recorded) instead of failing.",
     "skip_invalid": "Skip malformed rows of the input, listing each one.",
     "progress": "Hide progress bars (also hidden when stderr is not a terminal).",
 }
@@ -82,12 +81,12 @@ CASE_FILE_FLAGS = tuple(_RUN_HELP)
 
 
 def run_options(*names: str, out_required: bool = False, **help_text: str):
-    """The run flags a command takes, passed to it as one `RunOptions` named `run`.
+    """The flags of the `RunOptions` fields `names` (`settings_flags`), passed to the command as one `run`.
 
-    `names` are `RunOptions` fields (out, resume, overwrite, skip_invalid, progress; progress is
-    the --no-progress flag) or truncate, a `ScoringOptions` field passed on as `truncate` for the
-    command's `ScoringOptions`; `help_text` rewords a flag's help for the command. A combination
-    `RunOptions` refuses (--resume with --overwrite) exits 2 before anything runs.
+    The run flags have stood as they are since before they were generated: --out FILE, the one-way
+    switches --resume, --overwrite and --skip-invalid, and --no-progress for `progress`. `help_text`
+    rewords a flag's help for the command. A combination `RunOptions` refuses (--resume with
+    --overwrite) exits 2 before anything runs.
 
     Examples:
         >>> @click.command()
@@ -95,36 +94,19 @@ def run_options(*names: str, out_required: bool = False, **help_text: str):
         ... def cmd(run):
         ...     click.echo(run.mode)
     """
+    from localjudge.runs.options import RunOptions
+
     unknown = set(names) - set(_RUN_HELP) | set(help_text) - set(names)
     assert not unknown, f"no run flag {unknown}"
-
-    def decorate(fn):
-        @functools.wraps(fn)
-        def command(*args, **kwargs):
-            from localjudge.runs.options import RunOptions
-
-            given = {name: kwargs.pop(_RUN + name) for name in names}
-            if "truncate" in given:  # how cases are scored: the command builds its ScoringOptions with it
-                kwargs["truncate"] = given.pop("truncate")
-            if "progress" in given:
-                given["progress"] = not given["progress"]  # the flag is --no-progress
-            kwargs["run"] = RunOptions(**given)
-            return fn(*args, **kwargs)
-
-        for name in reversed(names):
-            text = help_text.get(name, _RUN_HELP[name])
-            if name == "out":
-                path = click.Path(dir_okay=False)
-                command = click.option("--out", _RUN + name, type=path, required=out_required, help=text)(command)
-            else:
-                flag = "--no-progress" if name == "progress" else "--" + name.replace("_", "-")
-                command = click.option(flag, _RUN + name, is_flag=True, help=text)(command)
-        return command
-
-    return decorate
-
-
-_RUN = "run_"
+    flags = {
+        "out": Flag(type=click.Path(dir_okay=False), required=out_required),
+        "resume": Flag(switch=True),
+        "overwrite": Flag(switch=True),
+        "skip_invalid": Flag(switch=True),
+        "progress": Flag(name="--no-progress", switch=True),
+    }
+    texts = {n: help_text.get(n, _RUN_HELP[n]) for n in names}
+    return settings_flags(RunOptions, "run", names, texts, {n: flags[n] for n in names})
 
 
 _JUDGE = click.option(

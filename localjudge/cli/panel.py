@@ -8,7 +8,9 @@ from typing import Literal
 
 import click
 
+from localjudge.cli.flags import Flag, settings_flags
 from localjudge.cli.output import print_table
+from localjudge.panel.options import PanelOptions
 
 PANEL_HELP = (
     "How several --judge are pooled on every case: mean (of the members' expected scores; a comparison's "
@@ -16,20 +18,22 @@ PANEL_HELP = (
     "labels), or a weights FILE fitted by `calibrate panel-weights` [default: mean]."
 )
 panel_option = click.option("--panel", "panel", default=None, metavar="[mean|agreement|FILE]", help=PANEL_HELP)
-quorum_option = click.option(
-    "--quorum",
-    type=click.IntRange(min=1),
-    default=None,
-    metavar="N",
-    help="With several --judge: a case some members leave unscored (their answer not a valid score, or too long "
-    "for them) is pooled from the members that scored it when they are N or more, their weights renormalised "
-    "[default: every member must score it].",
+quorum_option = settings_flags(
+    PanelOptions,
+    "pooling",
+    ["quorum"],
+    {
+        "quorum": "With several --judge: a case some members leave unscored (their answer not a valid score, or too "
+        "long for them) is pooled from the members that scored it when they are N or more (N: 1 or more), their "
+        "weights renormalised [default: every member must score it]."
+    },
+    {"quorum": Flag(metavar="N")},
 )
+"""--quorum N, passed to the command as a `PanelOptions` named `pooling` (--panel is read by `panel_settings`)."""
 
 
 def panel_settings(panel: str | None, quorum: int | None = None):
     """The `PanelOptions` of --panel and --quorum (read before any judge loads)."""
-    from localjudge.panel.options import PanelOptions
     from localjudge.panel.records import load_panel_weights
 
     if panel is None or panel == "mean":
@@ -42,7 +46,6 @@ def panel_settings(panel: str | None, quorum: int | None = None):
 def score_panel_options(panel: str | None, quorum: int | None):
     """The `PanelOptions` of `score`'s --panel and --quorum: mean or agreement (fitted weights are per metric)."""
     from localjudge.errors import ConfigError
-    from localjudge.panel.options import PanelOptions
 
     if panel not in (None, "mean", "agreement"):
         raise ConfigError("score pools with --panel mean or agreement; weights fitted on labels are per metric (eval)")

@@ -16,7 +16,7 @@ from localjudge.cli.options import (
     run_options,
 )
 from localjudge.cli.output import print_table
-from localjudge.cli.reading import min_valid_mass_option, min_valid_mass_or_default
+from localjudge.cli.reading import scoring_options
 from localjudge.rank.options import RankOptions
 
 FOLLOWS_POSITION = 0.5
@@ -43,11 +43,11 @@ _RANK_HELP = {
     resume="Continue the comparisons already made (a larger --budget only adds comparisons).",
     skip_invalid="Skip malformed rows of CASES, listing each one.",
 )
-@min_valid_mass_option
+@scoring_options("truncate", "min_valid_mass")
 @click.option("--json", "as_json", is_flag=True, help="Print a machine-readable summary.")
 @judge_options
 def rank_cmd(
-    cases_file, metric_name, ranking, run, truncate, min_valid_mass, as_json, **judge_kw,
+    cases_file, metric_name, ranking, run, scoring, as_json, **judge_kw,
 ) -> None:  # fmt: skip
     """Rank the outputs in CASES within each --group from pairwise comparisons chosen where the ranking is least
     certain (a Bradley-Terry fit on the judge's probabilities, both presentation orders)."""
@@ -55,7 +55,6 @@ def rank_cmd(
     from localjudge.io.files import is_file, refuse_overwriting
     from localjudge.metrics import resolve_metric
     from localjudge.rank.run import comparisons_path, rank_outputs
-    from localjudge.runs.options import ScoringOptions
 
     out = str(run.out)
     refuse_overwriting(
@@ -74,7 +73,6 @@ def rank_cmd(
     finally:
         for msg in skipped or []:
             click.echo(f"skipped: {msg}", err=True)
-    scoring = ScoringOptions(truncate=truncate, min_valid_mass=min_valid_mass_or_default(min_valid_mass))
     judge = load_from_options(**judge_kw, progress=run.progress)
     result = rank_outputs(cases, metric, judge, ranking, run=run, scoring=scoring)
     if as_json:

@@ -1,4 +1,4 @@
-"""Options on how cases are shown to the judge and how its scores are read: --field-label, --min-valid-mass."""
+"""Options on how cases are shown to the judge and how its scores are read: --field-label, the scoring flags."""
 
 from __future__ import annotations
 
@@ -7,16 +7,40 @@ from typing import TYPE_CHECKING
 
 import click
 
+from localjudge.cli.flags import Flag, settings_flags
+
 if TYPE_CHECKING:
     from localjudge.kinds import Metric
 
-min_valid_mass_option = click.option(
-    "--min-valid-mass",
-    type=click.FloatRange(0, 1),
-    default=None,
-    help="Probability the judge must put on the valid scores (labels) for a case to be scored; below it the "
-    "case is unscored, with the reason [default: 0.1]. Recorded in every record.",
-)
+_SCORING_HELP = {
+    "truncate": "Cut content longer than the judge's context (recorded) instead of failing.",
+    "min_valid_mass": "Probability (0..1) the judge must put on the valid scores (labels) for a case to be scored; "
+    "below it the case is unscored, with the reason. Recorded in every record.",
+    "chunk_size": "Cases per scoring call (1 or more); the engine batches within a call [default: 256 on CUDA, 16 "
+    "on the CPU].",
+}
+
+
+def scoring_options(*names: str, **help_text: str):
+    """The flags of the `ScoringOptions` fields `names` (`settings_flags`), passed to the command as one `scoring`.
+
+    --truncate is a one-way switch, as it has always stood; `help_text` rewords a flag's help for
+    the command. A value `ScoringOptions` refuses (--min-valid-mass 2) exits 2 naming its flag.
+
+    Examples:
+        >>> @click.command()
+        ... @scoring_options("truncate", "min_valid_mass")
+        ... def cmd(scoring):
+        ...     click.echo(scoring.min_valid_mass)
+    """
+    from localjudge.kinds.options import ScoringOptions
+
+    unknown = set(names) - set(_SCORING_HELP) | set(help_text) - set(names)
+    assert not unknown, f"no scoring flag {unknown}"
+    texts = {n: help_text.get(n, _SCORING_HELP[n]) for n in names}
+    flags = {"truncate": Flag(switch=True)} if "truncate" in names else {}
+    return settings_flags(ScoringOptions, "scoring", names, texts, flags)
+
 
 field_label_option = click.option(
     "--field-label",
@@ -27,13 +51,6 @@ field_label_option = click.option(
     "Sets the heading of FIELD in every metric that shows it; built-in G-Eval metrics also name it so in "
     "their instructions.",
 )
-
-
-def min_valid_mass_or_default(value: float | None) -> float:
-    """The option's value, or the library's default threshold when it was not given."""
-    from localjudge.scoring.distribution import DEFAULT_MIN_VALID_MASS
-
-    return DEFAULT_MIN_VALID_MASS if value is None else value
 
 
 def labelled_metrics(names: Sequence[str], style_guide: str | None, specs: Sequence[str]) -> list[Metric]:

@@ -203,7 +203,7 @@ def test_out_of_range_threshold_exits_2_before_the_judge_loads(fake_loader, data
     _, made = fake_loader
     result = run(*[data if c == "DATA" else c for c in command], "--min-valid-mass", "1.5")
     assert result.exit_code == 2 and made == []
-    assert "'--min-valid-mass': 1.5 is not in the range 0<=x<=1" in result.output
+    assert "--min-valid-mass: min_valid_mass 1.5 is not a share of probability; give one in 0..1" in result.output
 
 
 def test_score_min_valid_mass_reads_a_low_mass_prompt_and_says_so(fake_loader):
