@@ -34,7 +34,8 @@ from localjudge.bias.records import PairwiseRecord, PointwiseRecord
 from localjudge.bias.results import PanelTarget
 from localjudge.errors import ConfigError, clip
 from localjudge.panel.members import members_problem
-from localjudge.panel.weights import none_where_nan, pool
+from localjudge.panel.weights import pool
+from localjudge.stats.numbers import finite
 
 PANEL_FAMILY = "panel"
 """The family a panel's pooled records carry outside `panel_targets` (no generator has it)."""
@@ -113,7 +114,7 @@ def panel_pairwise(records: Sequence[PairwiseRecord], panel: BiasPanel) -> list[
     first, second = pool(oriented[:, :, 0]), pool(oriented[:, :, 1])  # (n,) the members' mean; NaN: one unscored
     return [
         head.model_copy(update={"judge": panel.name, "judge_family": PANEL_FAMILY, "p_a_first": p1, "p_a_second": p2})
-        for head, p1, p2 in zip(heads, none_where_nan(first), none_where_nan(second), strict=True)
+        for head, p1, p2 in zip(heads, map(finite, first), map(finite, second), strict=True)
     ]
 
 
@@ -137,7 +138,7 @@ def panel_pointwise(records: Sequence[PointwiseRecord], panel: BiasPanel) -> lis
     update = {"judge": panel.name, "judge_family": PANEL_FAMILY, "judge_logppl": None}
     return [
         held[panel.members[0]].model_copy(update=update | {"score": s})
-        for held, s in zip(full, none_where_nan(pooled), strict=True)
+        for held, s in zip(full, map(finite, pooled), strict=True)
     ]
 
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from localjudge.kinds.records import ResultRecord
 from localjudge.panel.records import MemberReading, Method, PanelRecord, PanelWeights
-from localjudge.panel.weights import Weights, agreement_weights, case_weights, mean_weights, none_where_nan, pool
+from localjudge.panel.weights import Weights, agreement_weights, case_weights, mean_weights, pool
+from localjudge.stats.numbers import finite
 from localjudge.version import __version__
 
 
@@ -80,7 +81,7 @@ def pool_metric(
     raw = pool(raws, w, quorum)  # (n,) pooled as the scores where every pooled member has a raw score
     raw[np.any(np.isnan(raws) != np.isnan(scores), axis=1)] = np.nan
     out = []
-    for k, (case_id, s, r) in enumerate(zip(ids, none_where_nan(pooled), none_where_nan(raw), strict=True)):
+    for k, (case_id, s, r) in enumerate(zip(ids, map(finite, pooled), map(finite, raw), strict=True)):
         out.append(_pooled(case_id, [col[k] for col in columns], names, w, method, quorum, s, r))
     return out, chosen
 

@@ -97,11 +97,6 @@ def pool(scores: np.ndarray, weights: np.ndarray | None = None, quorum: int | No
     return out
 
 
-def none_where_nan(values: np.ndarray) -> list[float | None]:
-    """(n,) pooled values as a record's fields: None where not pooled (NaN)."""
-    return [None if np.isnan(x) else float(x) for x in values]
-
-
 def leave_one_out_agreement(scores: np.ndarray) -> np.ndarray:
     """(M,) Pearson r of each member with the mean of the others, over the cases all members scored."""
     full = scores[np.all(np.isfinite(scores), axis=1)]  # (k, M)
